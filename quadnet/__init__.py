@@ -1,0 +1,20 @@
+"""quadnet: the geometry of positive quadratic networks ``f_U(x) = x^T U U^T x``.
+
+The predictor ``Q = U U^T`` lives on the manifold of rank-r PSD matrices, the quotient
+of full-rank factors by ``O(r)``; see ``THEORY.md`` for the binding conventions and
+``docs/ARCHITECTURE.md`` for the map of modules.
+"""
+
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _version
+
+# --- feature modules: one import block per module, added below this line ---
+
+try:
+    __version__ = _version("quadnet")
+except PackageNotFoundError:  # pragma: no cover - running from a source tree
+    __version__ = "0.0.0+unknown"
+
+__all__ = [
+    # --- feature modules' __all__, added below this line ---
+]

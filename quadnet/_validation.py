@@ -1,0 +1,150 @@
+"""Input validation and the one vectorisation convention (THEORY.md §0).
+
+Every public function checks its inputs with these helpers, so that bad input gets a
+``TypeError``/``ValueError`` naming the argument and what was expected, never a NaN.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+__all__ = [
+    "as_array",
+    "as_matrix",
+    "as_square",
+    "as_symmetric",
+    "as_factor",
+    "as_positive",
+    "as_int",
+    "rank_deficiency",
+    "vec",
+    "unvec",
+    "RANK_RTOL",
+]
+
+#: A factor whose smallest singular value is below ``RANK_RTOL`` times its largest is
+#: treated as rank deficient: the Lyapunov solves of the quotient geometry would then
+#: divide by ``2 sigma_min^2 <= 2e-20 sigma_max^2`` and lose every significant digit.
+RANK_RTOL = 1e-10
+
+
+def as_array(x, name: str, *, ndim: int | None = None, shape: tuple | None = None,
+             finite: bool = True) -> np.ndarray:
+    """``x`` as a float64 array, checked for type, number of dimensions, shape, finiteness.
+
+    ``shape`` may contain ``None`` for a free axis.
+    """
+    if isinstance(x, (str, bytes)) or x is None:
+        raise TypeError(f"{name} must be an array of real numbers, got {type(x).__name__}")
+    try:
+        arr = np.asarray(x)
+    except Exception as exc:  # pragma: no cover - exotic inputs
+        raise TypeError(f"{name} must be an array of real numbers: {exc}") from exc
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise TypeError(f"{name} must be an array of real numbers, got dtype {arr.dtype}")
+    if np.iscomplexobj(arr):
+        raise TypeError(f"{name} must be real, got complex dtype {arr.dtype}")
+    arr = arr.astype(np.float64, copy=False)
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
+    if shape is not None:
+        if arr.ndim != len(shape) or any(s is not None and s != a for s, a in zip(shape, arr.shape)):
+            want = "(" + ", ".join("*" if s is None else str(s) for s in shape) + ")"
+            raise ValueError(f"{name} must have shape {want}, got {arr.shape}")
+    if finite and not np.all(np.isfinite(arr)):
+        bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
+        raise ValueError(f"{name} has {bad} non-finite entries (NaN or inf)")
+    return arr
+
+
+def as_matrix(x, name: str, *, shape: tuple | None = None) -> np.ndarray:
+    """A finite float64 2-d array."""
+    return as_array(x, name, ndim=2, shape=shape)
+
+
+def as_square(x, name: str, n: int | None = None) -> np.ndarray:
+    arr = as_matrix(x, name)
+    if arr.shape[0] != arr.shape[1] or (n is not None and arr.shape[0] != n):
+        want = f"({n}, {n})" if n is not None else "square"
+        raise ValueError(f"{name} must be {want}, got shape {arr.shape}")
+    return arr
+
+
+def as_symmetric(x, name: str, n: int | None = None, *, rtol: float = 1e-10) -> np.ndarray:
+    """A finite square float64 array that is symmetric up to ``rtol`` (relative, Frobenius).
+
+    Returns the exact symmetric part, so later algebra is symmetric to the last bit.
+    """
+    arr = as_square(x, name, n)
+    scale = np.linalg.norm(arr)
+    asym = np.linalg.norm(arr - arr.T)
+    if asym > rtol * max(scale, np.finfo(float).tiny):
+        raise ValueError(
+            f"{name} must be symmetric: ||{name} - {name}^T||_F / ||{name}||_F = "
+            f"{asym / scale:.3e} > {rtol:g}"
+        )
+    return 0.5 * (arr + arr.T)
+
+
+def rank_deficiency(U: np.ndarray) -> float:
+    """``sigma_min / sigma_max`` of ``U`` (0 for the zero matrix)."""
+    s = np.linalg.svd(U, compute_uv=False)
+    return float(s[-1] / s[0]) if s[0] > 0 else 0.0
+
+
+def as_factor(U, name: str = "U", *, d: int | None = None, r: int | None = None,
+              full_rank: bool = True, rtol: float = RANK_RTOL) -> np.ndarray:
+    """A finite ``d x r`` float64 factor with ``r <= d``, of full column rank if asked.
+
+    Full rank is numerical: ``sigma_min(U) > rtol * sigma_max(U)``.
+    """
+    arr = as_matrix(U, name, shape=(d, r))
+    dd, rr = arr.shape
+    if rr > dd:
+        raise ValueError(f"{name} must have at most as many columns as rows (r <= d), got shape "
+                         f"{arr.shape}")
+    if rr == 0:
+        raise ValueError(f"{name} must have at least one column, got shape {arr.shape}")
+    if full_rank:
+        ratio = rank_deficiency(arr)
+        if not ratio > rtol:
+            raise ValueError(
+                f"{name} is numerically rank deficient: sigma_min/sigma_max = {ratio:.3e} "
+                f"<= {rtol:g}; the quotient geometry needs full column rank {rr}"
+            )
+    return arr
+
+
+def as_positive(x, name: str, *, allow_zero: bool = False) -> float:
+    """A finite positive real scalar (``> 0``, or ``>= 0`` with ``allow_zero``)."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(x).__name__}")
+    x = float(x)
+    if not np.isfinite(x) or x < 0 or (x == 0 and not allow_zero):
+        want = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"{name} must be finite and {want}, got {x}")
+    return x
+
+
+def as_int(x, name: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
+    """An integer in ``[minimum, maximum]``."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {type(x).__name__}")
+    x = int(x)
+    if minimum is not None and x < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {x}")
+    if maximum is not None and x > maximum:
+        raise ValueError(f"{name} must be <= {maximum}, got {x}")
+    return x
+
+
+def vec(Z: np.ndarray) -> np.ndarray:
+    """Row-major vectorisation of a matrix (THEORY.md §0): ``Z.reshape(-1)``."""
+    return np.ascontiguousarray(Z).reshape(-1)
+
+
+def unvec(v: np.ndarray, d: int, r: int) -> np.ndarray:
+    """Inverse of :func:`vec` for a ``d x r`` matrix."""
+    return np.asarray(v).reshape(d, r)
