@@ -8,6 +8,11 @@ of full-rank factors by ``O(r)``; see ``THEORY.md`` for the binding conventions 
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _version
 
+from . import quotient, losses, dynamics, conformance
+from .quotient import *  # noqa: F401,F403
+from .losses import *  # noqa: F401,F403
+from .dynamics import *  # noqa: F401,F403
+from .conformance import *  # noqa: F401,F403
 # --- feature modules: one import block per module, added below this line ---
 
 try:
@@ -16,5 +21,9 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0.0.0+unknown"
 
 __all__ = [
+    *quotient.__all__,
+    *losses.__all__,
+    *dynamics.__all__,
+    *conformance.__all__,
     # --- feature modules' __all__, added below this line ---
 ]

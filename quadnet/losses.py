@@ -1,0 +1,159 @@
+r"""Losses on predictors and their lift to factors (THEORY.md §2).
+
+A loss ``ell`` on symmetric ``d x d`` matrices defines ``L(U) = ell(U U^T)``. With
+``S = sym grad ell(Q)``:
+
+* ``grad L(U) = 2 S U`` (horizontal: ``U^T grad L = 2 U^T S U`` is symmetric);
+* ``D^2 L(U)[xi] = 2 S xi + 2 DS[xi U^T + U xi^T] U`` with ``DS[H] = sym Hess ell(Q)[H]``.
+
+Subclasses of :class:`Loss` implement ``value``, ``gradient`` and ``hessian_vector`` on
+predictors; the factor-level methods are derived here once and may be overridden by faster
+paths (e.g. ``O(m d r)`` sensing losses).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+
+import numpy as np
+
+from ._validation import as_factor, as_matrix, as_symmetric
+
+__all__ = ["Loss", "AutogradLoss", "FrobeniusLoss", "pymanopt_problem", "sym"]
+
+
+def sym(A: np.ndarray) -> np.ndarray:
+    """Symmetric part ``(A + A^T) / 2``."""
+    return 0.5 * (A + A.T)
+
+
+class Loss(ABC):
+    """The loss protocol: a smooth ``ell`` on symmetric matrices and its factor lift.
+
+    Attributes:
+        d: dimension of the predictor (``Q`` is ``d x d``), or ``None`` if any.
+    """
+
+    d: int | None = None
+
+    # ------------------------------------------------------------- predictor level
+    @abstractmethod
+    def value(self, Q: np.ndarray) -> float:
+        """``ell(Q)``."""
+
+    @abstractmethod
+    def gradient(self, Q: np.ndarray) -> np.ndarray:
+        """``S = sym grad ell(Q)`` (symmetric ``d x d``)."""
+
+    @abstractmethod
+    def hessian_vector(self, Q: np.ndarray, H: np.ndarray) -> np.ndarray:
+        """``DS(Q)[H] = sym Hess ell(Q)[H]`` for symmetric ``H``."""
+
+    # ---------------------------------------------------------------- factor level
+    def _factor(self, U) -> np.ndarray:
+        return as_factor(U, "U", d=self.d, full_rank=False)
+
+    def factor_value(self, U) -> float:
+        """``L(U) = ell(U U^T)``."""
+        U = self._factor(U)
+        return float(self.value(U @ U.T))
+
+    def factor_gradient(self, U) -> np.ndarray:
+        """``grad L(U) = 2 S U``."""
+        U = self._factor(U)
+        return 2.0 * self.gradient(U @ U.T) @ U
+
+    def factor_hvp(self, U, xi) -> np.ndarray:
+        """``D^2 L(U)[xi] = 2 S xi + 2 DS[xi U^T + U xi^T] U``."""
+        U = self._factor(U)
+        xi = as_matrix(xi, "xi", shape=U.shape)
+        Q = U @ U.T
+        P = xi @ U.T
+        return 2.0 * self.gradient(Q) @ xi + 2.0 * self.hessian_vector(Q, P + P.T) @ U
+
+    def _predictor(self, Q) -> np.ndarray:
+        return as_symmetric(Q, "Q", self.d)
+
+
+class FrobeniusLoss(Loss):
+    """``ell(Q) = 1/2 ||Q - T||_F^2`` for a symmetric target ``T``: ``S = Q - T``, ``DS[H] = H``.
+
+    The simplest test loss: its minimisers over ``M_r^+`` are the best rank-r PSD
+    approximations of ``T`` (Eckart–Young on the positive eigenvalues).
+    """
+
+    def __init__(self, target):
+        self.target = as_symmetric(target, "target")
+        self.d = self.target.shape[0]
+
+    def value(self, Q) -> float:
+        return 0.5 * float(np.sum((self._predictor(Q) - self.target) ** 2))
+
+    def gradient(self, Q) -> np.ndarray:
+        return self._predictor(Q) - self.target
+
+    def hessian_vector(self, Q, H) -> np.ndarray:
+        return as_symmetric(H, "H", self.d)
+
+
+class AutogradLoss(Loss):
+    """Wrap any autograd-differentiable ``fn(Q) -> scalar`` as a :class:`Loss`.
+
+    Gradient and Hessian-vector products come from :mod:`autograd` (reverse over forward
+    composition ``grad(<grad fn(Q), H>)``) and are symmetrised: ``S = sym grad fn``.
+    """
+
+    def __init__(self, fn: Callable, d: int | None = None):
+        if not callable(fn):
+            raise TypeError(f"fn must be callable, got {type(fn).__name__}")
+        import autograd
+
+        self.fn = fn
+        self.d = d
+        self._grad = autograd.grad(fn)
+        self._hvp = autograd.grad(lambda Q, H: np.sum(self._grad(Q) * H))
+
+    def value(self, Q) -> float:
+        val = float(self.fn(self._predictor(Q)))
+        if not np.isfinite(val):
+            raise ValueError(f"fn(Q) is not finite ({val})")
+        return val
+
+    def gradient(self, Q) -> np.ndarray:
+        return sym(np.asarray(self._grad(self._predictor(Q)), dtype=float))
+
+    def hessian_vector(self, Q, H) -> np.ndarray:
+        Q = self._predictor(Q)
+        H = as_symmetric(H, "H", Q.shape[0])
+        return sym(np.asarray(self._hvp(Q, H), dtype=float))
+
+
+def pymanopt_problem(loss: Loss, manifold):
+    """A :class:`pymanopt.Problem` for ``L(U) = ell(U U^T)`` on ``manifold`` (a PSDQuotient).
+
+    Cost, Euclidean gradient and Euclidean Hessian come from the loss's factor methods;
+    the manifold turns them into Riemannian ones (with the input direction projected, see
+    :meth:`quadnet.PSDQuotient.euclidean_to_riemannian_hessian`).
+    """
+    import pymanopt
+
+    if not isinstance(loss, Loss):
+        raise TypeError(f"loss must be a quadnet.Loss, got {type(loss).__name__}")
+    if loss.d is not None and loss.d != getattr(manifold, "d", loss.d):
+        raise ValueError(f"loss is for d = {loss.d} but the manifold has d = {manifold.d}")
+
+    @pymanopt.function.numpy(manifold)
+    def cost(U):
+        return loss.factor_value(U)
+
+    @pymanopt.function.numpy(manifold)
+    def euclidean_gradient(U):
+        return loss.factor_gradient(U)
+
+    @pymanopt.function.numpy(manifold)
+    def euclidean_hessian(U, xi):
+        return loss.factor_hvp(U, xi)
+
+    return pymanopt.Problem(manifold, cost, euclidean_gradient=euclidean_gradient,
+                            euclidean_hessian=euclidean_hessian)
