@@ -14,6 +14,8 @@ from .losses import *  # noqa: F401,F403
 from .dynamics import *  # noqa: F401,F403
 from .conformance import *  # noqa: F401,F403
 # --- feature modules: one import block per module, added below this line ---
+from . import sensing
+from .sensing import *  # noqa: F401,F403
 
 try:
     __version__ = _version("quadnet")
@@ -26,4 +28,5 @@ __all__ = [
     *dynamics.__all__,
     *conformance.__all__,
     # --- feature modules' __all__, added below this line ---
+    *sensing.__all__,
 ]
