@@ -18,9 +18,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ._validation import as_factor, as_matrix, as_symmetric
+from ._validation import as_array, as_factor, as_matrix, as_symmetric
 
-__all__ = ["Loss", "AutogradLoss", "FrobeniusLoss", "pymanopt_problem", "sym"]
+__all__ = ["Loss", "AutogradLoss", "FrobeniusLoss", "MeasurementLoss", "pymanopt_problem", "sym"]
 
 
 def sym(A: np.ndarray) -> np.ndarray:
@@ -95,6 +95,43 @@ class FrobeniusLoss(Loss):
 
     def hessian_vector(self, Q, H) -> np.ndarray:
         return as_symmetric(H, "H", self.d)
+
+
+class MeasurementLoss(Loss):
+    r"""Least squares on general linear measurements, ``ell(Q) = 1/(2m) sum_i (<A_i, Q> - y_i)^2``.
+
+    ``S = (1/m) sum_i res_i A_i`` and ``DS[H] = (1/m) sum_i <A_i, H> A_i`` (the empirical normal
+    operator). ``A`` is an ``(m, d, d)`` array of symmetric matrices, so memory is ``m d^2``:
+    meant for small dense problems and as an independent reference. Rank-one Gaussian
+    sensing has its own ``O(m d r)`` loss (:mod:`quadnet.sensing`).
+    """
+
+    def __init__(self, A, y):
+        A = as_array(A, "A", ndim=3)
+        m, d, d2 = A.shape
+        if d != d2:
+            raise ValueError(f"A must have shape (m, d, d), got {A.shape}")
+        if np.linalg.norm(A - A.transpose(0, 2, 1)) > 1e-10 * np.linalg.norm(A):
+            raise ValueError("A must hold symmetric matrices A_i = A_i^T")
+        self.y = as_array(y, "y", shape=(m,))
+        self.A = 0.5 * (A + A.transpose(0, 2, 1))
+        self._flat = self.A.reshape(m, d * d)
+        self.m, self.d = m, d
+
+    def residual(self, Q) -> np.ndarray:
+        """``<A_i, Q> - y_i`` for each measurement."""
+        return self._flat @ self._predictor(Q).reshape(-1) - self.y
+
+    def value(self, Q) -> float:
+        res = self.residual(Q)
+        return float(res @ res) / (2 * self.m)
+
+    def gradient(self, Q) -> np.ndarray:
+        return (self.residual(Q) @ self._flat).reshape(self.d, self.d) / self.m
+
+    def hessian_vector(self, Q, H) -> np.ndarray:
+        H = as_symmetric(H, "H", self.d)
+        return ((self._flat @ H.reshape(-1)) @ self._flat).reshape(self.d, self.d) / self.m
 
 
 class AutogradLoss(Loss):
