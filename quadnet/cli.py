@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import platform
 import sys
 import time
@@ -40,7 +41,7 @@ def _fmt(x) -> str:
     if x is None:
         return "-"
     if isinstance(x, float):
-        if x != x or x in (float("inf"), float("-inf")):
+        if not math.isfinite(x):
             return str(x)
         if x == 0 or 1e-3 <= abs(x) < 1e5:
             return f"{x:.4g}"

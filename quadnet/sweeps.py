@@ -1,0 +1,430 @@
+"""Resumable parameter sweeps on local processes or a Dask cluster (``quadnet sweep``).
+
+A *sweep* is a named parameter grid (the product of its axes, plus optional derived
+parameters) cut into *cells*; each cell is one call of a pure function
+``cell(**params, seed=cell_seed) -> dict`` that returns scalar results. The function is
+named by its import path (``"quadnet.recovery:phase_transition_cell"``) and imported
+lazily, in the worker, so a sweep whose module is missing does not break the others.
+
+:func:`run_sweep` runs the unfinished cells of a store (see :mod:`quadnet._store`) on
+
+* local processes (``workers=N``, :class:`concurrent.futures.ProcessPoolExecutor`, spawned
+  with single-threaded BLAS),
+* a local Dask cluster (``dask_local=N``: :class:`distributed.LocalCluster` with ``N``
+  one-thread worker processes), or
+* an existing Dask scheduler (``scheduler="tcp://host:8786"``; its workers must have
+  quadnet installed).
+
+Only the calling process writes to the store: each finished cell is written atomically as
+soon as it arrives, so a sweep killed at any moment resumes where it stopped. The cell seed
+is a function of the master seed, the sweep name and the cell's parameters only (never of
+the worker or of the order of completion), and results.csv holds the exact float64 values in
+cell order, so the file is byte-identical for every backend, worker count and interruption.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import hashlib
+import importlib
+import itertools
+import json
+import math
+import os
+import zlib
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ._store import RESULTS, Store, SweepStoreError
+from ._validation import as_int
+
+__all__ = [
+    "SWEEPS",
+    "Sweep",
+    "SweepCellError",
+    "SweepReport",
+    "SweepStoreError",
+    "available_sweeps",
+    "get_sweep",
+    "quotient_gd_cell",
+    "read_results",
+    "register_sweep",
+    "run_sweep",
+    "sweep_cells",
+]
+
+Scalar = int | float | bool | str
+
+
+class SweepCellError(RuntimeError):
+    """A cell function raised; the message names the cell and its parameters."""
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A named parameter sweep.
+
+    ``cell`` is ``"module:function"``; the function is called as
+    ``function(**params, seed=cell_seed)`` (``seed_arg=None``: no seed argument) and returns a
+    mapping of scalar results. ``quick`` and ``full`` map axis names to their values; cells
+    are the product of the axes in the order given (the last axis varies fastest).
+    ``derive(params) -> dict`` adds derived parameters (e.g. a sample size from a ratio).
+    ``seed_keys`` lists the parameters the cell seed depends on (default: all), so cells that
+    differ only in the method can share an instance (common random numbers).
+    ``results`` fixes the CSV order of the result fields (default: sorted names).
+    """
+
+    name: str
+    description: str
+    cell: str
+    quick: Mapping[str, tuple]
+    full: Mapping[str, tuple]
+    results: tuple[str, ...] | None = None
+    seed_keys: tuple[str, ...] | None = None
+    derive: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    seed_arg: str | None = "seed"
+
+    def axes(self, quick: bool) -> dict[str, tuple]:
+        return {k: tuple(v) for k, v in (self.quick if quick else self.full).items()}
+
+    def cell_function(self) -> Callable[..., Mapping[str, Any]]:
+        module, _, attr = self.cell.partition(":")
+        try:
+            return getattr(importlib.import_module(module), attr)
+        except (ImportError, AttributeError) as exc:
+            raise SweepCellError(f"sweep {self.name!r} needs {self.cell}, which is not "
+                                 f"available in this installation ({exc})") from None
+
+
+SWEEPS: dict[str, Sweep] = {}
+
+
+def register_sweep(sweep: Sweep) -> Sweep:
+    """Add ``sweep`` to :data:`SWEEPS` (names are unique)."""
+    if not isinstance(sweep, Sweep):
+        raise TypeError(f"sweep must be a quadnet.sweeps.Sweep, got {type(sweep).__name__}")
+    if sweep.name in SWEEPS and SWEEPS[sweep.name] != sweep:
+        raise ValueError(f"sweep {sweep.name!r} is registered twice")
+    SWEEPS[sweep.name] = sweep
+    return sweep
+
+
+def available_sweeps() -> list[str]:
+    """Names of the registered sweeps whose cell function can be imported, sorted."""
+    out = []
+    for name in sorted(SWEEPS):
+        try:
+            SWEEPS[name].cell_function()
+        except SweepCellError:
+            continue
+        out.append(name)
+    return out
+
+
+def get_sweep(name: str) -> Sweep:
+    """The registered sweep ``name``; ``ValueError`` listing the available ones otherwise."""
+    if not isinstance(name, str) or name not in SWEEPS:
+        raise ValueError(f"unknown sweep {name!r}; available: {', '.join(available_sweeps())}")
+    sweep = SWEEPS[name]
+    sweep.cell_function()  # a clear error now rather than in every worker
+    return sweep
+
+
+# ---------------------------------------------------------------------- cells and seeds
+def _crc(obj: Any) -> int:
+    return zlib.crc32(json.dumps(obj, sort_keys=True, separators=(",", ":")).encode())
+
+
+def cell_seed(seed: int, sweep: str, params: Mapping[str, Any]) -> int:
+    """The seed of one cell: ``SeedSequence([seed, crc32(sweep), crc32(k=v) ...])`` reduced to
+    one 32-bit word. It depends on nothing else (not the worker, not the completion order)."""
+    import numpy as np
+
+    words = [int(seed), _crc(sweep), *(_crc([k, params[k]]) for k in sorted(params))]
+    return int(np.random.SeedSequence(words).generate_state(1, dtype=np.uint32)[0])
+
+
+def sweep_cells(sweep: Sweep | str, *, quick: bool = False, seed: int = 0) -> list[dict]:
+    """The cells of ``sweep`` in CSV order: ``[{"params": {...}, "seed": int}, ...]``."""
+    sweep = get_sweep(sweep) if isinstance(sweep, str) else sweep
+    seed = as_int(seed, "seed", minimum=0)
+    axes = sweep.axes(quick)
+    keys = sweep.seed_keys if sweep.seed_keys is not None else tuple(axes)
+    unknown = [k for k in keys if k not in axes]
+    if unknown:
+        raise ValueError(f"sweep {sweep.name!r}: seed_keys {unknown} are not axes {list(axes)}")
+    cells = []
+    for values in itertools.product(*axes.values()):
+        params = dict(zip(axes, values))
+        s = cell_seed(seed, sweep.name, {k: params[k] for k in keys})
+        if sweep.derive is not None:
+            params.update(sweep.derive(dict(params)))
+        cells.append({"params": params, "seed": s})
+    return cells
+
+
+def _to_scalar(key: str, v: Any) -> Scalar:
+    import numpy as np
+
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        return float(v)
+    if isinstance(v, str):
+        return v
+    raise TypeError(f"cell result {key!r} must be a scalar (int, float, bool or str), "
+                    f"got {type(v).__name__}")
+
+
+def _execute_cell(name: str, params: dict[str, Any], seed: int) -> dict[str, Scalar]:
+    """Run one cell (in a worker process); returns its validated scalar results."""
+    sweep = SWEEPS[name] if name in SWEEPS else get_sweep(name)
+    fn = sweep.cell_function()
+    kwargs = dict(params)
+    if sweep.seed_arg is not None:
+        kwargs[sweep.seed_arg] = seed
+    out = fn(**kwargs)
+    if not isinstance(out, Mapping):
+        raise TypeError(f"cell function {sweep.cell} must return a mapping, "
+                        f"got {type(out).__name__}")
+    return {str(k): _to_scalar(str(k), v) for k, v in out.items()}
+
+
+# ---------------------------------------------------------------------- backends
+_ONE_THREAD = {k: "1" for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                                "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")}
+
+
+@contextlib.contextmanager
+def _single_threaded_children() -> Iterator[None]:
+    """Processes spawned inside this block start with one BLAS thread each (so the bits of
+    a cell never depend on the thread count); the caller's environment is restored after."""
+    saved = {k: os.environ.get(k) for k in _ONE_THREAD}
+    os.environ.update(_ONE_THREAD)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _run_local(name: str, todo: list[tuple[int, dict]], workers: int) -> Iterator[tuple[int, dict]]:
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    with _single_threaded_children(), ProcessPoolExecutor(
+            max_workers=workers, mp_context=mp.get_context("spawn")) as pool:
+        futures = {pool.submit(_execute_cell, name, cell["params"], cell["seed"]): (i, cell)
+                   for i, cell in todo}
+        try:
+            for fut in as_completed(futures):
+                i, cell = futures[fut]
+                yield i, _result_or_raise(name, i, cell, fut)
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _run_dask(name: str, todo: list[tuple[int, dict]], *, n_local: int | None,
+              address: str | None) -> Iterator[tuple[int, dict]]:
+    try:
+        from distributed import Client, LocalCluster, as_completed
+    except ImportError:  # pragma: no cover - dask is an optional dependency
+        raise ImportError("Dask backends need dask.distributed: pip install 'quadnet[dask]'") \
+            from None
+    import logging
+
+    with contextlib.ExitStack() as stack:
+        if address is not None:
+            try:
+                client = stack.enter_context(Client(address, timeout="10s"))
+            except OSError as exc:
+                raise ValueError(f"scheduler: cannot connect to {address!r} ({exc})") from None
+        else:
+            cluster = stack.enter_context(LocalCluster(
+                n_workers=n_local, threads_per_worker=1, processes=True,
+                dashboard_address=None, silence_logs=logging.ERROR))
+            client = stack.enter_context(Client(cluster))
+        futures = [client.submit(_execute_cell, name, cell["params"], cell["seed"], pure=False,
+                                 key=f"quadnet-{name}-{i:06d}-{cell['seed']}")
+                   for i, cell in todo]
+        where = {fut.key: (i, cell) for fut, (i, cell) in zip(futures, todo)}
+        try:
+            for fut in as_completed(futures):
+                i, cell = where[fut.key]
+                yield i, _result_or_raise(name, i, cell, fut)
+        finally:
+            client.cancel(futures)
+
+
+def _result_or_raise(name: str, i: int, cell: dict, fut) -> dict:
+    try:
+        return fut.result()
+    except SweepCellError:
+        raise
+    except Exception as exc:  # the cell's own error, re-raised with its coordinates
+        raise SweepCellError(f"sweep {name!r}: cell {i} {cell['params']} (seed {cell['seed']}) "
+                             f"failed: {type(exc).__name__}: {exc}") from exc
+
+
+# ---------------------------------------------------------------------- the driver
+@dataclass
+class SweepReport:
+    """What :func:`run_sweep` did: the store, how many cells there are, how many were
+    already finished (skipped on resume) and how many ran now."""
+
+    store: Path
+    n_cells: int
+    skipped: int
+    ran: int
+    results: Path
+    backend: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+def _manifest(sweep: Sweep, quick: bool, seed: int, cells: list[dict]) -> dict[str, Any]:
+    from . import __version__
+
+    fingerprint = hashlib.sha256(json.dumps(cells, sort_keys=True).encode()).hexdigest()
+    return {"sweep": sweep.name, "cell_function": sweep.cell, "quick": bool(quick),
+            "seed": int(seed), "axes": {k: list(v) for k, v in sweep.axes(quick).items()},
+            "n_cells": len(cells), "cells_sha256": fingerprint,
+            "quadnet_version": __version__}
+
+
+def run_sweep(name: str, store, *, quick: bool = False, seed: int = 0, workers: int = 1,
+              dask_local: int | None = None, scheduler: str | None = None,
+              progress: bool = True) -> SweepReport:
+    """Run (or resume) the sweep ``name`` into the directory ``store``; return a report.
+
+    Cells already in the store are skipped; the others run on ``workers`` local processes,
+    on a local Dask cluster of ``dask_local`` workers, or on the Dask ``scheduler`` at that
+    address (give at most one of ``dask_local``/``scheduler``). When every cell is done,
+    ``store/results.csv`` is (re)written. Raises ``ValueError`` for an unknown sweep,
+    :class:`SweepStoreError` (a ``ValueError``) for an unwritable store or one made by a
+    different sweep/parameters, and :class:`SweepCellError` when a cell fails (the cells
+    finished before it stay in the store).
+    """
+    sweep = get_sweep(name)
+    workers = as_int(workers, "workers", minimum=1)
+    if dask_local is not None and scheduler is not None:
+        raise ValueError("give at most one of dask_local and scheduler")
+    if dask_local is not None:
+        dask_local = as_int(dask_local, "dask_local", minimum=1)
+    if scheduler is not None and (not isinstance(scheduler, str) or not scheduler):
+        raise ValueError(f"scheduler must be an address such as 'tcp://host:8786', "
+                         f"got {scheduler!r}")
+    cells = sweep_cells(sweep, quick=quick, seed=seed)
+    st = Store.open(store, _manifest(sweep, quick, seed, cells))
+    done = st.finished(cells)
+    todo = [(i, c) for i, c in enumerate(cells) if i not in done]
+    skipped = len(done)
+    if scheduler is not None:
+        backend, runner = f"dask scheduler {scheduler}", \
+            (lambda: _run_dask(sweep.name, todo, n_local=None, address=scheduler))
+    elif dask_local is not None:
+        backend, runner = f"dask LocalCluster({dask_local})", \
+            (lambda: _run_dask(sweep.name, todo, n_local=dask_local, address=None))
+    else:
+        backend, runner = f"{workers} local process(es)", \
+            (lambda: _run_local(sweep.name, todo, workers))
+    if todo:
+        from tqdm.auto import tqdm
+
+        with tqdm(total=len(cells), initial=skipped, desc=f"sweep {sweep.name}", unit="cell",
+                  disable=not progress, leave=False) as bar:
+            gen = runner()
+            try:
+                for i, result in gen:
+                    rec = {"index": i, "params": cells[i]["params"], "seed": cells[i]["seed"],
+                           "result": result}
+                    st.write_cell(i, rec)
+                    done[i] = rec
+                    bar.update(1)
+            finally:
+                gen.close()
+    records = [done[i] for i in range(len(cells))]
+    if sweep.results is not None:
+        names = list(sweep.results)
+    else:
+        names = sorted({k for r in records for k in r["result"]})
+    params = list(cells[0]["params"]) if cells else []
+    out = st.write_results(records, params, names)
+    return SweepReport(Path(store), len(cells), skipped, len(todo), out, backend)
+
+
+def read_results(store) -> list[dict[str, Scalar]]:
+    """The rows of ``store/results.csv`` with numbers parsed (``true``/``false`` -> bool)."""
+    path = Path(store) / RESULTS
+    if not path.exists():
+        raise SweepStoreError(f"{path} does not exist: the sweep in {str(store)!r} is not "
+                              "finished (run quadnet sweep again to resume it)")
+
+    def parse(s: str) -> Scalar:
+        if s in ("true", "false"):
+            return s == "true"
+        for conv in (int, float):
+            try:
+                return conv(s)
+            except ValueError:
+                pass
+        return s
+
+    with open(path, newline="", encoding="utf-8") as fh:
+        return [{k: parse(v) for k, v in row.items()} for row in csv.DictReader(fh)]
+
+
+# ---------------------------------------------------------------------- built-in sweeps
+def quotient_gd_cell(d: int, r: int, eta_scale: float, trial: int, seed: int,
+                     steps: int = 1500) -> dict[str, Scalar]:
+    """Factor gradient descent on ``L(U) = 1/2 ||U U^T - T||_F^2``, ``T = U* U*^T`` (THEORY §2).
+
+    ``U*`` and the start ``U_0`` are Gaussian ``d x r`` (``U_0`` scaled by 1/2) drawn from
+    ``seed``; the step is ``eta = eta_scale / ||T||_2``. Returns the final loss, the quotient
+    distance ``min_R ||U R - U*||_F`` relative to ``||U*||_F``, the number of steps and whether
+    the iteration diverged (then the loss and distance are ``nan`` and ``diverged`` is true).
+    ``trial`` only labels the cell (the seed already differs between trials).
+    """
+    import numpy as np
+
+    from .dynamics import DivergenceError, gradient_descent
+    from .losses import FrobeniusLoss
+    from .quotient import PSDQuotient
+
+    d = as_int(d, "d", minimum=1)
+    r = as_int(r, "r", minimum=1)
+    if r > d:
+        raise ValueError(f"r must be at most d = {d}, got {r}")
+    rng = np.random.default_rng(as_int(seed, "seed", minimum=0))
+    U_star = rng.standard_normal((d, r))
+    U0 = 0.5 * rng.standard_normal((d, r))
+    T = U_star @ U_star.T
+    eta = float(eta_scale) / float(np.linalg.norm(T, 2))
+    try:
+        traj = gradient_descent(FrobeniusLoss(T), U0, eta, steps, record_every=steps)
+    except DivergenceError:
+        return {"eta": eta, "final_loss": math.nan, "rel_dist": math.nan, "steps": steps,
+                "diverged": True}
+    U = traj.U[-1]
+    rel = PSDQuotient(d, r).dist(U, U_star) / float(np.linalg.norm(U_star))
+    return {"eta": eta, "final_loss": float(traj.loss[-1]), "rel_dist": rel,
+            "steps": int(traj.info["steps"]), "diverged": False}
+
+
+register_sweep(Sweep(
+    name="quotient-gd",
+    description="factor gradient descent on 1/2||UU^T - T||_F^2 vs step size (foundation API)",
+    cell="quadnet.sweeps:quotient_gd_cell",
+    quick={"d": (3, 5), "r": (1, 2), "eta_scale": (0.1, 0.3), "trial": (0, 1, 2)},
+    full={"d": (3, 5, 8, 12), "r": (1, 2, 3), "eta_scale": (0.05, 0.1, 0.2, 0.3, 0.4, 0.5),
+          "trial": tuple(range(10))},
+    results=("eta", "final_loss", "rel_dist", "steps", "diverged"),
+    seed_keys=("d", "r", "trial"),
+))
