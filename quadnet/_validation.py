@@ -11,17 +11,17 @@ import numbers
 import numpy as np
 
 __all__ = [
+    "RANK_RTOL",
     "as_array",
+    "as_factor",
+    "as_int",
     "as_matrix",
+    "as_positive",
     "as_square",
     "as_symmetric",
-    "as_factor",
-    "as_positive",
-    "as_int",
     "rank_deficiency",
-    "vec",
     "unvec",
-    "RANK_RTOL",
+    "vec",
 ]
 
 #: A factor whose smallest singular value is below ``RANK_RTOL`` times its largest is
@@ -49,10 +49,10 @@ def as_array(x, name: str, *, ndim: int | None = None, shape: tuple | None = Non
     arr = arr.astype(np.float64, copy=False)
     if ndim is not None and arr.ndim != ndim:
         raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
-    if shape is not None:
-        if arr.ndim != len(shape) or any(s is not None and s != a for s, a in zip(shape, arr.shape)):
-            want = "(" + ", ".join("*" if s is None else str(s) for s in shape) + ")"
-            raise ValueError(f"{name} must have shape {want}, got {arr.shape}")
+    if shape is not None and (arr.ndim != len(shape) or any(
+            s is not None and s != a for s, a in zip(shape, arr.shape))):
+        want = "(" + ", ".join("*" if s is None else str(s) for s in shape) + ")"
+        raise ValueError(f"{name} must have shape {want}, got {arr.shape}")
     if finite and not np.all(np.isfinite(arr)):
         bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
         raise ValueError(f"{name} has {bad} non-finite entries (NaN or inf)")

@@ -14,8 +14,14 @@ import numpy as np
 from .losses import FrobeniusLoss, Loss
 from .quotient import bures_wasserstein
 
-__all__ = ["check_manifold", "check_gradient", "check_hessian", "taylor_errors",
-           "taylor_slope", "random_orthogonal"]
+__all__ = [
+    "check_gradient",
+    "check_hessian",
+    "check_manifold",
+    "random_orthogonal",
+    "taylor_errors",
+    "taylor_slope",
+]
 
 
 def random_orthogonal(r: int, rng, *, improper: bool | None = None) -> np.ndarray:

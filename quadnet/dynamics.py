@@ -19,13 +19,13 @@ from ._validation import as_array, as_factor, as_int, as_positive, as_symmetric
 from .losses import Loss
 
 __all__ = [
-    "Trajectory",
     "DivergenceError",
+    "Trajectory",
+    "congruence_recursion",
+    "congruence_step",
     "gradient_descent",
     "gradient_flow",
     "predictor_flow",
-    "congruence_step",
-    "congruence_recursion",
 ]
 
 #: Factor norms beyond this are treated as divergence (long before float64 overflows).

@@ -20,7 +20,7 @@ import numpy as np
 
 from ._validation import as_array, as_factor, as_matrix, as_symmetric
 
-__all__ = ["Loss", "AutogradLoss", "FrobeniusLoss", "MeasurementLoss", "pymanopt_problem", "sym"]
+__all__ = ["AutogradLoss", "FrobeniusLoss", "Loss", "MeasurementLoss", "pymanopt_problem", "sym"]
 
 
 def sym(A: np.ndarray) -> np.ndarray:

@@ -23,7 +23,7 @@ from pymanopt.manifolds.manifold import Manifold
 
 from ._validation import as_factor, as_int, as_matrix, as_symmetric, vec
 
-__all__ = ["PSDQuotient", "lyapunov_skew", "align", "bures_wasserstein"]
+__all__ = ["PSDQuotient", "align", "bures_wasserstein", "lyapunov_skew"]
 
 
 def _eig_gram(U: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -8,7 +8,7 @@ import os
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 
-from hypothesis import settings  # noqa: E402
+from hypothesis import settings
 
 settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI", "").lower() in ("1", "true", "yes"):

@@ -11,8 +11,16 @@ import pkgutil
 
 from ._base import REGISTRY, CheckContext, CheckResult, CheckSpec, Row, register
 
-__all__ = ["available", "get", "run_check", "CheckContext", "CheckResult", "CheckSpec", "Row",
-           "register"]
+__all__ = [
+    "CheckContext",
+    "CheckResult",
+    "CheckSpec",
+    "Row",
+    "available",
+    "get",
+    "register",
+    "run_check",
+]
 
 
 def _load_all() -> None:

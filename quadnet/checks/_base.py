@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Row", "CheckResult", "CheckContext", "CheckSpec", "register", "REGISTRY"]
+__all__ = ["REGISTRY", "CheckContext", "CheckResult", "CheckSpec", "Row", "register"]
 
 
 @dataclass

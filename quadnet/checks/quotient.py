@@ -95,8 +95,9 @@ def run(ctx: CheckContext) -> CheckResult:
         inst["final_loss_gd"] = float(gd.loss[-1])
         per_instance.append(inst)
         if fig_data is None:
-            fig_data = dict(gd=gd, gd_R=gd_R, flow=flow, flow_R=flow_R, pf=pf, cong=cong,
-                            disc=np.array(disc), horiz=np.array(horiz), d=d, r=r)
+            fig_data = {"gd": gd, "gd_R": gd_R, "flow": flow, "flow_R": flow_R, "pf": pf,
+                        "cong": cong, "disc": np.array(disc), "horiz": np.array(horiz),
+                        "d": d, "r": r}
 
     n = len(sizes)
     res.add(f"(a) descent: Q(U0) = Q(U0 R), {steps} steps, {n} instances, R in O(r) (det = ±1)",
