@@ -32,8 +32,17 @@ def test_descent_equivariance_and_congruence(d, data, seed):
     a = qn.gradient_descent(loss, U0, 0.1, 300)
     b = qn.gradient_descent(loss, U0 @ R, 0.1, 300)
     assert _rel(b.Q, a.Q) <= 1e-12
+    # one congruence step from each descent iterate reproduces the next one (a few matrix
+    # products: rounding ~ d eps, so 1e-13 has a 100x margin)
+    for k in range(300):
+        Qk = a.Q[k]
+        step = qn.congruence_step(Qk, loss.gradient(Qk), 0.1)
+        assert np.linalg.norm(step - a.Q[k + 1]) <= 1e-13 * np.linalg.norm(a.Q[k + 1])
+    # the free-running recursion amplifies rounding off range(Q) while S has negative
+    # eigenvalues there (dynamics.congruence_recursion docstring): measured <= ~1e-12 during
+    # transients on these realisable problems, so 1e-10 bounds it with margin
     c = qn.congruence_recursion(loss, U0 @ U0.T, 0.1, 300)
-    assert _rel(c.Q, a.Q) <= 1e-12
+    assert _rel(c.Q, a.Q) <= 1e-10
 
 
 def test_flow_equivariance_projection_and_horizontality():
