@@ -14,6 +14,8 @@ from .losses import *  # noqa: F401,F403
 from .dynamics import *  # noqa: F401,F403
 from .conformance import *  # noqa: F401,F403
 # --- feature modules: one import block per module, added below this line ---
+from . import fact
+from .fact import *  # noqa: F401,F403
 from . import sensing
 from .sensing import *  # noqa: F401,F403
 
@@ -28,5 +30,6 @@ __all__ = [
     *dynamics.__all__,
     *conformance.__all__,
     # --- feature modules' __all__, added below this line ---
+    *fact.__all__,
     *sensing.__all__,
 ]

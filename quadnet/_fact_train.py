@@ -29,10 +29,9 @@ from ._validation import as_int, as_positive
 
 __all__ = [
     "ConvergenceWarning",
-    "gradient_descent",
-    "gradient_norm",
-    "loss_and_grad",
-    "objective",
+    "gd_path",
+    "grad_norm_at",
+    "objective_and_grad",
     "train",
 ]
 
@@ -131,22 +130,16 @@ def _prepare(net, X, y, lam):
     return X, y, lam
 
 
-def objective(net, X, y, lam) -> float:
-    """``J(θ)`` at ``net`` (see the module docstring)."""
-    X, y, lam = _prepare(net, X, y, lam)
-    return float(_make_objective(net, X, y, lam)(_flatten(net.params())))
-
-
-def loss_and_grad(net, X, y, lam) -> tuple[float, tuple[np.ndarray, ...]]:
+def objective_and_grad(net, X, y, lam) -> tuple[float, tuple[np.ndarray, ...]]:
     """``J`` and ``∇J``, the gradient as a tuple shaped like ``net.params()``."""
     X, y, lam = _prepare(net, X, y, lam)
     val, g = _make_value_and_grad(net, X, y, lam)(_flatten(net.params()))
     return float(val), tuple(np.array(p) for p in _unflatten(g, _shapes(net)))
 
 
-def gradient_norm(net, X, y, lam) -> float:
+def grad_norm_at(net, X, y, lam) -> float:
     """Euclidean norm of the full gradient ``∇_θ J`` at ``net``."""
-    _, grads = loss_and_grad(net, X, y, lam)
+    _, grads = objective_and_grad(net, X, y, lam)
     return float(np.sqrt(sum(np.sum(g * g) for g in grads)))
 
 
@@ -253,7 +246,7 @@ def _newton_on_gradient(fun, H, theta, gtol: float, maxiter: int):
     return theta, float(val), gnorm, k
 
 
-def gradient_descent(net, X, y, lam, *, lr: float, steps: int, record_every: int = 1):
+def gd_path(net, X, y, lam, *, lr: float, steps: int, record_every: int = 1):
     """Plain gradient descent ``θ ← θ − lr ∇J(θ)``; returns ``[(step, net_step), ...]``.
 
     Records step 0 and every ``record_every``-th step (and the last). Raises ``ValueError``

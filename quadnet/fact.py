@@ -49,19 +49,22 @@ __all__ = [
     "ConvergenceWarning",
     "DeepLinearNet",
     "FactReport",
+    "NFACounterexample",
     "NotCriticalWarning",
     "QuadraticNet",
     "TrainInfo",
     "agop",
+    "best_nfa_power",
     "bfact_matrix",
     "cosine",
+    "counterexample_prediction",
     "fact_identity",
     "fact_matrix",
-    "gradient_descent",
-    "gradient_norm",
-    "loss_and_grad",
+    "gd_path",
+    "grad_norm_at",
     "nfa_cosines",
-    "objective",
+    "nfa_counterexample",
+    "objective_and_grad",
     "psd_power",
     "train",
 ]
@@ -368,6 +371,28 @@ def nfa_cosines(WtW, G, powers) -> np.ndarray:
     return np.array([cosine(WtW, psd_power(G, float(s))) for s in powers])
 
 
+def best_nfa_power(WtW, G, bounds: tuple[float, float] = (0.02, 2.0)) -> tuple[float, float]:
+    """``argmax_s cos(WᵀW, AGOP^s)`` over ``s ∈ bounds`` and the maximal cosine.
+
+    A bounded scalar search (scipy ``minimize_scalar``, ``xatol = 1e-6``) after a grid of 60
+    powers to pick the bracket, so a multimodal curve cannot trap it.
+    """
+    from scipy.optimize import minimize_scalar
+
+    lo, hi = (as_positive(b, "bounds") for b in bounds)
+    if not lo < hi:
+        raise ValueError(f"bounds must satisfy lo < hi, got {bounds}")
+    grid = np.geomspace(lo, hi, 60)
+    cs = nfa_cosines(WtW, G, grid)
+    k = int(np.argmax(cs))
+    a, b = grid[max(k - 1, 0)], grid[min(k + 1, len(grid) - 1)]
+    res = minimize_scalar(lambda s: -cosine(WtW, psd_power(G, s)), bounds=(a, b),
+                          method="bounded", options={"xatol": 1e-6})
+    if -res.fun >= cs[k]:
+        return float(res.x), float(-res.fun)
+    return float(grid[k]), float(cs[k])
+
+
 @dataclass(frozen=True)
 class FactReport:
     """The identity (★) at one point: ``‖WᵀW − FACT‖_F`` against ``‖W‖₂‖∇_W J‖_F/λ``.
@@ -394,13 +419,13 @@ def fact_identity(net, X, y, lam, layer: int = 0, *, tol: float = 1e-6) -> FactR
     Warns :class:`NotCriticalWarning` (with the gradient norm) when the relative gradient
     ``‖∇_θ J‖ / (λ‖θ‖)`` exceeds ``tol``: FACT is then not expected to hold.
     """
-    from ._fact_train import loss_and_grad
+    from ._fact_train import objective_and_grad
 
     lam = as_positive(lam, "lam")
     tol = as_positive(tol, "tol")
     X, y = _check_data(net, X, y)
     layer = _check_layer(net, layer)
-    _, grads = loss_and_grad(net, X, y, lam)
+    _, grads = objective_and_grad(net, X, y, lam)
     params = net.params()
     W, G = params[layer], grads[layer]
     WtW, WWt = W.T @ W, W @ W.T
@@ -428,11 +453,15 @@ def fact_identity(net, X, y, lam, layer: int = 0, *, tol: float = 1e-6) -> FactR
     )
 
 
-from ._fact_train import (  # re-export: training lives in its own module
+from ._fact_counterexample import (
+    NFACounterexample,
+    counterexample_prediction,
+    nfa_counterexample,
+)
+from ._fact_train import (
     ConvergenceWarning,
-    gradient_descent,
-    gradient_norm,
-    loss_and_grad,
-    objective,
+    gd_path,
+    grad_norm_at,
+    objective_and_grad,
     train,
 )
