@@ -398,6 +398,9 @@ class FactReport:
     """The identity (★) at one point: ``‖WᵀW − FACT‖_F`` against ``‖W‖₂‖∇_W J‖_F/λ``.
 
     ``residual_identity`` is ``‖(WᵀW − FACT) − Wᵀ∇_W J/λ‖_F / ‖WᵀW‖_F`` (rounding only).
+    ``cos_lower_bound = √(1 − (bound/‖WᵀW‖_F)²)`` (``−1`` when ``bound ≥ ‖WᵀW‖_F``) is a
+    certified lower bound on ``cos_fact``: every matrix within Frobenius distance ``b`` of
+    ``WᵀW`` makes an angle at most ``arcsin(b/‖WᵀW‖_F)`` with it.
     """
 
     cos_fact: float
@@ -409,6 +412,8 @@ class FactReport:
     grad_norm: float
     rel_error: float
     residual_identity: float
+    cos_lower_bound: float
+    wtw_norm: float
 
 
 def fact_identity(net, X, y, lam, layer: int = 0, *, tol: float = 1e-6) -> FactReport:
@@ -440,16 +445,19 @@ def fact_identity(net, X, y, lam, layer: int = 0, *, tol: float = 1e-6) -> FactR
     err = float(np.linalg.norm(WtW - F))
     wnorm = float(np.linalg.norm(WtW))
     resid = np.linalg.norm((WtW - F) - W.T @ G / lam) / max(wnorm, np.finfo(float).tiny)
+    bound = float(np.linalg.norm(W, 2) * np.linalg.norm(G) / lam)
     return FactReport(
         cos_fact=cosine(WtW, F),
         cos_bfact=cosine(WWt, bF),
         error=err,
-        bound=float(np.linalg.norm(W, 2) * np.linalg.norm(G) / lam),
+        bound=bound,
         berror=float(np.linalg.norm(WWt - bF)),
         grad_norm_layer=float(np.linalg.norm(G)),
         grad_norm=gnorm,
         rel_error=err / max(wnorm, np.finfo(float).tiny),
         residual_identity=float(resid),
+        cos_lower_bound=float(np.sqrt(1.0 - (bound / wnorm) ** 2)) if bound < wnorm else -1.0,
+        wtw_norm=wnorm,
     )
 
 
