@@ -300,7 +300,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
     backend = s.add_mutually_exclusive_group()
     backend.add_argument("--workers", type=int, default=1, metavar="N",
-                         help="local worker processes (default 1)")
+                         help="local worker processes (default 1; 0 runs the cells in this "
+                         "process)")
     backend.add_argument("--dask-local", type=int, metavar="N",
                          help="a local Dask cluster with N one-thread worker processes")
     backend.add_argument("--scheduler", metavar="ADDRESS",

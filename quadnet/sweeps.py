@@ -33,7 +33,7 @@ import json
 import math
 import os
 import zlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,7 +49,6 @@ __all__ = [
     "SweepStoreError",
     "available_sweeps",
     "get_sweep",
-    "quotient_gd_cell",
     "read_results",
     "register_sweep",
     "run_sweep",
@@ -71,7 +70,6 @@ class Sweep:
     ``function(**params, seed=cell_seed)`` (``seed_arg=None``: no seed argument) and returns a
     mapping of scalar results. ``quick`` and ``full`` map axis names to their values; cells
     are the product of the axes in the order given (the last axis varies fastest).
-    ``derive(params) -> dict`` adds derived parameters (e.g. a sample size from a ratio).
     ``seed_keys`` lists the parameters the cell seed depends on (default: all), so cells that
     differ only in the method can share an instance (common random numbers).
     ``results`` fixes the CSV order of the result fields (default: sorted names).
@@ -84,7 +82,6 @@ class Sweep:
     full: Mapping[str, tuple]
     results: tuple[str, ...] | None = None
     seed_keys: tuple[str, ...] | None = None
-    derive: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     seed_arg: str | None = "seed"
 
     def axes(self, quick: bool) -> dict[str, tuple]:
@@ -160,8 +157,6 @@ def sweep_cells(sweep: Sweep | str, *, quick: bool = False, seed: int = 0) -> li
     for values in itertools.product(*axes.values()):
         params = dict(zip(axes, values))
         s = cell_seed(seed, sweep.name, {k: params[k] for k in keys})
-        if sweep.derive is not None:
-            params.update(sweep.derive(dict(params)))
         cells.append({"params": params, "seed": s})
     return cells
 
@@ -181,9 +176,9 @@ def _to_scalar(key: str, v: Any) -> Scalar:
                     f"got {type(v).__name__}")
 
 
-def _execute_cell(name: str, params: dict[str, Any], seed: int) -> dict[str, Scalar]:
-    """Run one cell (in a worker process); returns its validated scalar results."""
-    sweep = SWEEPS[name] if name in SWEEPS else get_sweep(name)
+def _execute_cell(sweep: Sweep, params: dict[str, Any], seed: int) -> dict[str, Scalar]:
+    """Run one cell (in a worker process); returns its validated scalar results. The sweep
+    travels with the task, so sweeps registered outside quadnet run on workers too."""
     fn = sweep.cell_function()
     kwargs = dict(params)
     if sweep.seed_arg is not None:
@@ -216,24 +211,56 @@ def _single_threaded_children() -> Iterator[None]:
                 os.environ[k] = v
 
 
-def _run_local(name: str, todo: list[tuple[int, dict]], workers: int) -> Iterator[tuple[int, dict]]:
+# A backend is a generator of (cell index, finished future). The driver sends ``True`` into it
+# after a cell failed: the backend then cancels the cells not yet started but still delivers
+# those that finish, so that no finished cell is lost before the error is raised.
+Backend = Generator[tuple[int, Any], bool | None, None]
+
+
+class _Done:
+    """A finished in-process cell, with the interface of a future."""
+
+    def __init__(self, fn, *args):
+        try:
+            self._value, self._error = fn(*args), None
+        except Exception as exc:  # noqa: BLE001 - re-raised by result(), like a future
+            self._value, self._error = None, exc
+
+    def result(self):
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
+def _run_inline(sweep: Sweep, todo: list[tuple[int, dict]]) -> Backend:
+    """``workers=0``: the cells run one after the other in the calling process."""
+    for i, cell in todo:
+        if (yield i, _Done(_execute_cell, sweep, cell["params"], cell["seed"])):
+            return
+
+
+def _run_local(sweep: Sweep, todo: list[tuple[int, dict]], workers: int) -> Backend:
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     with _single_threaded_children(), ProcessPoolExecutor(
             max_workers=workers, mp_context=mp.get_context("spawn")) as pool:
-        futures = {pool.submit(_execute_cell, name, cell["params"], cell["seed"]): (i, cell)
+        futures = {pool.submit(_execute_cell, sweep, cell["params"], cell["seed"]): i
                    for i, cell in todo}
         try:
             for fut in as_completed(futures):
-                i, cell = futures[fut]
-                yield i, _result_or_raise(name, i, cell, fut)
+                if fut.cancelled():
+                    continue
+                if (yield futures[fut], fut):
+                    for f in futures:
+                        f.cancel()
+                    yield  # the value of send()
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
 
 
-def _run_dask(name: str, todo: list[tuple[int, dict]], *, n_local: int | None,
-              address: str | None) -> Iterator[tuple[int, dict]]:
+def _run_dask(sweep: Sweep, todo: list[tuple[int, dict]], *, n_local: int | None,
+              address: str | None) -> Backend:
     try:
         from distributed import Client, LocalCluster, as_completed
     except ImportError:  # pragma: no cover - dask is an optional dependency
@@ -250,16 +277,19 @@ def _run_dask(name: str, todo: list[tuple[int, dict]], *, n_local: int | None,
         else:
             cluster = stack.enter_context(LocalCluster(
                 n_workers=n_local, threads_per_worker=1, processes=True,
-                dashboard_address=None, silence_logs=logging.ERROR))
+                dashboard_address=None, silence_logs=logging.CRITICAL))
             client = stack.enter_context(Client(cluster))
-        futures = [client.submit(_execute_cell, name, cell["params"], cell["seed"], pure=False,
-                                 key=f"quadnet-{name}-{i:06d}-{cell['seed']}")
+        futures = [client.submit(_execute_cell, sweep, cell["params"], cell["seed"], pure=False,
+                                 key=f"quadnet-{sweep.name}-{i:06d}-{cell['seed']}")
                    for i, cell in todo]
-        where = {fut.key: (i, cell) for fut, (i, cell) in zip(futures, todo)}
+        where = {fut.key: i for fut, (i, _) in zip(futures, todo)}
         try:
             for fut in as_completed(futures):
-                i, cell = where[fut.key]
-                yield i, _result_or_raise(name, i, cell, fut)
+                if fut.cancelled():
+                    continue
+                if (yield where[fut.key], fut):
+                    client.cancel([f for f in futures if not f.done()])
+                    yield
         finally:
             client.cancel(futures)
 
@@ -299,21 +329,23 @@ def _manifest(sweep: Sweep, quick: bool, seed: int, cells: list[dict]) -> dict[s
             "quadnet_version": __version__}
 
 
-def run_sweep(name: str, store, *, quick: bool = False, seed: int = 0, workers: int = 1,
+def run_sweep(name: str | Sweep, store, *, quick: bool = False, seed: int = 0, workers: int = 1,
               dask_local: int | None = None, scheduler: str | None = None,
               progress: bool = True) -> SweepReport:
-    """Run (or resume) the sweep ``name`` into the directory ``store``; return a report.
+    """Run (or resume) the sweep ``name`` (a registered name or a :class:`Sweep`) into the
+    directory ``store``; return a report.
 
-    Cells already in the store are skipped; the others run on ``workers`` local processes,
-    on a local Dask cluster of ``dask_local`` workers, or on the Dask ``scheduler`` at that
+    Cells already in the store are skipped; the others run on ``workers`` local processes
+    (``workers=0``: serially in this process, e.g. for debugging), on a local Dask cluster of ``dask_local`` workers, or on the Dask ``scheduler`` at that
     address (give at most one of ``dask_local``/``scheduler``). When every cell is done,
     ``store/results.csv`` is (re)written. Raises ``ValueError`` for an unknown sweep,
     :class:`SweepStoreError` (a ``ValueError``) for an unwritable store or one made by a
     different sweep/parameters, and :class:`SweepCellError` when a cell fails (the cells
     finished before it stay in the store).
     """
-    sweep = get_sweep(name)
-    workers = as_int(workers, "workers", minimum=1)
+    sweep = name if isinstance(name, Sweep) else get_sweep(name)
+    sweep.cell_function()  # a missing module is reported here, not in every worker
+    workers = as_int(workers, "workers", minimum=0)
     if dask_local is not None and scheduler is not None:
         raise ValueError("give at most one of dask_local and scheduler")
     if dask_local is not None:
@@ -328,21 +360,30 @@ def run_sweep(name: str, store, *, quick: bool = False, seed: int = 0, workers: 
     skipped = len(done)
     if scheduler is not None:
         backend, runner = f"dask scheduler {scheduler}", \
-            (lambda: _run_dask(sweep.name, todo, n_local=None, address=scheduler))
+            (lambda: _run_dask(sweep, todo, n_local=None, address=scheduler))
     elif dask_local is not None:
         backend, runner = f"dask LocalCluster({dask_local})", \
-            (lambda: _run_dask(sweep.name, todo, n_local=dask_local, address=None))
+            (lambda: _run_dask(sweep, todo, n_local=dask_local, address=None))
+    elif workers == 0:
+        backend, runner = "this process", (lambda: _run_inline(sweep, todo))
     else:
         backend, runner = f"{workers} local process(es)", \
-            (lambda: _run_local(sweep.name, todo, workers))
+            (lambda: _run_local(sweep, todo, workers))
     if todo:
         from tqdm.auto import tqdm
 
         with tqdm(total=len(cells), initial=skipped, desc=f"sweep {sweep.name}", unit="cell",
                   disable=not progress, leave=False) as bar:
-            gen = runner()
+            gen, error = runner(), None
             try:
-                for i, result in gen:
+                for i, fut in gen:
+                    try:
+                        result = _result_or_raise(sweep.name, i, cells[i], fut)
+                    except SweepCellError as exc:
+                        if error is None:  # stop starting cells; keep those that finish
+                            error = exc
+                            gen.send(True)
+                        continue
                     rec = {"index": i, "params": cells[i]["params"], "seed": cells[i]["seed"],
                            "result": result}
                     st.write_cell(i, rec)
@@ -350,6 +391,8 @@ def run_sweep(name: str, store, *, quick: bool = False, seed: int = 0, workers: 
                     bar.update(1)
             finally:
                 gen.close()
+            if error is not None:
+                raise error
     records = [done[i] for i in range(len(cells))]
     if sweep.results is not None:
         names = list(sweep.results)
@@ -382,13 +425,13 @@ def read_results(store) -> list[dict[str, Scalar]]:
 
 
 # ---------------------------------------------------------------------- built-in sweeps
-def quotient_gd_cell(d: int, r: int, eta_scale: float, trial: int, seed: int,
-                     steps: int = 1500) -> dict[str, Scalar]:
+def quotient_gd_cell(d: int, r: int, eta_scale: float, trial: int, steps: int,
+                     seed: int) -> dict[str, Scalar]:
     """Factor gradient descent on ``L(U) = 1/2 ||U U^T - T||_F^2``, ``T = U* U*^T`` (THEORY §2).
 
     ``U*`` and the start ``U_0`` are Gaussian ``d x r`` (``U_0`` scaled by 1/2) drawn from
     ``seed``; the step is ``eta = eta_scale / ||T||_2``. Returns the final loss, the quotient
-    distance ``min_R ||U R - U*||_F`` relative to ``||U*||_F``, the number of steps and whether
+    distance ``min_R ||U R - U*||_F`` relative to ``||U*||_F`` after ``steps`` steps, and whether
     the iteration diverged (then the loss and distance are ``nan`` and ``diverged`` is true).
     ``trial`` only labels the cell (the seed already differs between trials).
     """
@@ -402,6 +445,7 @@ def quotient_gd_cell(d: int, r: int, eta_scale: float, trial: int, seed: int,
     r = as_int(r, "r", minimum=1)
     if r > d:
         raise ValueError(f"r must be at most d = {d}, got {r}")
+    steps = as_int(steps, "steps", minimum=1)
     rng = np.random.default_rng(as_int(seed, "seed", minimum=0))
     U_star = rng.standard_normal((d, r))
     U0 = 0.5 * rng.standard_normal((d, r))
@@ -410,21 +454,81 @@ def quotient_gd_cell(d: int, r: int, eta_scale: float, trial: int, seed: int,
     try:
         traj = gradient_descent(FrobeniusLoss(T), U0, eta, steps, record_every=steps)
     except DivergenceError:
-        return {"eta": eta, "final_loss": math.nan, "rel_dist": math.nan, "steps": steps,
-                "diverged": True}
+        return {"eta": eta, "final_loss": math.nan, "rel_dist": math.nan, "diverged": True}
     U = traj.U[-1]
     rel = PSDQuotient(d, r).dist(U, U_star) / float(np.linalg.norm(U_star))
-    return {"eta": eta, "final_loss": float(traj.loss[-1]), "rel_dist": rel,
-            "steps": int(traj.info["steps"]), "diverged": False}
+    return {"eta": eta, "final_loss": float(traj.loss[-1]), "rel_dist": rel, "diverged": False}
 
 
 register_sweep(Sweep(
     name="quotient-gd",
     description="factor gradient descent on 1/2||UU^T - T||_F^2 vs step size (foundation API)",
     cell="quadnet.sweeps:quotient_gd_cell",
-    quick={"d": (3, 5), "r": (1, 2), "eta_scale": (0.1, 0.3), "trial": (0, 1, 2)},
+    quick={"d": (3, 5), "r": (1, 2), "eta_scale": (0.1, 0.3), "trial": (0, 1, 2),
+           "steps": (500,)},
     full={"d": (3, 5, 8, 12), "r": (1, 2, 3), "eta_scale": (0.05, 0.1, 0.2, 0.3, 0.4, 0.5),
-          "trial": tuple(range(10))},
-    results=("eta", "final_loss", "rel_dist", "steps", "diverged"),
+          "trial": tuple(range(10)), "steps": (3000,)},
+    results=("eta", "final_loss", "rel_dist", "diverged"),
     seed_keys=("d", "r", "trial"),
+))
+
+
+def recovery_sweep_cell(d: int, r: int, ratio: float, trial: int, init: str, method: str,
+                  seed: int) -> dict[str, Scalar]:
+    """One trial of the sensing phase transition (THEORY.md §4) with ``m = round(ratio n_h)``
+    measurements, ``n_h = dr - r(r-1)/2``: :func:`quadnet.recovery.phase_transition_cell`
+    (imported here, lazily). The instance depends on ``(seed, d, r, m, trial)`` only, so every
+    init and method of a trial sees the same data."""
+    from .recovery import phase_transition_cell
+
+    d = as_int(d, "d", minimum=1)
+    r = as_int(r, "r", minimum=1, maximum=d)
+    n_h = d * r - r * (r - 1) // 2
+    m = max(1, round(float(ratio) * n_h))
+    out = phase_transition_cell(d, r, m, trial, init=init, method=method, seed=seed)
+    return {"m": m, **{k: out[k] for k in _RECOVERY_RESULTS[1:]}}
+
+
+_RECOVERY_RESULTS = ("m", "n_h", "success", "rel_error", "iterations", "converged", "diverged")
+
+
+def selection_sweep_cell(instance: int, log_inv_eps: float, d: int, m: int,
+                         instance_seed: int) -> dict[str, Scalar]:
+    """One cell of the small-initialisation selection sweep (THEORY.md §5): the flow's limit
+    from ``q0 = eps 1``, ``eps = exp(-log_inv_eps)``, against the minimum-trace interpolant, by
+    :func:`quadnet.commuting.selection_cell` (imported here, lazily). ``instance`` labels the
+    random instance; its seed ``instance_seed`` is the cell seed (shared by all ``eps``)."""
+    from .commuting import selection_cell as cell
+
+    out = cell(None, instance_seed, d=d, m=m, log_inv_eps=log_inv_eps)
+    return {k: out[k] for k in _SELECTION_RESULTS}
+
+
+_SELECTION_RESULTS = ("eps", "trace", "min_trace", "trace_gap", "dist", "entropy_bound",
+                      "kkt_residual", "iterations", "face_dimension")
+
+register_sweep(Sweep(
+    name="recovery",
+    description="Gaussian rank-one sensing phase transition: success vs m / n_h (issue 3)",
+    cell="quadnet.sweeps:recovery_sweep_cell",
+    quick={"d": (8,), "r": (1, 2), "ratio": (1.0, 1.5, 2.0, 2.5, 3.0, 4.0),
+           "trial": tuple(range(5)), "init": ("spectral",), "method": ("lbfgs",)},
+    full={"d": (10, 20), "r": (1, 2, 3),
+          "ratio": (0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.25, 2.5, 2.75, 3.0, 3.5, 4.0),
+          "trial": tuple(range(20)), "init": ("spectral", "small"), "method": ("lbfgs",)},
+    results=_RECOVERY_RESULTS,
+    seed_keys=(),  # one master seed: the instance is drawn from (seed, d, r, m, trial)
+))
+
+register_sweep(Sweep(
+    name="selection",
+    description="commuting case: limit from eps*I vs the minimum-trace interpolant as eps -> 0",
+    cell="quadnet.sweeps:selection_sweep_cell",
+    quick={"instance": (0, 1, 2, 3), "log_inv_eps": (1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0),
+           "d": (24,), "m": (6,)},
+    full={"instance": tuple(range(20)),
+          "log_inv_eps": tuple(float(2.0 ** k) for k in range(13)), "d": (24,), "m": (6,)},
+    results=_SELECTION_RESULTS,
+    seed_keys=("instance",),
+    seed_arg="instance_seed",
 ))

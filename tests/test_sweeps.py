@@ -1,0 +1,277 @@
+"""Resumable sweeps: determinism across backends, SIGKILL + resume, store refusal, bad input.
+
+Every comparison here is byte-for-byte (no tolerance): results.csv holds the exact float64
+values, and a cell's value depends only on the master seed and the cell's parameters.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from quadnet import sweeps
+from quadnet.sweeps import (
+    Sweep,
+    SweepCellError,
+    SweepStoreError,
+    read_results,
+    run_sweep,
+    sweep_cells,
+)
+
+# A tiny sweep (8 cells of ~10 ms) for the backend and bad-input tests.
+TINY = Sweep(
+    name="tiny-gd",
+    description="test sweep",
+    cell="quadnet.sweeps:quotient_gd_cell",
+    quick={"d": (3, 4), "r": (1, 2), "eta_scale": (0.2,), "trial": (0, 1), "steps": (40,)},
+    full={"d": (3,), "r": (1,), "eta_scale": (0.2,), "trial": (0,), "steps": (40,)},
+    results=("eta", "final_loss", "rel_dist", "diverged"),
+    seed_keys=("d", "r", "trial"),
+)
+
+
+def _run(store, **kw):
+    kw.setdefault("workers", 0)  # in this process unless a test is about the backends
+    return run_sweep(TINY, store, quick=True, progress=False, **kw)
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory) -> bytes:
+    store = tmp_path_factory.mktemp("ref") / "store"
+    rep = _run(store, workers=1)
+    assert rep.ran == rep.n_cells == 8 and rep.skipped == 0
+    return (store / "results.csv").read_bytes()
+
+
+# ---------------------------------------------------------------------- cells and seeds
+def test_cells_are_deterministic_and_share_seeds_along_non_seed_axes():
+    a = sweep_cells("quotient-gd", quick=True, seed=3)
+    b = sweep_cells("quotient-gd", quick=True, seed=3)
+    assert a == b
+    by = {(c["params"]["d"], c["params"]["r"], c["params"]["trial"], c["params"]["eta_scale"]):
+          c["seed"] for c in a}
+    # seed_keys = (d, r, trial): both step sizes see the same instance ...
+    assert by[(3, 1, 0, 0.1)] == by[(3, 1, 0, 0.3)]
+    # ... and different trials / master seeds see different ones
+    assert by[(3, 1, 0, 0.1)] != by[(3, 1, 1, 0.1)]
+    assert a[0]["seed"] != sweep_cells("quotient-gd", quick=True, seed=4)[0]["seed"]
+
+
+def test_results_csv_is_sorted_one_row_per_cell_without_timing(reference, tmp_path):
+    lines = reference.decode().splitlines()
+    assert lines[0] == "d,r,eta_scale,trial,steps,seed,eta,final_loss,rel_dist,diverged"
+    rows = [ln.split(",") for ln in lines[1:]]
+    assert len(rows) == 8
+    keys = [(int(r[0]), int(r[1]), int(r[3])) for r in rows]
+    assert keys == sorted(keys)
+    assert not any("time" in h or "sec" in h for h in lines[0].split(","))
+
+
+def test_read_results_parses_exact_values(reference, tmp_path):
+    store = tmp_path / "s"
+    _run(store)
+    rows = read_results(store)
+    assert len(rows) == 8 and rows[0]["diverged"] is False
+    cell = sweep_cells(TINY, quick=True)[0]
+    direct = sweeps.quotient_gd_cell(**cell["params"], seed=cell["seed"])
+    assert rows[0]["final_loss"] == direct["final_loss"]  # repr round-trips float64 exactly
+
+
+# ---------------------------------------------------------------------- backends
+def test_workers_2_and_in_process_identical_to_workers_1(reference, tmp_path):
+    _run(tmp_path / "w2", workers=2)
+    assert (tmp_path / "w2" / "results.csv").read_bytes() == reference
+    _run(tmp_path / "w0", workers=0)
+    assert (tmp_path / "w0" / "results.csv").read_bytes() == reference
+
+
+def test_dask_local_2_identical_to_workers_1(reference, tmp_path):
+    pytest.importorskip("distributed")
+    rep = _run(tmp_path / "dask", dask_local=2)
+    assert "dask" in rep.backend
+    assert (tmp_path / "dask" / "results.csv").read_bytes() == reference
+
+
+def test_resume_skips_finished_cells_and_cleans_stray_temporaries(reference, tmp_path):
+    store = tmp_path / "s"
+    _run(store)
+    for i in (1, 5, 6):  # as if a run had been killed before these cells finished
+        (store / "cells" / f"{i:06d}.json").unlink()
+    (store / "results.csv").unlink()
+    (store / "cells" / ".tmp-000001.json-999").write_text('{"half a')  # a killed write
+    rep = _run(store, workers=2)
+    assert (rep.skipped, rep.ran) == (5, 3) and "2 local" in rep.backend
+    assert (store / "results.csv").read_bytes() == reference
+    assert not list((store / "cells").glob(".tmp-*"))
+    assert _run(store).ran == 0  # a finished store runs nothing
+
+
+# ---------------------------------------------------------------------- SIGKILL
+def _sweep_cmd(store: Path, workers: int) -> list[str]:
+    return [sys.executable, "-m", "quadnet", "sweep", "quotient-gd", "--quick", "--store",
+            str(store), "--workers", str(workers), "--no-progress"]
+
+
+def _kill_after(store: Path, n_cells: int, workers: int, timeout: float = 120.0) -> int:
+    """Start the sweep in its own process group, SIGKILL the whole group as soon as at least
+    ``n_cells`` cells are on disk; return how many there were at that moment."""
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    proc = subprocess.Popen(_sweep_cmd(store, workers), env=env, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    t0 = time.monotonic()
+    try:
+        while time.monotonic() - t0 < timeout and proc.poll() is None:
+            cells = list((store / "cells").glob("0*.json")) if (store / "cells").exists() else []
+            if len(cells) >= n_cells:
+                break
+            time.sleep(0.01)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    return proc.returncode
+
+
+def test_sigkill_then_resume_gives_identical_results(tmp_path):
+    ref = tmp_path / "ref"
+    run_sweep("quotient-gd", ref, quick=True, workers=0, progress=False)
+    expected = (ref / "results.csv").read_bytes()
+    n = len(sweep_cells("quotient-gd", quick=True))
+
+    store = tmp_path / "killed"
+    # killed twice at different points: once with a worker pool, once running in-process
+    for target, workers in ((3, 2), (11, 0)):
+        rc = _kill_after(store, target, workers)
+        assert rc == -signal.SIGKILL, "the sweep finished before it could be killed"
+        cells = sorted((store / "cells").glob("0*.json"))
+        assert target <= len(cells) < n
+        for p in cells:  # no finished cell is corrupt: each parses and names its params
+            rec = json.loads(p.read_text())
+            assert set(rec) == {"index", "params", "seed", "result"}
+        assert not (store / "results.csv").exists()
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    out = subprocess.run(_sweep_cmd(store, 1), env=env, capture_output=True, text=True,
+                         timeout=300, check=False)
+    assert out.returncode == 0, out.stderr
+    assert f"{n} cells" in out.stdout and "already finished" in out.stdout
+    assert (store / "results.csv").read_bytes() == expected
+
+
+# ---------------------------------------------------------------------- bad input
+def test_store_made_by_another_sweep_or_parameters_is_refused(reference, tmp_path):
+    store = tmp_path / "s"
+    _run(store)
+    before = sorted(p.name for p in (store / "cells").iterdir())
+    with pytest.raises(SweepStoreError, match="seed: store has 0, this run 1"):
+        _run(store, seed=1)
+    with pytest.raises(SweepStoreError, match="quick"):
+        run_sweep(TINY, store, quick=False, progress=False)
+    with pytest.raises(SweepStoreError, match="sweep: store has"):
+        run_sweep("quotient-gd", store, quick=True, progress=False)
+    assert sorted(p.name for p in (store / "cells").iterdir()) == before  # nothing mixed in
+    assert (store / "results.csv").read_bytes() == reference
+
+
+def test_foreign_or_unwritable_store_is_refused(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(SweepStoreError, match="without a quadnet manifest"):
+        _run(tmp_path)
+    a_file = tmp_path / "a_file"
+    a_file.write_text("")
+    with pytest.raises(SweepStoreError, match="not a directory"):
+        _run(a_file)
+    with pytest.raises(SweepStoreError, match="not writable"):
+        _run(a_file / "store")
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "manifest.json").write_text("{not json")
+    with pytest.raises(SweepStoreError, match="unreadable manifest"):
+        _run(tmp_path / "bad")
+
+
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0,
+                    reason="root ignores directory permissions")
+def test_read_only_directory_is_refused(tmp_path):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    try:
+        with pytest.raises(SweepStoreError, match="not writable"):
+            _run(ro / "store")
+    finally:
+        ro.chmod(0o700)
+
+
+def test_corrupt_or_mismatched_cell_file_is_refused(tmp_path):
+    store = tmp_path / "s"
+    _run(store)
+    p = store / "cells" / "000002.json"
+    rec = json.loads(p.read_text())
+    rec["params"]["d"] = 99
+    p.write_text(json.dumps(rec))
+    with pytest.raises(SweepStoreError, match="refusing to mix"):
+        _run(store)
+    p.write_text("{truncated")
+    with pytest.raises(SweepStoreError, match="corrupt"):
+        _run(store)
+
+
+def test_bad_arguments(tmp_path):
+    with pytest.raises(ValueError, match="unknown sweep 'nope'; available: .*quotient-gd"):
+        run_sweep("nope", tmp_path / "s")
+    with pytest.raises(ValueError, match="workers"):
+        _run(tmp_path / "s", workers=-1)
+    with pytest.raises(ValueError, match="at most one"):
+        _run(tmp_path / "s", dask_local=2, scheduler="tcp://127.0.0.1:1")
+    with pytest.raises(ValueError, match="seed"):
+        _run(tmp_path / "s", seed=-1)
+    missing = Sweep("missing", "", "quadnet.no_such_module:cell", {"a": (1,)}, {"a": (1,)})
+    with pytest.raises(SweepCellError, match="not available"):
+        run_sweep(missing, tmp_path / "m", progress=False)
+    with pytest.raises(TypeError, match="Sweep"):
+        sweeps.register_sweep("quotient-gd")
+
+
+def test_failing_cell_names_the_cell_and_keeps_finished_ones(tmp_path):
+    # r = 4 > d = 3 makes quotient_gd_cell raise ValueError in the last cell only
+    bad = Sweep("bad", "", "quadnet.sweeps:quotient_gd_cell",
+                quick={"d": (3,), "r": (1, 2, 4), "eta_scale": (0.2,), "trial": (0,),
+                       "steps": (10,)}, full={})
+    with pytest.raises(SweepCellError, match=r"cell 2 \{'d': 3, 'r': 4.*r must be at most"):
+        run_sweep(bad, tmp_path / "s", quick=True, progress=False)
+    assert sorted(p.name for p in (tmp_path / "s" / "cells").glob("0*.json")) == \
+        ["000000.json", "000001.json"]
+    assert not (tmp_path / "s" / "results.csv").exists()
+
+
+def test_non_scalar_cell_result_is_rejected(tmp_path):
+    bad = Sweep("bad-result", "", "builtins:round", quick={"number": (1.5,)}, full={},
+                seed_arg=None)
+    with pytest.raises(SweepCellError, match="must return a mapping"):
+        run_sweep(bad, tmp_path / "s", quick=True, progress=False)
+    assert sweeps._to_scalar("x", 1.5) == 1.5
+    with pytest.raises(TypeError, match="'x' must be a scalar"):
+        sweeps._to_scalar("x", [1.0])
+
+
+def test_cli_sweep_list_and_errors(tmp_path, capsys):
+    from quadnet.cli import main
+
+    assert main(["sweep", "--list"]) == 0
+    out = capsys.readouterr().out
+    assert "quotient-gd" in out
+    assert main(["sweep", "nope", "--store", str(tmp_path / "s")]) == 2
+    assert "unknown sweep 'nope'" in capsys.readouterr().err
+    assert main(["sweep"]) == 2
+    (tmp_path / "f").write_text("")
+    assert main(["sweep", "quotient-gd", "--quick", "--store", str(tmp_path / "f" / "x")]) == 2
+    assert "not writable" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # argparse: the backends are mutually exclusive
+        main(["sweep", "quotient-gd", "--workers", "2", "--dask-local", "2"])
