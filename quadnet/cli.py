@@ -49,7 +49,8 @@ def _fmt(x) -> str:
     return str(x)
 
 
-def _print_table(results, out=sys.stdout) -> None:
+def _print_table(results, out=None) -> None:
+    out = sys.stdout if out is None else out
     header = ("check", "claim", "paper", "measured", "tolerance", "pass")
     lines = []
     for res in results:
@@ -91,7 +92,8 @@ def _run_one(checks, name: str, ctx):
                                   metrics={"error": f"{type(exc).__name__}: {exc}"})
 
 
-def _report_budget(elapsed: dict[str, float], quick: bool, out=sys.stderr) -> None:
+def _report_budget(elapsed: dict[str, float], quick: bool, out=None) -> None:
+    out = sys.stderr if out is None else out
     total = sum(elapsed.values())
     if not quick:
         print(f"[quadnet] total {total:.1f} s (full mode)", file=out, flush=True)

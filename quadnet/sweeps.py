@@ -73,6 +73,8 @@ class Sweep:
     ``seed_keys`` lists the parameters the cell seed depends on (default: all), so cells that
     differ only in the method can share an instance (common random numbers).
     ``results`` fixes the CSV order of the result fields (default: sorted names).
+    ``requires`` names modules the cell function imports lazily; the sweep is unavailable
+    (and says so) when one of them is missing.
     """
 
     name: str
@@ -83,6 +85,7 @@ class Sweep:
     results: tuple[str, ...] | None = None
     seed_keys: tuple[str, ...] | None = None
     seed_arg: str | None = "seed"
+    requires: tuple[str, ...] = ()
 
     def axes(self, quick: bool) -> dict[str, tuple]:
         return {k: tuple(v) for k, v in (self.quick if quick else self.full).items()}
@@ -90,6 +93,8 @@ class Sweep:
     def cell_function(self) -> Callable[..., Mapping[str, Any]]:
         module, _, attr = self.cell.partition(":")
         try:
+            for dep in self.requires:
+                importlib.import_module(dep)
             return getattr(importlib.import_module(module), attr)
         except (ImportError, AttributeError) as exc:
             raise SweepCellError(f"sweep {self.name!r} needs {self.cell}, which is not "
@@ -517,6 +522,7 @@ register_sweep(Sweep(
           "ratio": (0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.25, 2.5, 2.75, 3.0, 3.5, 4.0),
           "trial": tuple(range(20)), "init": ("spectral", "small"), "method": ("lbfgs",)},
     results=_RECOVERY_RESULTS,
+    requires=("quadnet.recovery",),
     seed_keys=(),  # one master seed: the instance is drawn from (seed, d, r, m, trial)
 ))
 
@@ -531,4 +537,5 @@ register_sweep(Sweep(
     results=_SELECTION_RESULTS,
     seed_keys=("instance",),
     seed_arg="instance_seed",
+    requires=("quadnet.commuting",),
 ))

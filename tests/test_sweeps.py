@@ -275,3 +275,28 @@ def test_cli_sweep_list_and_errors(tmp_path, capsys):
     assert "not writable" in capsys.readouterr().err
     with pytest.raises(SystemExit):  # argparse: the backends are mutually exclusive
         main(["sweep", "quotient-gd", "--workers", "2", "--dask-local", "2"])
+
+
+# ---------------------------------------------------------------------- the science sweeps
+def test_selection_sweep_quick_runs_and_approaches_min_trace(tmp_path):
+    pytest.importorskip("quadnet.commuting")
+    rep = run_sweep("selection", tmp_path / "s", quick=True, workers=0, progress=False)
+    rows = read_results(rep.store)
+    assert len(rows) == rep.n_cells == 28
+    for inst in {r["instance"] for r in rows}:
+        mine = sorted((r for r in rows if r["instance"] == inst), key=lambda r: r["log_inv_eps"])
+        assert len({r["seed"] for r in mine}) == 1  # one instance per row of eps
+        # THEORY §5: the limit from eps*1 tends to the minimum-trace interpolant as eps -> 0
+        assert mine[-1]["trace_gap"] < mine[0]["trace_gap"]
+
+
+def test_recovery_sweep_quick_cells_match_the_cell_function(tmp_path):
+    recovery = pytest.importorskip("quadnet.recovery")
+    cells = sweep_cells("recovery", quick=True)
+    assert len(cells) == 60 and len({c["seed"] for c in cells}) == 1  # one master seed
+    cell = cells[-1]  # d = 8, r = 2, ratio 4: m = 4 n_h
+    out = sweeps._execute_cell(sweeps.get_sweep("recovery"), cell["params"], cell["seed"])
+    assert out["m"] == 4 * out["n_h"] == 4 * 15
+    direct = recovery.phase_transition_cell(8, 2, 60, cell["params"]["trial"], "spectral",
+                                            "lbfgs", cell["seed"])
+    assert out["rel_error"] == direct["rel_error"] and out["success"] is direct["success"]
