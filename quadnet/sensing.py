@@ -39,7 +39,6 @@ __all__ = [
     "SpectralInitWarning",
     "inverse_population_normal_operator",
     "population_normal_operator",
-    "relative_error",
 ]
 
 
@@ -178,7 +177,11 @@ class GaussianSensing(Loss):
 
     def factor_value_and_gradient(self, U) -> tuple[float, np.ndarray]:
         """``(L(U), grad L(U))`` sharing the product ``X U`` (for quasi-Newton methods)."""
-        XU, res = self._residual(self._factor(U))
+        return self._value_and_gradient(self._factor(U))
+
+    def _value_and_gradient(self, U: np.ndarray) -> tuple[float, np.ndarray]:
+        """Unchecked ``(L(U), grad L(U))`` for a validated ``d x r`` float64 ``U`` (inner loops)."""
+        XU, res = self._residual(U)
         val = float(res @ res) / (2 * self.m)
         XU *= res[:, None]
         return val, self.X.T @ XU * (2.0 / self.m)
