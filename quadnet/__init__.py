@@ -14,6 +14,9 @@ from .losses import *  # noqa: F401,F403
 from .dynamics import *  # noqa: F401,F403
 from .conformance import *  # noqa: F401,F403
 # --- feature modules: one import block per module, added below this line ---
+from . import rfm, diagnostics
+from .rfm import *  # noqa: F401,F403
+from .diagnostics import *  # noqa: F401,F403
 from . import fact
 from .fact import *  # noqa: F401,F403
 from . import sensing
@@ -30,6 +33,8 @@ __all__ = [
     *dynamics.__all__,
     *conformance.__all__,
     # --- feature modules' __all__, added below this line ---
+    *rfm.__all__,
+    *diagnostics.__all__,
     *fact.__all__,
     *sensing.__all__,
 ]

@@ -41,14 +41,11 @@ from .kernels import (
 )
 
 __all__ = [
-    "Dataset",
     "RFMWarning",
     "RecursiveFeatureMachine",
-    "accuracy",
     "block_circulant_score",
     "modular_arithmetic",
     "sparse_parity",
-    "sqrt_psd_update",
 ]
 
 UPDATES = ("fact", "nfa")
