@@ -193,7 +193,7 @@ def block_circulant_score(M, p: int | None = None) -> float:
         for s in range(2):
             B = Mt[r * p:(r + 1) * p, s * p:(s + 1) * p]
             off = ~np.eye(p, dtype=bool) if r == s else np.ones((p, p), dtype=bool)
-            B = np.where(off, B - B[off].mean(), 0.0)
+            B = np.where(off, B - (B[off].mean() if off.any() else 0.0), 0.0)
             total += float(np.sum(B**2))
             kept += max(_structured_energy(B, -1), _structured_energy(B, +1))
     return kept / total if total > 0 else 0.0

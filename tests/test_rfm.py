@@ -1,0 +1,244 @@
+"""Tests of quadnet.kernels and quadnet.rfm (THEORY.md §6, docs/rfm.md)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from quadnet.checks import CheckContext, run_check
+from quadnet.kernels import KERNELS, agop, fact_matrix, input_gradients, kernel_matrix
+from quadnet.rfm import (
+    RecursiveFeatureMachine,
+    RFMWarning,
+    _psd_power,
+    block_circulant_score,
+    modular_arithmetic,
+    sparse_parity,
+    sqrt_psd_update,
+)
+
+
+def _problem(seed: int, n: int, d: int, c: int):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    A = rng.standard_normal((n, c))
+    R = rng.standard_normal((d, d))
+    M = R @ R.T / d + 0.1 * np.eye(d)
+    return X, A, M
+
+
+def _fd_gradients(kernel, X, A, M, L, h=1e-3):
+    """5-point central differences of f_c(x) = Σ_j a_jc k(x, x_j) at the centres (n × c × d)."""
+    n, d = X.shape
+    G = np.zeros((n, A.shape[1], d))
+    for k in range(d):
+        e = np.zeros(d)
+        e[k] = h
+
+        def f(Z):
+            return kernel_matrix(kernel, Z, X, M, L) @ A
+
+        G[:, :, k] = (-f(X + 2 * e) + 8 * f(X + e) - 8 * f(X - e) + f(X - 2 * e)) / (12 * h)
+    return G
+
+
+def _rel(a, b):
+    return np.linalg.norm(a - b) / np.linalg.norm(b)
+
+
+# The 5-point stencil with h = 1e-3 has truncation error ~h^4 |f^(5)| ~ 1e-12 relative and
+# rounding ~eps/h ~ 1e-13; the issue's bound 1e-7 leaves room for the Laplace kernel, whose
+# higher derivatives are larger near (but not at) coincident points.
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 2**31), n=st.integers(3, 8), d=st.integers(2, 5), c=st.integers(1, 3),
+       kernel=st.sampled_from(sorted(KERNELS)), L=st.floats(1.0, 3.0))
+def test_closed_forms_match_finite_differences(seed, n, d, c, kernel, L):
+    X, A, M = _problem(seed, n, d, c)
+    G = _fd_gradients(kernel, X, A, M, L)
+    assert _rel(input_gradients(kernel, X, X, A, M, L), G) <= 1e-7
+    assert _rel(fact_matrix(kernel, X, A, M, L), np.einsum("ic,ick,il->kl", A, G, X)) <= 1e-7
+    assert _rel(agop(kernel, X, A, M, L), np.einsum("ick,icl->kl", G, G) / n) <= 1e-7
+    Gc = G - G.mean(axis=0)
+    assert _rel(agop(kernel, X, A, M, L, centre=True),
+                np.einsum("ick,icl->kl", Gc, Gc) / n) <= 1e-7
+
+
+@pytest.mark.parametrize("kernel", sorted(KERNELS))
+@pytest.mark.parametrize("shape", [(6, 4, 3), (30, 2, 1)])  # n <= cd: Gram route; n > cd: tensor
+def test_agop_routes_agree_with_per_point_gradients(kernel, shape):
+    n, d, c = shape
+    X, A, M = _problem(1, n, d, c)
+    G = input_gradients(kernel, X, X, A, M, 1.5).reshape(n * c, d)
+    # both are exact formulas: agreement to rounding (1e-12 relative)
+    assert _rel(agop(kernel, X, A, M, 1.5), G.T @ G / n) <= 1e-12
+
+
+@pytest.mark.parametrize("kernel", sorted(KERNELS))
+def test_fact_is_M_times_symmetric_B(kernel):
+    X, A, M = _problem(2, 7, 4, 2)
+    F = fact_matrix(kernel, X, A, M, 1.3)
+    B = np.linalg.solve(M, F)
+    assert np.linalg.norm(B - B.T) <= 1e-10 * np.linalg.norm(B)  # rounding of the solve
+    if KERNELS[kernel] == 0:  # inner-product kernels: B = Xᵀ(α ⊙ AAᵀ)X is PSD (Schur product)
+        assert np.linalg.eigvalsh(0.5 * (B + B.T)).min() >= -1e-10 * np.linalg.norm(B)
+
+
+def test_fm_form_equals_square_root_of_FM():
+    # docs/rfm.md: (F M² Fᵀ)^{1/4} = (F M)^{1/2} when F M = M B M is PSD (exp_inner kernel)
+    X, A, M = _problem(3, 8, 5, 2)
+    F = fact_matrix("exp_inner", X, A, M, 1.2)
+    FM = F @ M
+    assert np.linalg.norm(FM - FM.T) <= 1e-10 * np.linalg.norm(FM)
+    lhs = sqrt_psd_update(FM, 0.5)
+    rhs = _psd_power(FM, 0.5)
+    assert _rel(lhs, rhs) <= 1e-10  # two factorisations of the same PSD root
+    np.testing.assert_allclose(lhs @ lhs, 0.5 * (FM + FM.T), rtol=0, atol=1e-10 * np.abs(FM).max())
+
+
+def test_fact_forms_have_the_same_fixed_point():
+    # at F = M both updates return M (for a PSD M)
+    _, _, M = _problem(4, 3, 5, 1)
+    assert _rel(sqrt_psd_update(M, 1.0), M) <= 1e-12
+    assert _rel(sqrt_psd_update(M @ M, 0.5), M) <= 1e-12
+
+
+def test_modular_arithmetic_data():
+    D = modular_arithmetic(7, "add", 0.5, seed=3)
+    assert D.X_train.shape == (24, 14) and D.X_test.shape == (25, 14)
+    assert D.y_train.shape == (24, 7)
+    a, b = D.info["pairs_train"].T
+    np.testing.assert_array_equal(D.X_train[:, :7].argmax(1), a)
+    np.testing.assert_array_equal(D.X_train[:, 7:].argmax(1), b)
+    np.testing.assert_array_equal(D.y_train.argmax(1), (a + b) % 7)
+    all_pairs = np.vstack([D.info["pairs_train"], D.info["pairs_test"]])
+    assert len({tuple(r) for r in all_pairs}) == 49
+    D2 = modular_arithmetic(7, "add", 0.5, seed=3)
+    np.testing.assert_array_equal(D.X_train, D2.X_train)
+    Dd = modular_arithmetic(7, "div", 0.5, seed=0)
+    a, b = Dd.info["pairs_train"].T
+    np.testing.assert_array_equal((Dd.y_train.argmax(1) * b) % 7, a)
+
+
+def test_sparse_parity_data():
+    D = sparse_parity(20, 3, 50, n_test=30, seed=5)
+    S = D.info["support"]
+    assert len(S) == 3 and D.X_train.shape == (50, 20) and D.y_test.shape == (30, 1)
+    assert set(np.unique(D.X_train)) <= {-1.0, 1.0}
+    np.testing.assert_array_equal(D.y_train[:, 0], np.prod(D.X_train[:, S], axis=1))
+    np.testing.assert_array_equal(D.X_test, sparse_parity(20, 3, 50, n_test=30, seed=5).X_test)
+
+
+def test_block_circulant_score():
+    p = 7
+    rng = np.random.default_rng(0)
+    c = rng.standard_normal(p)
+    i, j = np.indices((p, p))
+    circ, hank = c[(i - j) % p], c[(i + j) % p]
+    M = np.block([[circ, hank], [hank.T, circ.T]])
+    assert block_circulant_score(M) == pytest.approx(1.0, abs=1e-12)
+    assert block_circulant_score(np.eye(2 * p)) == 0.0
+    R = rng.standard_normal((2 * p, 2 * p))
+    assert block_circulant_score(R + R.T) < 0.6  # noise: ~2/p of the energy
+
+
+def _fit_small(**kw):
+    D = modular_arithmetic(11, "add", 0.8, seed=1)
+    m = RecursiveFeatureMachine(kernel="exp_inner", bandwidth=3.0, iters=3, **kw)
+    return m.fit(D.X_train, D.y_train, D.X_test, D.y_test), D
+
+
+def test_fit_predict_shapes_history_and_determinism():
+    m, D = _fit_small()
+    assert m.predict(D.X_test).shape == D.y_test.shape
+    assert m.coef_.shape == D.y_train.shape
+    assert np.trace(m.M_) == pytest.approx(D.X_train.shape[1], rel=1e-12)
+    for key in ("train_acc", "val_acc", "train_mse", "val_mse", "circulant_score",
+                "fixed_point_residual"):
+        assert len(m.history_[key]) == 4
+    assert len(m.history_["update_change"]) == 3
+    assert m.history_["train_acc"][-1] == 1.0  # ridgeless: interpolates the training data
+    m2, _ = _fit_small()
+    np.testing.assert_array_equal(m.M_, m2.M_)
+    np.testing.assert_array_equal(m.predict(D.X_test), m2.predict(D.X_test))
+    assert -np.inf < m.score(D.X_test, D.y_test) <= 1.0
+    assert 0.0 <= m.accuracy(D.X_test, D.y_test) <= 1.0
+
+
+@pytest.mark.parametrize("kw", [{"update": "nfa"}, {"fact_form": "fm"}, {"normalize": None},
+                                {"ridge": 1e-3}, {"kernel": "laplace"}, {"kernel": "quadratic"}])
+def test_all_variants_run_finite(kw):
+    base = {"kernel": "exp_inner", "bandwidth": 3.0, "iters": 2}
+    base.update(kw)
+    D = modular_arithmetic(7, "add", 0.8, seed=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RFMWarning)  # quadratic kernel on one-hot data is singular
+        m = RecursiveFeatureMachine(**base).fit(D.X_train, D.y_train)
+    assert np.all(np.isfinite(m.M_)) and np.all(np.isfinite(m.predict(D.X_test)))
+
+
+def test_get_set_params_roundtrip():
+    m = RecursiveFeatureMachine(kernel="laplace", bandwidth=2.0, update="nfa", iters=4)
+    params = m.get_params()
+    assert params["kernel"] == "laplace" and params["iters"] == 4
+    clone = RecursiveFeatureMachine(**params)
+    assert clone.get_params() == params
+    assert m.set_params(bandwidth=5.0) is m and m.bandwidth == 5.0
+    with pytest.raises(ValueError, match="unknown parameter"):
+        m.set_params(width=3)
+
+
+def test_ridgeless_singular_kernel_falls_back_with_warning():
+    X = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])  # duplicate rows: K is singular
+    Y = np.array([[1.0], [1.0], [-1.0]])
+    m = RecursiveFeatureMachine(kernel="gaussian", bandwidth=1.0, iters=1)
+    with pytest.warns(RFMWarning, match="jitter"):
+        m.fit(X, Y)
+    assert np.all(np.isfinite(m.coef_))
+    np.testing.assert_allclose(m.predict(X), Y, atol=1e-4)  # consistent duplicates interpolated
+
+
+def test_bad_input():
+    X, Y = np.eye(4), np.ones((4, 1))
+    with pytest.raises(ValueError, match="kernel"):
+        RecursiveFeatureMachine(kernel="rbf")
+    with pytest.raises(ValueError, match="update"):
+        RecursiveFeatureMachine(update="agop")
+    with pytest.raises(ValueError, match="fact_form"):
+        RecursiveFeatureMachine(fact_form="FM")
+    with pytest.raises(ValueError, match="normalize"):
+        RecursiveFeatureMachine(normalize="max")
+    for bw in (0.0, -1.0, np.inf):
+        with pytest.raises(ValueError, match="bandwidth"):
+            RecursiveFeatureMachine(bandwidth=bw)
+    with pytest.raises(TypeError, match="bandwidth"):
+        RecursiveFeatureMachine(bandwidth="wide")
+    m = RecursiveFeatureMachine(iters=1)
+    with pytest.raises(ValueError, match="Y must have one row per input row"):
+        m.fit(X, np.ones((3, 1)))
+    bad = X.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="X has 1 non-finite"):
+        m.fit(bad, Y)
+    with pytest.raises(ValueError, match="Y has 1 non-finite"):
+        m.fit(X, np.array([[1.0], [np.inf], [0.0], [1.0]]))
+    with pytest.raises(ValueError, match="X_val"):
+        m.fit(X, Y, X_val=np.eye(3, 4))
+    with pytest.raises(RuntimeError, match="not fitted"):
+        RecursiveFeatureMachine().predict(X)
+    with pytest.raises(ValueError, match="kernel"):
+        kernel_matrix("poly", X, X, np.eye(4), 1.0)
+    with pytest.raises(ValueError, match="op"):
+        modular_arithmetic(5, op="pow")
+    with pytest.raises(ValueError, match="prime"):
+        modular_arithmetic(6, op="div")
+    with pytest.raises(ValueError, match="k must be <= 5"):
+        sparse_parity(5, 6, 10)
+
+
+def test_check_passes_in_quick_mode():
+    res = run_check("rfm", CheckContext(quick=True))
+    assert res.passed, [(r.claim, r.measured) for r in res.rows if not r.passed]
