@@ -244,7 +244,7 @@ def _figures(ctx, powers, curves, example, path) -> list[str]:
     fig, ax = plt.subplots(figsize=(6.2, 4.0))
     ax.plot(ks + 1, cos_f, label=r"cos($W^TW$, FACT)")
     ax.fill_between(ks + 1, np.maximum(cos_lb, -1.0), 1.0, color="C0", alpha=0.12,
-                    label=r"certified by $\|\nabla J\|$ (identity ★)")
+                    label=r"range allowed by $\|\nabla J\|$ (identity ★)")
     ax.plot(ks + 1, cos_a, label=r"cos($W^TW$, AGOP)", alpha=0.7)
     ax.set_xscale("log")
     ax.set_xlabel("gradient-descent step + 1")
