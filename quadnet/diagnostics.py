@@ -132,10 +132,12 @@ def _pairwise_upper(D: np.ndarray) -> np.ndarray:
 
 
 def _pearson(a: np.ndarray, b: np.ndarray, what: str) -> float:
+    """Pearson correlation; values constant to 1e-12 relative (rounding) have none."""
+    scale_a, scale_b = np.linalg.norm(a), np.linalg.norm(b)
     a = a - a.mean()
     b = b - b.mean()
     na, nb = np.linalg.norm(a), np.linalg.norm(b)
-    if na == 0 or nb == 0:
+    if na <= 1e-12 * scale_a or nb <= 1e-12 * scale_b:
         raise ValueError(f"the pairwise {what} are constant in one of the spaces; their "
                          f"correlation is undefined")
     return float(np.clip(a @ b / (na * nb), -1.0, 1.0))
