@@ -216,42 +216,53 @@ def _single_threaded_children() -> Iterator[None]:
                 os.environ[k] = v
 
 
-# A backend is a generator of (cell index, finished future). The driver sends ``True`` into it
-# after a cell failed: the backend then cancels the cells not yet started but still delivers
-# those that finish, so that no finished cell is lost before the error is raised.
-Backend = Generator[tuple[int, Any], bool | None, None]
+Chunk = list[tuple[int, dict[str, Any], int]]  # (cell index, params, cell seed) per cell
+
+
+def _execute_chunk(sweep: Sweep, chunk: Chunk) -> list[tuple[int, Any]]:
+    """Run the cells of one task in order; a failing cell gives its exception (the others in
+    the chunk still run), so one task returns ``[(index, result dict or exception), ...]``."""
+    out: list[tuple[int, Any]] = []
+    for i, params, seed in chunk:
+        try:
+            out.append((i, _execute_cell(sweep, params, seed)))
+        except Exception as exc:  # noqa: BLE001 - reported by the driver with the cell's name
+            out.append((i, exc))
+    return out
+
+
+# A backend is a generator of (cell indices of a task, finished future). The driver sends
+# ``True`` into it after a cell failed: the backend then cancels the tasks not yet started but
+# still delivers those that finish, so that no finished cell is lost before the error is raised.
+Backend = Generator[tuple[list[int], Any], bool | None, None]
 
 
 class _Done:
-    """A finished in-process cell, with the interface of a future."""
+    """A finished in-process task, with the interface of a future."""
 
-    def __init__(self, fn, *args):
-        try:
-            self._value, self._error = fn(*args), None
-        except Exception as exc:  # noqa: BLE001 - re-raised by result(), like a future
-            self._value, self._error = None, exc
+    def __init__(self, value):
+        self._value = value
 
     def result(self):
-        if self._error is not None:
-            raise self._error
         return self._value
 
 
-def _run_inline(sweep: Sweep, todo: list[tuple[int, dict]]) -> Backend:
+def _run_inline(sweep: Sweep, chunks: list[Chunk]) -> Backend:
     """``workers=0``: the cells run one after the other in the calling process."""
-    for i, cell in todo:
-        if (yield i, _Done(_execute_cell, sweep, cell["params"], cell["seed"])):
+    for chunk in chunks:
+        if (yield [c[0] for c in chunk], _Done(_execute_chunk(sweep, chunk))):
+            yield  # the value of send(); then stop
             return
 
 
-def _run_local(sweep: Sweep, todo: list[tuple[int, dict]], workers: int) -> Backend:
+def _run_local(sweep: Sweep, chunks: list[Chunk], workers: int) -> Backend:
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     with _single_threaded_children(), ProcessPoolExecutor(
             max_workers=workers, mp_context=mp.get_context("spawn")) as pool:
-        futures = {pool.submit(_execute_cell, sweep, cell["params"], cell["seed"]): i
-                   for i, cell in todo}
+        futures = {pool.submit(_execute_chunk, sweep, chunk): [c[0] for c in chunk]
+                   for chunk in chunks}
         try:
             for fut in as_completed(futures):
                 if fut.cancelled():
@@ -264,7 +275,7 @@ def _run_local(sweep: Sweep, todo: list[tuple[int, dict]], workers: int) -> Back
             pool.shutdown(wait=False, cancel_futures=True)
 
 
-def _run_dask(sweep: Sweep, todo: list[tuple[int, dict]], *, n_local: int | None,
+def _run_dask(sweep: Sweep, chunks: list[Chunk], *, n_local: int | None,
               address: str | None) -> Backend:
     try:
         from distributed import Client, LocalCluster, as_completed
@@ -284,10 +295,10 @@ def _run_dask(sweep: Sweep, todo: list[tuple[int, dict]], *, n_local: int | None
                 n_workers=n_local, threads_per_worker=1, processes=True,
                 dashboard_address=None, silence_logs=logging.CRITICAL))
             client = stack.enter_context(Client(cluster))
-        futures = [client.submit(_execute_cell, sweep, cell["params"], cell["seed"], pure=False,
-                                 key=f"quadnet-{sweep.name}-{i:06d}-{cell['seed']}")
-                   for i, cell in todo]
-        where = {fut.key: i for fut, (i, _) in zip(futures, todo)}
+        futures = [client.submit(_execute_chunk, sweep, chunk, pure=False,
+                                 key=f"quadnet-{sweep.name}-{chunk[0][0]:06d}-{len(chunk)}")
+                   for chunk in chunks]
+        where = {fut.key: [c[0] for c in chunk] for fut, chunk in zip(futures, chunks)}
         try:
             for fut in as_completed(futures):
                 if fut.cancelled():
@@ -299,14 +310,24 @@ def _run_dask(sweep: Sweep, todo: list[tuple[int, dict]], *, n_local: int | None
             client.cancel(futures)
 
 
-def _result_or_raise(name: str, i: int, cell: dict, fut) -> dict:
-    try:
-        return fut.result()
-    except SweepCellError:
-        raise
-    except Exception as exc:  # the cell's own error, re-raised with its coordinates
-        raise SweepCellError(f"sweep {name!r}: cell {i} {cell['params']} (seed {cell['seed']}) "
-                             f"failed: {type(exc).__name__}: {exc}") from exc
+def _cell_error(name: str, i: int, cell: dict, exc: BaseException) -> SweepCellError:
+    if isinstance(exc, SweepCellError):
+        return exc
+    err = SweepCellError(f"sweep {name!r}: cell {i} {cell['params']} (seed {cell['seed']}) "
+                         f"failed: {type(exc).__name__}: {exc}")
+    err.__cause__ = exc
+    return err
+
+
+def _chunks(todo: list[tuple[int, dict]], chunk: int) -> list[Chunk]:
+    cells = [(i, c["params"], c["seed"]) for i, c in todo]
+    return [cells[k:k + chunk] for k in range(0, len(cells), chunk)]
+
+
+def auto_chunk(n_todo: int, n_workers: int) -> int:
+    """Cells per task: about 8 tasks per worker, at most 16 cells per task (so a killed run
+    loses at most 16 cells' worth of unsaved work per worker and progress stays smooth)."""
+    return max(1, min(16, n_todo // (8 * max(1, n_workers))))
 
 
 # ---------------------------------------------------------------------- the driver
@@ -336,13 +357,15 @@ def _manifest(sweep: Sweep, quick: bool, seed: int, cells: list[dict]) -> dict[s
 
 def run_sweep(name: str | Sweep, store, *, quick: bool = False, seed: int = 0, workers: int = 1,
               dask_local: int | None = None, scheduler: str | None = None,
-              progress: bool = True) -> SweepReport:
+              chunk: int | None = None, progress: bool = True) -> SweepReport:
     """Run (or resume) the sweep ``name`` (a registered name or a :class:`Sweep`) into the
     directory ``store``; return a report.
 
     Cells already in the store are skipped; the others run on ``workers`` local processes
     (``workers=0``: serially in this process, e.g. for debugging), on a local Dask cluster of ``dask_local`` workers, or on the Dask ``scheduler`` at that
-    address (give at most one of ``dask_local``/``scheduler``). When every cell is done,
+    address (give at most one of ``dask_local``/``scheduler``). ``chunk`` cells go into one
+    task (default :func:`auto_chunk`; every cell is still saved on its own, and the results do
+    not depend on the chunking). When every cell is done,
     ``store/results.csv`` is (re)written. Raises ``ValueError`` for an unknown sweep,
     :class:`SweepStoreError` (a ``ValueError``) for an unwritable store or one made by a
     different sweep/parameters, and :class:`SweepCellError` when a cell fails (the cells
@@ -363,17 +386,21 @@ def run_sweep(name: str | Sweep, store, *, quick: bool = False, seed: int = 0, w
     done = st.finished(cells)
     todo = [(i, c) for i, c in enumerate(cells) if i not in done]
     skipped = len(done)
+    n_par = dask_local or (workers if scheduler is None else 8)
+    if chunk is None:
+        chunk = auto_chunk(len(todo), n_par) if workers or dask_local or scheduler else 1
+    chunks = _chunks(todo, as_int(chunk, "chunk", minimum=1))
     if scheduler is not None:
         backend, runner = f"dask scheduler {scheduler}", \
-            (lambda: _run_dask(sweep, todo, n_local=None, address=scheduler))
+            (lambda: _run_dask(sweep, chunks, n_local=None, address=scheduler))
     elif dask_local is not None:
         backend, runner = f"dask LocalCluster({dask_local})", \
-            (lambda: _run_dask(sweep, todo, n_local=dask_local, address=None))
+            (lambda: _run_dask(sweep, chunks, n_local=dask_local, address=None))
     elif workers == 0:
-        backend, runner = "this process", (lambda: _run_inline(sweep, todo))
+        backend, runner = "this process", (lambda: _run_inline(sweep, chunks))
     else:
         backend, runner = f"{workers} local process(es)", \
-            (lambda: _run_local(sweep, todo, workers))
+            (lambda: _run_local(sweep, chunks, workers))
     if todo:
         from tqdm.auto import tqdm
 
@@ -381,19 +408,23 @@ def run_sweep(name: str | Sweep, store, *, quick: bool = False, seed: int = 0, w
                   disable=not progress, leave=False) as bar:
             gen, error = runner(), None
             try:
-                for i, fut in gen:
+                for indices, fut in gen:
                     try:
-                        result = _result_or_raise(sweep.name, i, cells[i], fut)
-                    except SweepCellError as exc:
-                        if error is None:  # stop starting cells; keep those that finish
-                            error = exc
-                            gen.send(True)
-                        continue
-                    rec = {"index": i, "params": cells[i]["params"], "seed": cells[i]["seed"],
-                           "result": result}
-                    st.write_cell(i, rec)
-                    done[i] = rec
-                    bar.update(1)
+                        outs = fut.result()
+                    except Exception as exc:  # noqa: BLE001 - the task itself died
+                        outs = [(i, exc) for i in indices]
+                    for i, result in outs:
+                        if isinstance(result, BaseException):
+                            if error is None:  # stop starting cells; keep those that finish
+                                error = _cell_error(sweep.name, i, cells[i], result)
+                                with contextlib.suppress(StopIteration):
+                                    gen.send(True)
+                            continue
+                        rec = {"index": i, "params": cells[i]["params"],
+                               "seed": cells[i]["seed"], "result": result}
+                        st.write_cell(i, rec)
+                        done[i] = rec
+                        bar.update(1)
             finally:
                 gen.close()
             if error is not None:

@@ -91,6 +91,8 @@ def test_workers_2_and_in_process_identical_to_workers_1(reference, tmp_path):
     assert (tmp_path / "w2" / "results.csv").read_bytes() == reference
     _run(tmp_path / "w0", workers=0)
     assert (tmp_path / "w0" / "results.csv").read_bytes() == reference
+    _run(tmp_path / "c3", workers=2, chunk=3)  # 3 cells per task: chunking changes nothing
+    assert (tmp_path / "c3" / "results.csv").read_bytes() == reference
 
 
 def test_dask_local_2_identical_to_workers_1(reference, tmp_path):
@@ -228,6 +230,8 @@ def test_bad_arguments(tmp_path):
         run_sweep("nope", tmp_path / "s")
     with pytest.raises(ValueError, match="workers"):
         _run(tmp_path / "s", workers=-1)
+    with pytest.raises(ValueError, match="chunk"):
+        _run(tmp_path / "s", chunk=0)
     with pytest.raises(ValueError, match="at most one"):
         _run(tmp_path / "s", dask_local=2, scheduler="tcp://127.0.0.1:1")
     with pytest.raises(ValueError, match="seed"):
@@ -245,7 +249,8 @@ def test_failing_cell_names_the_cell_and_keeps_finished_ones(tmp_path):
                 quick={"d": (3,), "r": (1, 2, 4), "eta_scale": (0.2,), "trial": (0,),
                        "steps": (10,)}, full={})
     with pytest.raises(SweepCellError, match=r"cell 2 \{'d': 3, 'r': 4.*r must be at most"):
-        run_sweep(bad, tmp_path / "s", quick=True, progress=False)
+        # one task holds all three cells: the two good ones are still saved
+        run_sweep(bad, tmp_path / "s", quick=True, progress=False, workers=0, chunk=3)
     assert sorted(p.name for p in (tmp_path / "s" / "cells").glob("0*.json")) == \
         ["000000.json", "000001.json"]
     assert not (tmp_path / "s" / "results.csv").exists()

@@ -1,0 +1,71 @@
+"""Sweep throughput: 2 local workers vs 1, and a 2-worker Dask LocalCluster vs 2 local processes.
+
+Runs the same slice of the recovery phase-transition sweep (L-BFGS from the spectral start,
+d = 10, r = 1, 2) into fresh stores with ``--workers 1``, ``--workers 2`` and ``--dask-local 2``
+and prints, for each, the end-to-end wall time (worker start-up included) and the steady-state
+throughput (cells per second between the first and the last finished cell, from the cell
+files' modification times). The three results.csv files must be byte-identical.
+
+Targets (issue 6): 2 workers >= 1.7x one worker; Dask-local within 15% of local processes.
+The machine has 2 cores, so any other load on it lowers the 2-worker ratio; the 1-minute load
+average is printed before each run.
+
+Usage: ``python benchmarks/bench_sweep.py [--trials N]`` (default 40 trials per grid point).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from quadnet.sweeps import Sweep, run_sweep, sweep_cells
+
+
+def recovery_slice(trials: int) -> Sweep:
+    axes = {"d": (10,), "r": (1, 2), "ratio": (1.5, 2.0, 3.0, 4.0), "trial": tuple(range(trials)),
+            "init": ("spectral",), "method": ("lbfgs",)}
+    return Sweep("recovery", "bench slice of the recovery sweep",
+                 "quadnet.sweeps:recovery_sweep_cell", quick=axes, full=axes,
+                 results=("m", "n_h", "success", "rel_error", "iterations", "converged",
+                          "diverged"),
+                 seed_keys=(), requires=("quadnet.recovery",))
+
+
+def timed(sweep: Sweep, store: Path, **backend) -> dict:
+    load = os.getloadavg()[0]
+    t0 = time.perf_counter()
+    rep = run_sweep(sweep, store, quick=True, progress=False, **backend)
+    wall = time.perf_counter() - t0
+    mt = sorted(p.stat().st_mtime for p in (store / "cells").glob("0*.json"))
+    steady = (len(mt) - 1) / (mt[-1] - mt[0])
+    digest = hashlib.sha256((store / "results.csv").read_bytes()).hexdigest()[:16]
+    print(f"{rep.backend:<24} wall {wall:7.2f} s  end-to-end {rep.n_cells / wall:6.2f} cells/s  "
+          f"steady {steady:6.2f} cells/s  load {load:4.1f}  results.csv {digest}")
+    return {"wall": wall, "rate": rep.n_cells / wall, "steady": steady, "digest": digest}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--trials", type=int, default=40)
+    args = p.parse_args()
+    sweep = recovery_slice(args.trials)
+    n = len(sweep_cells(sweep, quick=True))
+    print(f"recovery slice: {n} cells, {os.cpu_count()} cores")
+    with tempfile.TemporaryDirectory() as tmp:
+        one = timed(sweep, Path(tmp) / "w1", workers=1)
+        two = timed(sweep, Path(tmp) / "w2", workers=2)
+        dask = timed(sweep, Path(tmp) / "d2", dask_local=2)
+    same = one["digest"] == two["digest"] == dask["digest"]
+    print(f"\nthroughput 2 workers / 1 worker: end-to-end {two['rate'] / one['rate']:.2f}x, "
+          f"steady-state {two['steady'] / one['steady']:.2f}x   (target >= 1.7x)")
+    print(f"dask-local 2 / local 2 workers:   end-to-end {dask['rate'] / two['rate']:.2f}x, "
+          f"steady-state {dask['steady'] / two['steady']:.2f}x   (target within 15%: >= 0.85x)")
+    print(f"results.csv byte-identical across the three backends: {same}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,64 @@
+"""Time ``quadnet verify --quick`` (target: every registered check passes in < 2 minutes on the
+2-core machine) and, with ``--full``, the paper-scale run.
+
+Runs the command in a fresh process exactly as a user would (figures off, JSON report to a
+temporary file) and prints the wall time of the whole command, the wall and CPU seconds of
+each check, and the checks over the 20 s per-check quick budget. Wall time on a shared
+machine includes waiting for the CPU; the CPU column is what the check itself costs.
+
+Usage: ``python benchmarks/bench_verify.py [--full] [NAME ...]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from quadnet.cli import PER_CHECK_QUICK_BUDGET, QUICK_BUDGET
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("names", nargs="*")
+    p.add_argument("--full", action="store_true")
+    args = p.parse_args()
+    mode = "--full" if args.full else "--quick"
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "verify.json"
+        cmd = [sys.executable, "-m", "quadnet", "verify", *args.names, mode, "--json",
+               str(report), "--figures", "", "--no-progress"]
+        load = os.getloadavg()[0]
+        t0 = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        wall = time.perf_counter() - t0
+        if not report.exists():
+            print(proc.stdout, proc.stderr, sep="\n")
+            return 1
+        rep = json.loads(report.read_text())
+    print(f"quadnet verify {mode}: exit code {proc.returncode}, {wall:.1f} s wall for the whole "
+          f"command (interpreter start and imports included); 1-min load before: {load:.1f}")
+    print(f"{'check':<12} {'pass':<5} {'wall s':>8} {'cpu s':>8}")
+    for chk in rep["checks"]:
+        name = chk["name"]
+        print(f"{name:<12} {'yes' if chk['passed'] else 'NO':<5} {rep['seconds'][name]:8.1f} "
+              f"{rep.get('cpu_seconds', {}).get(name, float('nan')):8.1f}")
+    total = rep["seconds_total"]
+    print(f"{'all checks':<12} {'yes' if rep['passed'] else 'NO':<5} {total:8.1f} "
+          f"{sum(rep.get('cpu_seconds', {}).values()):8.1f}")
+    if not args.full:
+        print(f"\nwhole command / {QUICK_BUDGET:.0f} s budget = {wall / QUICK_BUDGET:.2f}")
+        for name, sec in rep["seconds"].items():
+            if sec > PER_CHECK_QUICK_BUDGET:
+                print(f"  {name}: {sec:.1f} s, over the {PER_CHECK_QUICK_BUDGET:.0f} s per-check "
+                      f"budget by {sec - PER_CHECK_QUICK_BUDGET:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
