@@ -14,6 +14,8 @@ from .losses import *  # noqa: F401,F403
 from .dynamics import *  # noqa: F401,F403
 from .conformance import *  # noqa: F401,F403
 # --- feature modules: one import block per module, added below this line ---
+from . import sweeps
+from .sweeps import *  # noqa: F401,F403
 from . import rfm, diagnostics
 from .rfm import *  # noqa: F401,F403
 from .diagnostics import *  # noqa: F401,F403
@@ -33,6 +35,7 @@ __all__ = [
     *dynamics.__all__,
     *conformance.__all__,
     # --- feature modules' __all__, added below this line ---
+    *sweeps.__all__,
     *rfm.__all__,
     *diagnostics.__all__,
     *fact.__all__,
