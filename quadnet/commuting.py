@@ -364,6 +364,7 @@ class CommutingSensing(Loss):
         steps = as_int(steps, "steps", minimum=0)
         record_every = as_int(record_every, "record_every", minimum=1)
         A, y = self.spectra, self.y
+        c = (2.0 * eta / self.m) * A.T           # 2 eta g = c @ (A q - y)
         ynorm = max(np.max(np.abs(y)), np.finfo(float).tiny)
         q = np.where(pos, np.exp(np.minimum(z, 700.0)), 0.0)
         ts, qs, vals = [0], [q], [self.reduced_loss(q)]
@@ -374,9 +375,8 @@ class CommutingSensing(Loss):
                 if rtol is not None and np.max(np.abs(r)) <= rtol * ynorm:
                     k -= 1
                     break
-                g = A.T @ r / self.m
-                z = z + 2.0 * np.log(np.abs(1.0 - 2.0 * eta * g))
-                if np.max(z) > 230.0 or np.isnan(z).any():
+                z = z + 2.0 * np.log(np.abs(1.0 - c @ r))
+                if not z.max() <= 230.0:  # also catches NaN
                     raise DivergenceError(f"reduced gradient descent diverged at step {k} with "
                                           f"eta = {eta:g}; use a smaller step size eta")
                 q = np.exp(z)
@@ -454,4 +454,5 @@ def selection_cell(eps: float | None, instance_seed: int, *, d: int = 24, m: int
             "dist": float(np.linalg.norm(q - qm) / np.linalg.norm(qm)),
             "entropy_bound": float((_entropy(qm, w) - _entropy(q, w)) / L),
             "kkt_residual": br.kkt_residual, "iterations": br.iterations,
-            "face_dimension": mt.face_dimension}
+            "face_dimension": mt.face_dimension,
+            "min_reduced_cost": mt.info["min_reduced_cost_off_face"]}
