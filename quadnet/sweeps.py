@@ -402,7 +402,7 @@ def run_sweep(name: str | Sweep, store, *, quick: bool = False, seed: int = 0, w
         backend, runner = f"{workers} local process(es)", \
             (lambda: _run_local(sweep, chunks, workers))
     if todo:
-        from tqdm.auto import tqdm
+        from tqdm import tqdm
 
         with tqdm(total=len(cells), initial=skipped, desc=f"sweep {sweep.name}", unit="cell",
                   disable=not progress, leave=False) as bar:
