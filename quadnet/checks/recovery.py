@@ -10,20 +10,25 @@ Measures, in one run:
    error against ``m``;
 3. the phase transition of recovery (success: relative error ``<= 1e-6``) against
    ``m / n_h``, spectral vs small random start (L-BFGS, no restart) and the best method
-   (L-BFGS from the spectral start with up to 10 restarts from small random starts while
+   (L-BFGS from the spectral start with up to 20 restarts from small random starts while
    the loss does not interpolate), with the trace-min SDP baseline where cvxpy is
    installed; the empirical 90% threshold ``m_90``;
 4. the explicit sufficient sample size of :mod:`quadnet.bounds` against ``m_90``.
 
 Quick mode: ``d = 20``, ``r in {1, 2}``, ratios ``{1.5, 2.5, 4}``, 5 trials, spectral start
-only plus the best method, no SDP. Full mode: ``d in {20, 40}``, ``r in {1, 2, 4}``,
-ratios ``{1, 1.5, 2, 2.5, 3, 4}``, 20 trials, both starts; best method at ratios ``>= 2``;
-SDP at ``d = 20``, ``r in {1, 2}``, 8 trials.
+only plus the best method, no SDP, one process. Full mode: ``d in {20, 40}``,
+``r in {1, 2, 4}``, ratios ``{1.5, 2, 2.5, 3, 4}``, 20 trials, both starts; best method at
+ratios ``>= 2``; SDP at ``d = 20``, ``r in {1, 2}``, 8 trials; cells spread over two
+processes (:func:`quadnet.recovery.phase_transition_cell` is pure, so the numbers do not
+depend on scheduling). The ``(restarts)`` "best" curve: L-BFGS from the spectral start with
+up to ``BEST_RESTARTS`` restarts from small random starts while ``L(U)/L(0) > 1e-20``.
 """
 
 from __future__ import annotations
 
+import os
 import time
+from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
@@ -39,8 +44,10 @@ from ._base import CheckContext, CheckResult, register
 
 __all__ = ["BEST_RESTARTS", "dense_reference", "run", "threshold"]
 
-#: Restarts of the "best" method (L-BFGS, spectral start, then small random starts).
-BEST_RESTARTS = 10
+#: Restarts of the "best" method (L-BFGS, spectral start, then small random starts). On the
+#: hard instances near the threshold one restart succeeds with probability ~0.1 (measured at
+#: d = 40, r = 1, m = 2-2.5 n_h), so 20 restarts rescue ~90% of them.
+BEST_RESTARTS = 20
 
 
 def dense_reference(X: np.ndarray, y: np.ndarray):
@@ -162,7 +169,7 @@ def _monte_carlo(ctx: CheckContext, result: CheckResult) -> dict:
 def _sweep(ctx: CheckContext, seed: int) -> list[dict]:
     ds = (20,) if ctx.quick else (20, 40)
     rs = (1, 2) if ctx.quick else (1, 2, 4)
-    ratios = (1.5, 2.5, 4.0) if ctx.quick else (1.0, 1.5, 2.0, 2.5, 3.0, 4.0)
+    ratios = (1.5, 2.5, 4.0) if ctx.quick else (1.5, 2.0, 2.5, 3.0, 4.0)
     trials = 5 if ctx.quick else 20
     inits = ("spectral",) if ctx.quick else ("spectral", "small")
     jobs = []
@@ -184,13 +191,23 @@ def _sweep(ctx: CheckContext, seed: int) -> list[dict]:
             nh = 20 * r - r * (r - 1) // 2
             for ratio in (1.5, 2.0, 2.5, 3.0, 4.0):
                 jobs += [(20, r, round(ratio * nh), t, "-", "sdp", 0) for t in range(8)]
-    cells = []
-    for d, r, m, t, init, method, restarts in ctx.progress(jobs, "phase transition"):
-        cell = phase_transition_cell(d, r, m, t, init, method, seed, restarts=restarts)
-        cell["curve"] = ("sdp" if method == "sdp" else
-                         "best" if restarts else init)
-        cells.append(cell)
+    workers = 1 if ctx.quick else min(2, os.cpu_count() or 1)
+    args = [(d, r, m, t, init, method, seed, restarts)
+            for d, r, m, t, init, method, restarts in jobs]
+    if workers > 1:  # cells are pure functions: the result does not depend on scheduling
+        with ProcessPoolExecutor(workers) as pool:
+            cells = list(ctx.progress(pool.map(_cell, args, chunksize=8), "phase transition",
+                                      total=len(args)))
+    else:
+        cells = [_cell(a) for a in ctx.progress(args, "phase transition")]
     return cells
+
+
+def _cell(args) -> dict:
+    d, r, m, t, init, method, seed, restarts = args
+    cell = phase_transition_cell(d, r, m, t, init, method, seed, restarts=restarts)
+    cell["curve"] = "sdp" if method == "sdp" else "best" if restarts else init
+    return cell
 
 
 def _summarise(cells: list[dict]) -> dict:
@@ -237,22 +254,25 @@ def _figure(ctx: CheckContext, result: CheckResult, mc: dict, summary: dict, bou
     ax.set_ylabel(r"relative error $\|\cdot\|_F / \|\cdot\|_F$")
     ax.set_title(r"$T_m(H) \to T(H) = 2H + \mathrm{tr}(H) I$ and spectral start $\hat Q$")
     ax.legend(fontsize=8)
-    styles = {"spectral": "-o", "small": ":^", "best": "-s", "sdp": "--x"}
-    colours = {1: "C0", 2: "C1", 4: "C2"}
+    colours = {"spectral": "C0", "small": "C1", "best": "C2", "sdp": "C3"}
+    names = {"spectral": "L-BFGS, spectral", "small": "L-BFGS, small random",
+             "best": f"L-BFGS, spectral + <= {BEST_RESTARTS} restarts", "sdp": "trace-min SDP"}
+    marks = {1: ("o", "-"), 2: ("s", "--"), 4: ("^", ":")}
     ds = sorted({v["d"] for v in summary.values()})
     for k, d in enumerate(ds[:2]):
         ax = axes[1, k] if len(ds) > 1 else axes[1, 0]
         for s in summary.values():
             if s["d"] != d:
                 continue
-            ax.plot(s["m_over_nh"], s["success"], styles[s["curve"]], color=colours[s["r"]],
-                    label=f"r = {s['r']}, {s['curve']}", ms=4)
+            mk, ls = marks[s["r"]]
+            ax.plot(s["m_over_nh"], s["success"], marker=mk, ls=ls, color=colours[s["curve"]],
+                    label=f"r = {s['r']}, {names[s['curve']]}", ms=5, alpha=0.8)
         ax.axhline(0.9, color="grey", lw=0.8)
         ax.axvline(2.5, color="red", lw=0.8, ls="--", label="issue: m = 2.5 n_h")
         ax.set_xlabel(r"$m / n_h$,  $n_h = dr - r(r-1)/2$")
-        ax.set_ylabel("success probability (rel. error <= 1e-6)")
+        ax.set_ylabel("success rate (rel. error <= 1e-6; SDP: <= 1e-4)")
         ax.set_title(f"phase transition, d = {d}")
-        ax.legend(fontsize=7, ncol=2)
+        ax.legend(fontsize=6, ncol=2, loc="lower right")
     ax = axes[0, 1]
     labels = list(bounds)
     x = np.arange(len(labels))
@@ -266,6 +286,7 @@ def _figure(ctx: CheckContext, result: CheckResult, mc: dict, summary: dict, bou
         ax.annotate(f"x{bounds[k]['ratio']:.1e}", (x[i], bnd[i]), textcoords="offset points",
                     xytext=(0, 6), ha="center", fontsize=7)
     ax.set_xticks(x, labels, rotation=30, fontsize=8)
+    ax.set_xlim(-0.5, len(labels) - 0.5)
     ax.set_ylabel("number of measurements m (log scale)")
     ax.set_title(f"bound / threshold >= {min(b['ratio'] for b in bounds.values()):.1e} "
                  "(paper: orders of magnitude)")
@@ -306,16 +327,23 @@ def run(ctx: CheckContext) -> CheckResult:
         if d == claim_d:
             result.add(f"best method m_90 / n_h, d = {d}, r = {r}", s["threshold_m_over_nh"],
                        2.5, paper="~2-2.5 (L-BFGS, spectral)")
-    best_err = max(s["max_rel_error_success"] for s in summary.values() if s["curve"] != "sdp")
-    result.add("max rel. error of successful trials (factored methods)", best_err, 1e-10,
+    best_err = max(s["max_rel_error_success"] for s in summary.values() if s["curve"] == "best")
+    result.add("max rel. error of successful trials (best method)", best_err, 1e-10,
                paper="exact recovery")
+    result.metrics["max_rel_error_success_by_curve"] = {
+        c: max(s["max_rel_error_success"] for s in summary.values() if s["curve"] == c)
+        for c in {s["curve"] for s in summary.values()}}
     result.add("sufficient sample size / empirical m_90 (min over d, r)",
                min(b["ratio"] for b in bounds.values()), 1e3, relation=">=",
                paper="orders of magnitude")
-    for s in summary.values():
-        if s["curve"] in ("spectral", "small", "sdp") and s["d"] == 20 and s["r"] == 1:
-            result.add(f"m_90 / n_h, d = 20, r = 1, {s['curve']} start" if s["curve"] != "sdp"
-                       else "m_90 / n_h, d = 20, r = 1, trace-min SDP (tol 1e-4)",
+    for s in summary.values():  # informational rows: the starts without restarts, the SDP
+        if s["curve"] in ("spectral", "small") and s["d"] == claim_d and s["r"] == 1:
+            i = int(np.argmin(np.abs(np.array(s["m_over_nh"]) - 2.5)))
+            result.add(f"success at m = 2.5 n_h, d = {claim_d}, r = 1, L-BFGS {s['curve']} "
+                       "start, no restart", s["success"][i], None, passed=True,
+                       paper="(reported)")
+        if s["curve"] == "sdp" and s["r"] == 1:
+            result.add("m_90 / n_h, d = 20, r = 1, trace-min SDP (success: rel. error <= 1e-4)",
                        s["threshold_m_over_nh"], None, passed=True, paper="(reported)")
     result.metrics["bounds"] = bounds
     _figure(ctx, result, mc, summary, bounds)

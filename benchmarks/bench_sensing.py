@@ -1,0 +1,111 @@
+"""Benchmark of the O(m d r) factor paths of quadnet.GaussianSensing (issue 3).
+
+Prints, from one run at d = 400, r = 8, m = 40,000 (single BLAS thread):
+
+* time(factor_gradient) / (time(X U) + time(X^T W)): the overhead of the gradient over the
+  two products it cannot avoid (target <= 1.15); likewise factor_hvp over its three
+  products and factor_value over X U;
+* the traced peak memory of one gradient (tracemalloc; numpy reports its buffers to it):
+  peak / bytes(X) and the extra memory beyond X and y in units of 8 (d^2 + m r) bytes
+  (target: peak <= 1.2 bytes(X) + O(d^2 + m r)).
+
+Timings are the minimum over repeats, interleaved round-robin (the least-perturbed run on a
+shared machine, all quantities under the same load).
+
+    python benchmarks/bench_sensing.py [--d 400 --r 8 --m 40000 --repeats 15]
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("MKL_NUM_THREADS", "1")
+
+import argparse
+import time
+import tracemalloc
+
+import numpy as np
+
+from quadnet import GaussianSensing
+
+
+def best_times(fns: dict, repeats: int) -> dict:
+    """Minimum wall time of each callable, measured interleaved (round-robin) so that a
+    change in machine load affects all of them alike."""
+    for fn in fns.values():
+        fn()  # warm-up
+    out = dict.fromkeys(fns, np.inf)
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            out[name] = min(out[name], time.perf_counter() - t0)
+    return out
+
+
+def main(argv=None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--d", type=int, default=400)
+    ap.add_argument("--r", type=int, default=8)
+    ap.add_argument("--m", type=int, default=40_000)
+    ap.add_argument("--repeats", type=int, default=25)
+    args = ap.parse_args(argv)
+    d, r, m = args.d, args.r, args.m
+
+    tracemalloc.start()
+    prob = GaussianSensing.random(d, r, m, seed=0)
+    rng = np.random.default_rng(1)
+    U = rng.standard_normal((d, r)) / np.sqrt(d)
+    xi = rng.standard_normal((d, r))
+    W = rng.standard_normal((m, r))
+    X = prob.X
+    x_bytes = X.nbytes
+    # memory: peak of one gradient, relative to what is already allocated
+    tracemalloc.reset_peak()
+    base, _ = tracemalloc.get_traced_memory()
+    prob.factor_gradient(U)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    extra_grad = peak - base  # temporaries of the gradient (X, y already in `base`)
+    resident = base  # includes X, y, U*, U, xi, W
+    total_peak = resident + extra_grad
+
+    t = best_times({"xu": lambda: X @ U, "xtw": lambda: X.T @ W,
+                    "grad": lambda: prob.factor_gradient(U),
+                    "hvp": lambda: prob.factor_hvp(U, xi),
+                    "val": lambda: prob.factor_value(U)}, args.repeats)
+    t_xu, t_xtw, t_grad, t_hvp, t_val = (t[k] for k in ("xu", "xtw", "grad", "hvp", "val"))
+
+    unit = 8 * (d * d + m * r)
+    out = {
+        "d": d, "r": r, "m": m,
+        "t_XU_ms": 1e3 * t_xu, "t_XtW_ms": 1e3 * t_xtw, "t_grad_ms": 1e3 * t_grad,
+        "grad_ratio": t_grad / (t_xu + t_xtw),
+        "hvp_ratio": t_hvp / (2 * t_xu + t_xtw),
+        "value_ratio": t_val / t_xu,
+        "X_MB": x_bytes / 2**20,
+        "grad_temporaries_MB": extra_grad / 2**20,
+        "grad_temporaries_over_8(d^2+mr)": extra_grad / unit,
+        "peak_over_X_bytes": total_peak / x_bytes,
+        "memory_budget_ok": total_peak <= 1.2 * x_bytes + 4 * unit,
+    }
+    print(f"GaussianSensing benchmark, d = {d}, r = {r}, m = {m}, 1 BLAS thread, "
+          f"min over {args.repeats} repeats")
+    print(f"  X U: {out['t_XU_ms']:.2f} ms   X^T W: {out['t_XtW_ms']:.2f} ms   "
+          f"factor_gradient: {out['t_grad_ms']:.2f} ms")
+    print(f"  factor_gradient / (X U + X^T W)      = {out['grad_ratio']:.3f}   (target <= 1.15)")
+    print(f"  factor_hvp / (X U + X xi + X^T W)    = {out['hvp_ratio']:.3f}")
+    print(f"  factor_value / X U                   = {out['value_ratio']:.3f}")
+    print(f"  bytes(X) = {out['X_MB']:.1f} MiB; gradient temporaries = "
+          f"{out['grad_temporaries_MB']:.2f} MiB = "
+          f"{out['grad_temporaries_over_8(d^2+mr)']:.2f} x 8 (d^2 + m r) bytes")
+    print(f"  peak traced memory / bytes(X)        = {out['peak_over_X_bytes']:.3f}   "
+          f"(all resident arrays included; target <= 1.2 + O(d^2 + m r))")
+    return out
+
+
+if __name__ == "__main__":
+    main()
