@@ -161,24 +161,23 @@ def accuracy(Y_pred, Y_true) -> float:
     return float(np.mean(P.argmax(axis=1) == T.argmax(axis=1)))
 
 
-def _structured_energy(B: np.ndarray, sign: int) -> float:
-    """Energy of the projection of a ``p × p`` block onto matrices constant along
-    ``(i − j) mod p`` (``sign = −1``, circulant) or ``(i + j) mod p`` (``sign = +1``, Hankel)."""
+def _circulant_energy(B: np.ndarray) -> float:
+    """Energy of the orthogonal projection of a ``p × p`` block onto circulant matrices
+    (constant along ``(i − j) mod p``): ``Σ_k (sum of diagonal k)² / p``."""
     p = B.shape[0]
     i, j = np.indices((p, p))
-    idx = (i + sign * j) % p
-    sums = np.bincount(idx.ravel(), weights=B.ravel(), minlength=p)
-    counts = np.bincount(idx.ravel(), minlength=p)
-    return float(np.sum(sums**2 / counts))
+    sums = np.bincount(((i - j) % p).ravel(), weights=B.ravel(), minlength=p)
+    return float(np.sum(sums**2) / p)
 
 
 def block_circulant_score(M, p: int | None = None) -> float:
-    """How block-circulant ``M`` is: the fraction of the Frobenius energy of ``M`` without its
-    main diagonal that lies in matrices whose four ``p × p`` blocks are each circulant or Hankel
-    (the better of the two per block; addition gives circulant diagonal and Hankel off-diagonal
-    blocks, subtraction circulant ones). Each block's mean (off the diagonal) is removed first,
-    since constant blocks are trivially both. 1 = exactly structured; about ``2/p`` for noise.
-    The identity (``M_0``) scores 0. ``p`` defaults to ``d/2``.
+    """How block-circulant ``M`` is: the fraction of the Frobenius energy of ``M`` that lies in
+    matrices whose four ``p × p`` blocks are circulant (constant along ``(i − j) mod p``), after
+    removing the main diagonal and each block's mean off it (a constant block is trivially
+    circulant). RFM on ``(a + b) mod p`` with inputs ``e_a ⊕ e_b`` learns Fourier features
+    ``e^{iωa} + e^{iωb}``, whose ``M`` is block-circulant; for subtraction reverse the order of
+    the ``b`` coordinates first. 1 = exactly block-circulant; about ``1/p`` for noise; the
+    identity (``M_0``) scores 0. ``p`` defaults to ``d/2``.
     """
     M = as_matrix(M, "M")
     d = M.shape[0]
@@ -195,7 +194,7 @@ def block_circulant_score(M, p: int | None = None) -> float:
             off = ~np.eye(p, dtype=bool) if r == s else np.ones((p, p), dtype=bool)
             B = np.where(off, B - (B[off].mean() if off.any() else 0.0), 0.0)
             total += float(np.sum(B**2))
-            kept += max(_structured_energy(B, -1), _structured_energy(B, +1))
+            kept += _circulant_energy(B)
     return kept / total if total > 0 else 0.0
 
 

@@ -198,7 +198,7 @@ def run(ctx: CheckContext) -> CheckResult:
     axes[0].set_ylabel("test accuracy (%)")
     res.figures += ctx.savefig(fig, "rfm_grokking")
 
-    fig, axes = plt.subplots(1, 2, figsize=(9, 4.2))
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.2), layout="constrained")
     for ax, name, runs in ((axes[0], "FACT-RFM", fact), (axes[1], "NFA-RFM", nfa)):
         Mf = runs[0]["M"]
         im = ax.imshow(Mf - np.diag(np.diag(Mf)), cmap="RdBu_r")
