@@ -9,8 +9,9 @@ Prints, from one run at d = 400, r = 8, m = 40,000 (single BLAS thread):
   peak / bytes(X) and the extra memory beyond X and y in units of 8 (d^2 + m r) bytes
   (target: peak <= 1.2 bytes(X) + O(d^2 + m r)).
 
-Timings are the minimum over repeats, interleaved round-robin (the least-perturbed run on a
-shared machine, all quantities under the same load).
+Timings are minimum CPU times (process_time, one BLAS thread) over repeats, interleaved
+round-robin: on a shared machine wall-clock minima varied by 3x between runs, CPU time
+does not count the time the process was preempted.
 
     python benchmarks/bench_sensing.py [--d 400 --r 8 --m 40000 --repeats 15]
 """
@@ -33,16 +34,17 @@ from quadnet import GaussianSensing
 
 
 def best_times(fns: dict, repeats: int) -> dict:
-    """Minimum wall time of each callable, measured interleaved (round-robin) so that a
-    change in machine load affects all of them alike."""
+    """Minimum CPU time (``time.process_time``: one BLAS thread, so time preempted by other
+    processes is not counted) of each callable, measured interleaved (round-robin) so that
+    a change in machine load (cache contention) affects all of them alike."""
     for fn in fns.values():
         fn()  # warm-up
     out = dict.fromkeys(fns, np.inf)
     for _ in range(repeats):
         for name, fn in fns.items():
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             fn()
-            out[name] = min(out[name], time.perf_counter() - t0)
+            out[name] = min(out[name], time.process_time() - t0)
     return out
 
 
@@ -93,7 +95,7 @@ def main(argv=None) -> dict:
         "memory_budget_ok": total_peak <= 1.2 * x_bytes + 4 * unit,
     }
     print(f"GaussianSensing benchmark, d = {d}, r = {r}, m = {m}, 1 BLAS thread, "
-          f"min over {args.repeats} repeats")
+          f"min CPU time over {args.repeats} repeats")
     print(f"  X U: {out['t_XU_ms']:.2f} ms   X^T W: {out['t_XtW_ms']:.2f} ms   "
           f"factor_gradient: {out['t_grad_ms']:.2f} ms")
     print(f"  factor_gradient / (X U + X^T W)      = {out['grad_ratio']:.3f}   (target <= 1.15)")
