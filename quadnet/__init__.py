@@ -26,6 +26,10 @@ from . import fact
 from .fact import *  # noqa: F401,F403
 from . import sensing
 from .sensing import *  # noqa: F401,F403
+from . import bounds, recovery, baselines
+from .bounds import *  # noqa: F401,F403
+from .recovery import *  # noqa: F401,F403
+from .baselines import *  # noqa: F401,F403
 
 try:
     __version__ = _version("quadnet")
@@ -45,4 +49,7 @@ __all__ = [
     *diagnostics.__all__,
     *fact.__all__,
     *sensing.__all__,
+    *bounds.__all__,
+    *recovery.__all__,
+    *baselines.__all__,
 ]
