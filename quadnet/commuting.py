@@ -141,11 +141,12 @@ def _split(As: np.ndarray, tol: float, rng: np.random.Generator, depth: int = 0)
 
 def _worst_commutator(As: np.ndarray) -> tuple[int, int, float]:
     m = As.shape[0]
-    norms = np.maximum(np.linalg.norm(As, axis=(1, 2)), np.finfo(float).tiny)
+    norms = np.linalg.norm(As, axis=(1, 2))
+    An = As / np.where(norms > 0, norms, 1.0)[:, None, None]
     worst = (0, 0, 0.0)
     for i in range(m - 1):
-        P = np.matmul(As[i], As[i + 1:])
-        comm = np.linalg.norm(P - np.swapaxes(P, 1, 2), axis=(1, 2)) / (norms[i] * norms[i + 1:])
+        P = np.matmul(An[i], An[i + 1:])
+        comm = np.linalg.norm(P - np.swapaxes(P, 1, 2), axis=(1, 2))
         j = int(np.argmax(comm))
         if comm[j] > worst[2]:
             worst = (i, i + 1 + j, float(comm[j]))
@@ -211,6 +212,10 @@ class CommutingSensing(Loss):
         if y.shape[0] != m:
             raise ValueError(f"y must have length {m} (one per matrix), got {y.shape[0]}")
         tol = as_positive(tol, "tol")
+        # work with A_i / max|A_i| (all measures are relative per matrix): no under/overflow
+        amax = np.max(np.abs(As), axis=(1, 2))
+        amax = np.where(amax > 0, amax, 1.0)
+        As = As / amax[:, None, None]
         i, j, c = _worst_commutator(As)
         if c > tol:
             raise ValueError(f"the measurement matrices do not commute: worst pair (A_{i}, A_{j}) "
@@ -229,7 +234,7 @@ class CommutingSensing(Loss):
         if resid > max(1e3 * tol, 1e-8):
             raise RuntimeError(f"from_matrices: joint eigenbasis residual {resid:.3e}; the "
                                "matrices commute to tol but are too close to non-commuting")
-        obj = cls(V, spectra, y, block_tol=max(tol, 1e-12))
+        obj = cls(V, spectra * amax[:, None], y, block_tol=max(tol, 1e-12))
         obj.info = {"basis_residual": resid, "commutator": c}
         return obj
 

@@ -211,3 +211,25 @@ def test_tie_split_is_entropy_minimiser_on_face():
     # ... and moving along it raises the entropy (strictly convex, minimised at q)
     for t in np.linspace(-1, 1, 21) * 0.2 * q.min() / np.max(np.abs(n)):
         assert ent(q + t * n) >= ent(q) - 1e-13
+
+
+def test_degenerate_systems():
+    A, y, _ = _instance(0, 3, 8)
+    ref = bregman_projection(A, y, np.ones(8))
+    # a repeated row: singular Newton Hessian, same projection
+    r = bregman_projection(np.vstack([A, A[0]]), np.append(y, y[0]), np.ones(8))
+    assert r.kkt_residual <= 1e-13
+    np.testing.assert_allclose(r.q, ref.q, rtol=1e-12)
+    # the same row with an inconsistent right-hand side: infeasible, with a certificate
+    with pytest.raises(InfeasibleError):
+        bregman_projection(np.vstack([A, A[0]]), np.append(y, y[0] + 1), np.ones(8))
+    # y = 0 and a cone of solutions: the projection of q0 onto {q1 = q2 = q3}
+    r = bregman_projection(np.array([[1.0, -1.0, 0.0], [0.0, 1.0, -1.0]]), np.zeros(2),
+                           np.array([1.0, 2.0, 3.0]))
+    np.testing.assert_allclose(r.q, np.full(3, 6.0 ** (1 / 3)), rtol=1e-13)  # geometric mean
+    # only q = 0 is feasible
+    r = bregman_projection(np.array([[1.0, 1.0]]), np.zeros(1), np.ones(2))
+    np.testing.assert_array_equal(r.q, [0.0, 0.0])
+    # extreme scales of A and y: the relative residual is scale invariant
+    for s in (1e-150, 1e150):
+        assert bregman_projection(A * s, y * s, np.ones(8)).kkt_residual <= 1e-13

@@ -156,3 +156,21 @@ def test_selection_cell_is_pure_and_complete():
 def test_selection_check_quick_passes():
     res = run_check("selection", CheckContext(quick=True))
     assert res.passed, [r for r in res.rows if not r.passed]
+
+
+def test_from_matrices_close_and_scaled_eigenvalues():
+    rng = np.random.default_rng(9)
+    d = 8
+    V = random_orthogonal(d, rng)
+    spec = rng.standard_normal((2, d))
+    spec[:, 1] = spec[:, 0] + 1e-7  # distinct but close joint eigenvalues: two blocks
+    spec[:, 3] = spec[:, 2]         # a repeated one: one block of rank 2
+    ref = CommutingSensing(V, spec, np.ones(2))
+    for s in (1.0, 1e-200, 1e200):
+        cs = CommutingSensing.from_matrices(ref.matrices() * s, np.ones(2))
+        assert sorted(cs.blocks.multiplicities.tolist()) == [1] * 6 + [2]
+        # eigenvalue gap 1e-7: eigenvectors are determined to ~1e-16/1e-7, matrices to rounding
+        np.testing.assert_allclose(cs.matrices() / s, ref.matrices(), atol=1e-12)
+    # zero matrices commute and form one block
+    zero = CommutingSensing.from_matrices(np.zeros((2, 4, 4)), np.ones(2))
+    assert zero.blocks.multiplicities.tolist() == [4]
