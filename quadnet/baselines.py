@@ -1,13 +1,15 @@
 r"""Convex baseline for rank-one sensing: trace minimisation (PhaseLift-type SDP), THEORY.md §4.
 
 ``min tr Q  subject to  x_i^T Q x_i = y_i (i = 1..m),  Q PSD`` solved by cvxpy (optional
-extra ``quadnet[baselines]``). Without cvxpy, :func:`trace_min_sdp` raises ``ImportError``
-with the install hint; :data:`HAVE_CVXPY` says which. The constraint ``x_i^T Q x_i`` is
-written as ``sum((X Q) * X, axis=1)`` (one ``m x d`` affine expression, no ``A_i``).
+extra ``quadnet[baselines]``, imported lazily). Without cvxpy, :func:`trace_min_sdp`
+raises ``ImportError`` with the install hint; :data:`HAVE_CVXPY` says which. The constraint
+``x_i^T Q x_i`` is written as ``sum((X Q) * X, axis=1)`` (one ``m x d`` affine expression,
+no ``A_i``).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import warnings
 from dataclasses import dataclass
 
@@ -16,14 +18,19 @@ import numpy as np
 from ._validation import as_positive
 from .sensing import GaussianSensing
 
-try:  # optional dependency
-    import cvxpy as _cp
-except ImportError:  # pragma: no cover - exercised only without the extra
-    _cp = None
-
 __all__ = ["HAVE_CVXPY", "SDPResult", "trace_min_sdp"]
 
-HAVE_CVXPY = _cp is not None
+#: Whether the optional dependency is installed (cvxpy itself is imported only when used:
+#: it takes seconds to import).
+HAVE_CVXPY = importlib.util.find_spec("cvxpy") is not None
+
+
+def _cvxpy():
+    try:
+        import cvxpy
+    except ImportError as exc:
+        raise ImportError("trace_min_sdp needs cvxpy: pip install 'quadnet[baselines]'") from exc
+    return cvxpy
 
 
 @dataclass
@@ -53,11 +60,10 @@ def trace_min_sdp(problem: GaussianSensing, *, solver: str = "CLARABEL",
         ImportError: cvxpy is not installed (``pip install quadnet[baselines]``).
         ValueError: the solver reports an infeasible/unbounded or failed problem.
     """
-    if _cp is None:
-        raise ImportError("trace_min_sdp needs cvxpy: pip install 'quadnet[baselines]'")
     if not isinstance(problem, GaussianSensing):
         raise TypeError(f"problem must be a GaussianSensing instance, got {type(problem).__name__}")
     eps = as_positive(eps, "eps")
+    _cp = _cvxpy()
     X, y, d = problem.X, problem.y, problem.d
     Q = _cp.Variable((d, d), PSD=True)
     constraints = [_cp.sum(_cp.multiply(X @ Q, X), axis=1) == y]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -202,7 +203,7 @@ def test_trace_min_sdp_recovers_or_reports_missing_cvxpy(monkeypatch):
         assert relative_error(sol.Q, prob.Q_star) <= 1e-4
         w = np.linalg.eigvalsh(sol.Q)
         assert w.min() >= -1e-12 * w.max()  # PSD up to the rounding of the eigen-clipping
-    monkeypatch.setattr(bl, "_cp", None)
+    monkeypatch.setitem(sys.modules, "cvxpy", None)  # makes `import cvxpy` raise ImportError
     with pytest.raises(ImportError, match="baselines"):
         bl.trace_min_sdp(prob)
 
