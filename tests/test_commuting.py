@@ -98,6 +98,9 @@ def test_loss_protocol_against_explicit_matrices():
     np.testing.assert_allclose(cs.factor_gradient(U), quadnet.Loss.factor_gradient(cs, U),
                                atol=1e-12)
     assert abs(cs.factor_value(U) - quadnet.Loss.factor_value(cs, U)) <= 1e-12
+    xi = rng.standard_normal(U.shape)
+    np.testing.assert_allclose(cs.factor_hvp(U, xi), quadnet.Loss.factor_hvp(cs, U, xi),
+                               atol=1e-11)
 
 
 @settings(max_examples=8, deadline=None)
