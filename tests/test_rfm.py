@@ -32,7 +32,12 @@ def _problem(seed: int, n: int, d: int, c: int):
 
 
 def _fd_gradients(kernel, X, A, M, L, h=1e-3):
-    """5-point central differences of f_c(x) = Σ_j a_jc k(x, x_j) at the centres (n × c × d)."""
+    """5-point central differences of f_c(x) = Σ_j a_jc k(x, x_j) at the centres (n × c × d).
+
+    For the translation-invariant kernels the self term k(x, x_i) is left out at x_i: its
+    gradient there is 0 (Gaussian: exactly; Laplace: by the convention of quadnet.kernels), and
+    differencing the Laplace cusp only measures the rounding of ‖x − x_i‖_M near 0.
+    """
     n, d = X.shape
     G = np.zeros((n, A.shape[1], d))
     for k in range(d):
@@ -40,7 +45,10 @@ def _fd_gradients(kernel, X, A, M, L, h=1e-3):
         e[k] = h
 
         def f(Z):
-            return kernel_matrix(kernel, Z, X, M, L) @ A
+            K = kernel_matrix(kernel, Z, X, M, L)
+            if KERNELS[kernel]:
+                K[np.diag_indices(n)] = 0.0
+            return K @ A
 
         G[:, :, k] = (-f(X + 2 * e) + 8 * f(X + e) - 8 * f(X - e) + f(X - 2 * e)) / (12 * h)
     return G
