@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
 from scipy import linalg
 
 from quadnet.kernels import kernel_matrix
