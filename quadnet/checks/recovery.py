@@ -26,6 +26,7 @@ up to ``BEST_RESTARTS`` restarts from small random starts while ``L(U)/L(0) > 1e
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -192,6 +193,8 @@ def _sweep(ctx: CheckContext, seed: int) -> list[dict]:
             for ratio in (1.5, 2.0, 2.5, 3.0, 4.0):
                 jobs += [(20, r, round(ratio * nh), t, "-", "sdp", 0) for t in range(8)]
     workers = 1 if ctx.quick else min(2, os.cpu_count() or 1)
+    if multiprocessing.current_process().daemon:  # e.g. inside a pool worker: no children
+        workers = 1
     args = [(d, r, m, t, init, method, seed, restarts)
             for d, r, m, t, init, method, restarts in jobs]
     if workers > 1:  # cells are pure functions: the result does not depend on scheduling
