@@ -68,7 +68,10 @@ class BregmanResult:
     ``log_q``; coordinates outside ``support`` are exactly 0 and have ``log_q = -inf``);
     ``nu`` the dual variable (``log q = log q0 + A^T nu`` on the support);
     ``kkt_residual = max(primal, stationarity)`` with the primal residual
-    ``||A diag(m) q - y||_inf / max(||y||_inf, || |A| diag(m) q ||_inf)``.
+    ``||A diag(m) q - y||_inf / max(||y||_inf, || |A| diag(m) q ||_inf)`` (stationarity
+    ``|log q - log q0 - A^T nu|`` is rounding only, since ``q`` is built from ``nu``);
+    ``converged``: residual <= ``tol``, or Newton stagnated at the rounding floor below 1e-10
+    (``info["status"]`` says which; the floor is ~ ``1e-16 max|log q0|``).
     """
 
     q: np.ndarray
@@ -225,12 +228,14 @@ def _lp_start(A, y, mult, ell) -> np.ndarray:
     return np.asarray(res.x, dtype=float)
 
 
-def _newton(A, y, mult, ell, nu, tol, max_iter) -> tuple[np.ndarray, int, float, bool]:
+def _newton(A, y, mult, ell, nu, tol, max_iter) -> tuple[np.ndarray, int, float, str]:
     """Globalised Newton on ``F(nu) = sum m exp(ell + A^T nu) - y^T nu``.
 
     Backtracking (Armijo) line search on ``F``; near the solution, where ``F`` differences drown
-    in rounding, a step is also accepted when it decreases ``||grad F||``. Stops when the relative
-    primal residual is below ``tol`` or stops improving.
+    in rounding, a step is also accepted when it decreases ``||grad F||``. Returns the best
+    iterate, the iteration count, its relative primal residual and a status: ``"tol"`` (residual
+    <= tol), ``"stagnated"`` (no halving of the residual in 4 steps: the rounding floor, when the
+    residual is small), ``"line_search"`` or ``"max_iter"``.
     """
     absA = np.abs(A) * mult
 
@@ -242,10 +247,10 @@ def _newton(A, y, mult, ell, nu, tol, max_iter) -> tuple[np.ndarray, int, float,
         return q, g, float(np.max(np.abs(g)) / scale)
 
     q, g, res = state(nu)
-    best, stall, it = res, 0, 0
+    best, best_nu, stall, it = res, nu, 0, 0
     for it in range(1, max_iter + 1):
         if res <= tol:
-            return nu, it - 1, res, True
+            return nu, it - 1, res, "tol"
         H = (A * (mult * q)) @ A.T
         delta = _newton_direction(H, g)
         slope = float(g @ delta)
@@ -263,16 +268,24 @@ def _newton(A, y, mult, ell, nu, tol, max_iter) -> tuple[np.ndarray, int, float,
                     break
             t *= 0.5
         else:
-            return nu, it, res, res <= tol
+            return best_nu, it, best, "line_search"
         nu = trial
         q, g, res = state(nu)
+        if res < best:
+            best_nu = nu
         if res < 0.5 * best:
-            best, stall = res, 0
+            stall = 0
         else:
             stall += 1
-            if stall >= 4 and best < 1e-8:
-                return nu, it, res, res <= tol
-    return nu, it, res, res <= tol
+            if stall >= 4 and min(best, res) < 1e-8:  # early damped phases are not stagnation
+                return best_nu, it, min(best, res), "stagnated"
+        best = min(best, res)
+    return best_nu, it, best, "tol" if best <= tol else "max_iter"
+
+
+#: A Newton run that stagnates below this relative residual has hit the rounding floor
+#: (``~ u max|log q|``); above it, stagnation means trouble (e.g. no interior point).
+_FLOOR_OK = 1e-10
 
 
 def bregman_projection(A, y, q0=None, *, log_q0=None, multiplicities=None, tol: float = 1e-14,
@@ -329,9 +342,11 @@ def _solve_on(A, y, mult, ell, support, tol, max_iter, start) -> BregmanResult:
                              True, support, {"start": "none"})
     use_lp = start == "lp" or (start == "auto" and ls.max() < _LP_START_BELOW)
     nu0 = _lp_start(As, y, ms, ls) if use_lp else np.zeros(A.shape[0])
-    nu, its, res, ok = _newton(As, y, ms, ls, nu0, tol, max_iter)
+    nu, its, res, status = _newton(As, y, ms, ls, nu0, tol, max_iter)
+    ok = status == "tol" or (status == "stagnated" and res <= _FLOOR_OK)
     if not ok and not use_lp and start == "auto":
-        nu, its2, res, ok = _newton(As, y, ms, ls, _lp_start(As, y, ms, ls), tol, max_iter)
+        nu, its2, res, status = _newton(As, y, ms, ls, _lp_start(As, y, ms, ls), tol, max_iter)
+        ok = status == "tol" or (status == "stagnated" and res <= _FLOOR_OK)
         its += its2
         use_lp = True
     z = ls + As.T @ nu
@@ -343,8 +358,8 @@ def _solve_on(A, y, mult, ell, support, tol, max_iter, start) -> BregmanResult:
                         * (q[support] > np.finfo(float).tiny), initial=0.0))
     kkt = max(res, stat)
     info = {"start": "lp" if use_lp else "zero", "primal_residual": res,
-            "stationarity_residual": stat}
-    return BregmanResult(q, log_q, nu, kkt, its, ok or kkt <= tol, support, info)
+            "stationarity_residual": stat, "status": status}
+    return BregmanResult(q, log_q, nu, kkt, its, ok, support, info)
 
 
 def bregman_divergence(q, q0, multiplicities=None) -> float:
