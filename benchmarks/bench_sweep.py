@@ -1,7 +1,7 @@
 """Sweep throughput: 2 local workers vs 1, and a 2-worker Dask LocalCluster vs 2 local processes.
 
-Runs the same slice of the recovery phase-transition sweep (L-BFGS from the spectral start,
-d = 10, r = 1, 2) into fresh stores with ``--workers 1``, ``--workers 2`` and ``--dask-local 2``
+Runs the same slice of the recovery phase-transition sweep (L-BFGS from the spectral and the
+small start, d = 20, 30, r = 2, 3, m / n_h = 1.5, 2, 3; about 0.1 s per cell) into fresh stores with ``--workers 1``, ``--workers 2`` and ``--dask-local 2``
 and prints, for each, the end-to-end wall time (worker start-up included) and the steady-state
 throughput (cells per second between the first and the last finished cell, from the cell
 files' modification times). The three results.csv files must be byte-identical.
@@ -10,7 +10,8 @@ Targets (issue 6): 2 workers >= 1.7x one worker; Dask-local within 15% of local 
 The machine has 2 cores, so any other load on it lowers the 2-worker ratio; the 1-minute load
 average is printed before each run.
 
-Usage: ``python benchmarks/bench_sweep.py [--trials N]`` (default 40 trials per grid point).
+Usage: ``python benchmarks/bench_sweep.py [--trials N]`` (default 20 trials per grid point,
+480 cells).
 """
 
 from __future__ import annotations
@@ -26,10 +27,10 @@ from quadnet.sweeps import Sweep, run_sweep, sweep_cells
 
 
 def recovery_slice(trials: int) -> Sweep:
-    axes = {"d": (10,), "r": (1, 2), "ratio": (1.5, 2.0, 3.0, 4.0), "trial": tuple(range(trials)),
-            "init": ("spectral",), "method": ("lbfgs",)}
+    axes = {"d": (20, 30), "r": (2, 3), "ratio": (1.5, 2.0, 3.0), "trial": tuple(range(trials)),
+            "init": ("spectral", "small"), "method": ("lbfgs",)}
     return Sweep("recovery", "bench slice of the recovery sweep",
-                 "quadnet.sweeps:recovery_sweep_cell", quick=axes, full=axes,
+                 "quadnet._sweep_defs:recovery_sweep_cell", quick=axes, full=axes,
                  results=("m", "n_h", "success", "rel_error", "iterations", "converged",
                           "diverged"),
                  seed_keys=(), requires=("quadnet.recovery",))
@@ -50,7 +51,7 @@ def timed(sweep: Sweep, store: Path, **backend) -> dict:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--trials", type=int, default=40)
+    p.add_argument("--trials", type=int, default=20)
     args = p.parse_args()
     sweep = recovery_slice(args.trials)
     n = len(sweep_cells(sweep, quick=True))

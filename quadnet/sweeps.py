@@ -1,10 +1,11 @@
 """Resumable parameter sweeps on local processes or a Dask cluster (``quadnet sweep``).
 
-A *sweep* is a named parameter grid (the product of its axes, plus optional derived
-parameters) cut into *cells*; each cell is one call of a pure function
-``cell(**params, seed=cell_seed) -> dict`` that returns scalar results. The function is
-named by its import path (``"quadnet.recovery:phase_transition_cell"``) and imported
-lazily, in the worker, so a sweep whose module is missing does not break the others.
+A *sweep* is a named parameter grid (the product of its axes) cut into *cells*; each cell is
+one call of a pure function ``cell(**params, seed=cell_seed) -> dict`` that returns scalar
+results. The function is named by its import path
+(``"quadnet._sweep_defs:recovery_sweep_cell"``) and imported lazily, in the worker, so a sweep
+whose module is missing does not break the others. The built-in sweeps (``quotient-gd``,
+``recovery``, ``selection``) are defined in :mod:`quadnet._sweep_defs`.
 
 :func:`run_sweep` runs the unfinished cells of a store (see :mod:`quadnet._store`) on
 
@@ -15,8 +16,12 @@ lazily, in the worker, so a sweep whose module is missing does not break the oth
 * an existing Dask scheduler (``scheduler="tcp://host:8786"``; its workers must have
   quadnet installed).
 
-Only the calling process writes to the store: each finished cell is written atomically as
-soon as it arrives, so a sweep killed at any moment resumes where it stopped. The cell seed
+Cells travel to the workers in tasks of ``chunk`` cells (default: about 8 tasks per worker,
+at most 16 cells each, so that Dask's per-task overhead is amortised). Only the calling
+process writes to the store: each cell of a finished task is written atomically (temporary
+file + ``os.replace``) as soon as the task's result arrives, so a sweep killed at any moment
+(SIGKILL included) keeps every cell that reached the store, leaves no partial file, and
+resumes where it stopped; at most the tasks in flight are computed again. The cell seed
 is a function of the master seed, the sweep name and the cell's parameters only (never of
 the worker or of the order of completion), and results.csv holds the exact float64 values in
 cell order, so the file is byte-identical for every backend, worker count and interruption.
@@ -30,11 +35,10 @@ import hashlib
 import importlib
 import itertools
 import json
-import math
 import os
 import zlib
 from collections.abc import Callable, Generator, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -342,7 +346,6 @@ class SweepReport:
     ran: int
     results: Path
     backend: str = ""
-    extra: dict = field(default_factory=dict)
 
 
 def _manifest(sweep: Sweep, quick: bool, seed: int, cells: list[dict]) -> dict[str, Any]:
@@ -461,112 +464,4 @@ def read_results(store) -> list[dict[str, Scalar]]:
 
 
 # ---------------------------------------------------------------------- built-in sweeps
-def quotient_gd_cell(d: int, r: int, eta_scale: float, trial: int, steps: int,
-                     seed: int) -> dict[str, Scalar]:
-    """Factor gradient descent on ``L(U) = 1/2 ||U U^T - T||_F^2``, ``T = U* U*^T`` (THEORY §2).
-
-    ``U*`` and the start ``U_0`` are Gaussian ``d x r`` (``U_0`` scaled by 1/2) drawn from
-    ``seed``; the step is ``eta = eta_scale / ||T||_2``. Returns the final loss, the quotient
-    distance ``min_R ||U R - U*||_F`` relative to ``||U*||_F`` after ``steps`` steps, and whether
-    the iteration diverged (then the loss and distance are ``nan`` and ``diverged`` is true).
-    ``trial`` only labels the cell (the seed already differs between trials).
-    """
-    import numpy as np
-
-    from .dynamics import DivergenceError, gradient_descent
-    from .losses import FrobeniusLoss
-    from .quotient import PSDQuotient
-
-    d = as_int(d, "d", minimum=1)
-    r = as_int(r, "r", minimum=1)
-    if r > d:
-        raise ValueError(f"r must be at most d = {d}, got {r}")
-    steps = as_int(steps, "steps", minimum=1)
-    rng = np.random.default_rng(as_int(seed, "seed", minimum=0))
-    U_star = rng.standard_normal((d, r))
-    U0 = 0.5 * rng.standard_normal((d, r))
-    T = U_star @ U_star.T
-    eta = float(eta_scale) / float(np.linalg.norm(T, 2))
-    try:
-        traj = gradient_descent(FrobeniusLoss(T), U0, eta, steps, record_every=steps)
-    except DivergenceError:
-        return {"eta": eta, "final_loss": math.nan, "rel_dist": math.nan, "diverged": True}
-    U = traj.U[-1]
-    rel = PSDQuotient(d, r).dist(U, U_star) / float(np.linalg.norm(U_star))
-    return {"eta": eta, "final_loss": float(traj.loss[-1]), "rel_dist": rel, "diverged": False}
-
-
-register_sweep(Sweep(
-    name="quotient-gd",
-    description="factor gradient descent on 1/2||UU^T - T||_F^2 vs step size (foundation API)",
-    cell="quadnet.sweeps:quotient_gd_cell",
-    quick={"d": (3, 5), "r": (1, 2), "eta_scale": (0.1, 0.3), "trial": (0, 1, 2),
-           "steps": (500,)},
-    full={"d": (3, 5, 8, 12), "r": (1, 2, 3), "eta_scale": (0.05, 0.1, 0.2, 0.3, 0.4, 0.5),
-          "trial": tuple(range(10)), "steps": (3000,)},
-    results=("eta", "final_loss", "rel_dist", "diverged"),
-    seed_keys=("d", "r", "trial"),
-))
-
-
-def recovery_sweep_cell(d: int, r: int, ratio: float, trial: int, init: str, method: str,
-                  seed: int) -> dict[str, Scalar]:
-    """One trial of the sensing phase transition (THEORY.md §4) with ``m = round(ratio n_h)``
-    measurements, ``n_h = dr - r(r-1)/2``: :func:`quadnet.recovery.phase_transition_cell`
-    (imported here, lazily). The instance depends on ``(seed, d, r, m, trial)`` only, so every
-    init and method of a trial sees the same data."""
-    from .recovery import phase_transition_cell
-
-    d = as_int(d, "d", minimum=1)
-    r = as_int(r, "r", minimum=1, maximum=d)
-    n_h = d * r - r * (r - 1) // 2
-    m = max(1, round(float(ratio) * n_h))
-    out = phase_transition_cell(d, r, m, trial, init=init, method=method, seed=seed)
-    return {"m": m, **{k: out[k] for k in _RECOVERY_RESULTS[1:]}}
-
-
-_RECOVERY_RESULTS = ("m", "n_h", "success", "rel_error", "iterations", "converged", "diverged")
-
-
-def selection_sweep_cell(instance: int, log_inv_eps: float, d: int, m: int,
-                         instance_seed: int) -> dict[str, Scalar]:
-    """One cell of the small-initialisation selection sweep (THEORY.md §5): the flow's limit
-    from ``q0 = eps 1``, ``eps = exp(-log_inv_eps)``, against the minimum-trace interpolant, by
-    :func:`quadnet.commuting.selection_cell` (imported here, lazily). ``instance`` labels the
-    random instance; its seed ``instance_seed`` is the cell seed (shared by all ``eps``)."""
-    from .commuting import selection_cell as cell
-
-    out = cell(None, instance_seed, d=d, m=m, log_inv_eps=log_inv_eps)
-    return {k: out[k] for k in _SELECTION_RESULTS}
-
-
-_SELECTION_RESULTS = ("eps", "trace", "min_trace", "trace_gap", "dist", "entropy_bound",
-                      "kkt_residual", "iterations", "face_dimension")
-
-register_sweep(Sweep(
-    name="recovery",
-    description="Gaussian rank-one sensing phase transition: success vs m / n_h (issue 3)",
-    cell="quadnet.sweeps:recovery_sweep_cell",
-    quick={"d": (8,), "r": (1, 2), "ratio": (1.0, 1.5, 2.0, 2.5, 3.0, 4.0),
-           "trial": tuple(range(5)), "init": ("spectral",), "method": ("lbfgs",)},
-    full={"d": (10, 20), "r": (1, 2, 3),
-          "ratio": (0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.25, 2.5, 2.75, 3.0, 3.5, 4.0),
-          "trial": tuple(range(20)), "init": ("spectral", "small"), "method": ("lbfgs",)},
-    results=_RECOVERY_RESULTS,
-    requires=("quadnet.recovery",),
-    seed_keys=(),  # one master seed: the instance is drawn from (seed, d, r, m, trial)
-))
-
-register_sweep(Sweep(
-    name="selection",
-    description="commuting case: limit from eps*I vs the minimum-trace interpolant as eps -> 0",
-    cell="quadnet.sweeps:selection_sweep_cell",
-    quick={"instance": (0, 1, 2, 3), "log_inv_eps": (1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0),
-           "d": (24,), "m": (6,)},
-    full={"instance": tuple(range(20)),
-          "log_inv_eps": tuple(float(2.0 ** k) for k in range(13)), "d": (24,), "m": (6,)},
-    results=_SELECTION_RESULTS,
-    seed_keys=("instance",),
-    seed_arg="instance_seed",
-    requires=("quadnet.commuting",),
-))
+from . import _sweep_defs  # noqa: F401  (registers quotient-gd, recovery, selection)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from quadnet import sweeps
+from quadnet import _sweep_defs, sweeps
 from quadnet.sweeps import (
     Sweep,
     SweepCellError,
@@ -30,7 +30,7 @@ from quadnet.sweeps import (
 TINY = Sweep(
     name="tiny-gd",
     description="test sweep",
-    cell="quadnet.sweeps:quotient_gd_cell",
+    cell="quadnet._sweep_defs:quotient_gd_cell",
     quick={"d": (3, 4), "r": (1, 2), "eta_scale": (0.2,), "trial": (0, 1), "steps": (40,)},
     full={"d": (3,), "r": (1,), "eta_scale": (0.2,), "trial": (0,), "steps": (40,)},
     results=("eta", "final_loss", "rel_dist", "diverged"),
@@ -81,7 +81,7 @@ def test_read_results_parses_exact_values(reference, tmp_path):
     rows = read_results(store)
     assert len(rows) == 8 and rows[0]["diverged"] is False
     cell = sweep_cells(TINY, quick=True)[0]
-    direct = sweeps.quotient_gd_cell(**cell["params"], seed=cell["seed"])
+    direct = _sweep_defs.quotient_gd_cell(**cell["params"], seed=cell["seed"])
     assert rows[0]["final_loss"] == direct["final_loss"]  # repr round-trips float64 exactly
 
 
@@ -245,7 +245,7 @@ def test_bad_arguments(tmp_path):
 
 def test_failing_cell_names_the_cell_and_keeps_finished_ones(tmp_path):
     # r = 4 > d = 3 makes quotient_gd_cell raise ValueError in the last cell only
-    bad = Sweep("bad", "", "quadnet.sweeps:quotient_gd_cell",
+    bad = Sweep("bad", "", "quadnet._sweep_defs:quotient_gd_cell",
                 quick={"d": (3,), "r": (1, 2, 4), "eta_scale": (0.2,), "trial": (0,),
                        "steps": (10,)}, full={})
     with pytest.raises(SweepCellError, match=r"cell 2 \{'d': 3, 'r': 4.*r must be at most"):
