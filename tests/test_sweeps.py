@@ -305,3 +305,15 @@ def test_recovery_sweep_quick_cells_match_the_cell_function(tmp_path):
     direct = recovery.phase_transition_cell(8, 2, 60, cell["params"]["trial"], "spectral",
                                             "lbfgs", cell["seed"])
     assert out["rel_error"] == direct["rel_error"] and out["success"] is direct["success"]
+
+
+def test_scheduler_address_backend_identical(reference, tmp_path):
+    distributed = pytest.importorskip("distributed")
+    # an in-process cluster (threads) stands in for a remote scheduler: the code path is the
+    # same ``Client(address)``; it starts in about a second
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as cluster:
+        rep = _run(tmp_path / "sched", scheduler=cluster.scheduler_address, chunk=2)
+        address = cluster.scheduler_address
+    assert rep.backend == f"dask scheduler {address}"
+    assert (tmp_path / "sched" / "results.csv").read_bytes() == reference
