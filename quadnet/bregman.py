@@ -340,6 +340,10 @@ def _solve_on(A, y, mult, ell, support, tol, max_iter, start) -> BregmanResult:
         d = A.shape[1]
         return BregmanResult(np.zeros(d), np.full(d, -np.inf), np.zeros(A.shape[0]), 0.0, 0,
                              True, support, {"start": "none"})
+    # y = 0: the problem is homogeneous, q(q0 e^c) = e^c q(q0); solve with max log q0 = 0 (no
+    # underflow however small q0 is) and shift log q back; nu is unchanged.
+    shift = float(ls.max()) if not np.any(y) else 0.0
+    ls = ls - shift
     use_lp = start == "lp" or (start == "auto" and ls.max() < _LP_START_BELOW)
     nu0 = _lp_start(As, y, ms, ls) if use_lp else np.zeros(A.shape[0])
     nu, its, res, status = _newton(As, y, ms, ls, nu0, tol, max_iter)
@@ -349,7 +353,7 @@ def _solve_on(A, y, mult, ell, support, tol, max_iter, start) -> BregmanResult:
         ok = status == "tol" or (status == "stagnated" and res <= _FLOOR_OK)
         its += its2
         use_lp = True
-    z = ls + As.T @ nu
+    z = ls + As.T @ nu + shift
     log_q = np.full(A.shape[1], -np.inf)
     log_q[support] = z
     q = np.zeros(A.shape[1])
@@ -412,7 +416,8 @@ def min_trace_solution(A, y, weights=None, multiplicities=None, *,
     reduced = mult * (1.0 - A.T @ lam)
     Z = reduced / mult <= rc_tol
     support = np.zeros(d, bool)
-    support[Z] = feasible_support(A[:, Z], y, mult[Z])
+    if Z.any():
+        support[Z] = feasible_support(A[:, Z], y, mult[Z])
     AS = A[:, support] * mult[support]
     rank = int(np.linalg.matrix_rank(AS)) if support.any() else 0
     face_dim = int(support.sum()) - rank

@@ -234,3 +234,43 @@ def test_degenerate_systems():
     # extreme scales of A and y: the relative residual is scale invariant
     for s in (1e-150, 1e150):
         assert bregman_projection(A * s, y * s, np.ones(8)).kkt_residual <= 1e-13
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), m=st.integers(1, 5), d=st.integers(1, 12),
+       log_scale=st.floats(-700, 50), feasible=st.booleans())
+def test_never_nan(seed, m, d, log_scale, feasible):
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((m, d)) * (rng.random((m, d)) < 0.7)  # some exact zeros
+    y = A @ rng.uniform(0, 2, d) if feasible else rng.standard_normal(m)
+    log_q0 = log_scale + rng.uniform(-3, 3, d)
+    try:
+        r = bregman_projection(A, y, log_q0=log_q0)
+    except InfeasibleError as exc:
+        nu = exc.certificate
+        # Farkas: A^T nu <= 0 and y^T nu > 0 (up to HiGHS's 1e-9 feasibility tolerance)
+        assert np.max(A.T @ nu, initial=0.0) <= 1e-7 and y @ nu > 0
+        return
+    assert np.all(np.isfinite(r.q)) and np.all(np.isfinite(r.nu)) and np.isfinite(r.kkt_residual)
+    assert np.all(r.q >= 0)
+    # feasible to the solver's accuracy (support LPs use HiGHS's 1e-9 tolerances)
+    assert np.max(np.abs(A @ r.q - y)) <= 1e-7 * max(1.0, np.max(np.abs(y)), np.max(r.q))
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10**6))
+def test_integer_instances_limit_equals_min_trace(seed):
+    # small integer data: many ties, degenerate faces, y = 0 cones, zero columns
+    rng = np.random.default_rng(seed)
+    m, d = int(rng.integers(1, 4)), int(rng.integers(2, 9))
+    A = rng.integers(-1, 3, (m, d)).astype(float)
+    y = A @ rng.integers(0, 3, d).astype(float)
+    w = rng.uniform(0.5, 2, d)
+    mult = rng.integers(1, 4, d).astype(float)
+    mt = min_trace_solution(A, y, weights=w, multiplicities=mult)
+    lp = linprog(mult, A_eq=A * mult, b_eq=y, bounds=[(0, None)] * d, method="highs")
+    assert abs(mt.trace - lp.fun) <= 1e-8 * max(1.0, lp.fun)  # HiGHS's tolerance
+    # integer data keep the reduced costs >= ~1/det, so at log(1/eps) = 1e4 the Bregman
+    # projection of eps w is the eps -> 0 limit to rounding (~1e4 * 1e-16)
+    br = bregman_projection(A, y, log_q0=np.log(w) - 1e4, multiplicities=mult)
+    assert np.linalg.norm(br.q - mt.q) <= 1e-9 * max(np.linalg.norm(mt.q), 1e-300)
