@@ -27,12 +27,14 @@ def main(argv=None) -> None:
     p.add_argument("--m", type=int, default=50)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--repeats", type=int, default=5, help="median over repeats for bregman_projection")
+    p.add_argument("--eps", type=float, default=None,
+                   help="start q0 = eps * U(0.5, 1.5) instead of U(0.5, 1.5) (e.g. 1e-300)")
     args = p.parse_args(argv)
 
     rng = np.random.default_rng(args.seed)
     A = rng.standard_normal((args.m, args.d))
     y = A @ rng.uniform(0.5, 1.5, args.d)
-    q0 = rng.uniform(0.5, 1.5, args.d)
+    q0 = rng.uniform(0.5, 1.5, args.d) * (1.0 if args.eps is None else args.eps)
 
     times = []
     for _ in range(args.repeats):
@@ -50,7 +52,7 @@ def main(argv=None) -> None:
     r_ours = _residual(A, ours.q, y)
     r_cvx = _residual(A, q_cvx, y)
     floor = np.finfo(float).eps  # a residual of exactly 0 is reported as one ulp
-    print(f"d = {args.d}, m = {args.m}, seed = {args.seed}")
+    print(f"d = {args.d}, m = {args.m}, seed = {args.seed}, eps = {args.eps}")
     print(f"bregman_projection : {t_ours * 1e3:9.2f} ms (median of {args.repeats}), "
           f"{ours.iterations} Newton steps, residual {r_ours:.2e}, KKT {ours.kkt_residual:.2e}")
     print(f"cvxpy ({info['solver']:>9s}): {t_cvx * 1e3:9.2f} ms (incl. canonicalisation), "
