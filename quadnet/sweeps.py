@@ -267,6 +267,7 @@ def _run_local(sweep: Sweep, chunks: list[Chunk], workers: int) -> Backend:
             max_workers=workers, mp_context=mp.get_context("spawn")) as pool:
         futures = {pool.submit(_execute_chunk, sweep, chunk): [c[0] for c in chunk]
                    for chunk in chunks}
+        drained = False
         try:
             for fut in as_completed(futures):
                 if fut.cancelled():
@@ -275,8 +276,10 @@ def _run_local(sweep: Sweep, chunks: list[Chunk], workers: int) -> Backend:
                     for f in futures:
                         f.cancel()
                     yield  # the value of send()
+            drained = True  # then leaving the with-block joins the idle workers
         finally:
-            pool.shutdown(wait=False, cancel_futures=True)
+            if not drained:  # interrupted: do not wait for the running tasks
+                pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _run_dask(sweep: Sweep, chunks: list[Chunk], *, n_local: int | None,
