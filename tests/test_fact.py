@@ -327,18 +327,3 @@ def test_public_api_and_module_not_shadowed():
 def test_check_quick_passes():
     res = run_check("fact", CheckContext(quick=True))
     assert res.passed, [(r.claim, r.measured) for r in res.rows if not r.passed]
-
-
-def test_notebook_runs_top_to_bottom():
-    # the teaching notebook uses only the public API; it must execute without errors
-    nbformat = pytest.importorskip("nbformat")
-    nbclient = pytest.importorskip("nbclient")
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[1] / "notebooks" / "fact_vs_nfa.ipynb"
-    nb = nbformat.read(path, as_version=4)
-    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
-                            resources={"metadata": {"path": str(path.parent)}}).execute()
-    outputs = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code"
-                      for o in c.get("outputs", []))
-    assert "cos(AGOP^0.5, W^T W) = 0.04" in outputs
