@@ -259,12 +259,27 @@ def _run_inline(sweep: Sweep, chunks: list[Chunk]) -> Backend:
             return
 
 
+def _exit_with_parent(parent: int, poll: float = 0.5) -> None:
+    """Worker initializer: a daemon thread ends the worker once its parent is gone (a SIGKILL
+    of ``quadnet sweep`` must not leave orphaned workers computing cells nobody will save)."""
+    import threading
+    import time
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(poll)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="quadnet-exit-with-parent").start()
+
+
 def _run_local(sweep: Sweep, chunks: list[Chunk], workers: int) -> Backend:
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     with _single_threaded_children(), ProcessPoolExecutor(
-            max_workers=workers, mp_context=mp.get_context("spawn")) as pool:
+            max_workers=workers, mp_context=mp.get_context("spawn"),
+            initializer=_exit_with_parent, initargs=(os.getpid(),)) as pool:
         futures = {pool.submit(_execute_chunk, sweep, chunk): [c[0] for c in chunk]
                    for chunk in chunks}
         drained = False

@@ -6,6 +6,7 @@ values, and a cell's value depends only on the master seed and the cell's parame
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -122,23 +123,42 @@ def _sweep_cmd(store: Path, workers: int) -> list[str]:
             str(store), "--workers", str(workers), "--no-progress"]
 
 
+def _children(pid: int) -> list[int]:
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(c) for c in path.read_text().split()] if path.exists() else []
+
+
+def _alive(pid: int) -> bool:
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.exists() and stat.read_text().split(") ")[-1][:1] not in ("Z", "X")
+
+
 def _kill_after(store: Path, n_cells: int, workers: int, timeout: float = 120.0) -> int:
-    """Start the sweep in its own process group, SIGKILL the whole group as soon as at least
-    ``n_cells`` cells are on disk; return how many there were at that moment."""
+    """Start the sweep in its own process group and SIGKILL its main process as soon as at
+    least ``n_cells`` cells are on disk. Its worker processes must then exit by themselves
+    (asserted); the group is killed afterwards in any case. Returns the main return code."""
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     proc = subprocess.Popen(_sweep_cmd(store, workers), env=env, start_new_session=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     t0 = time.monotonic()
+    orphans: list[int] = []
     try:
         while time.monotonic() - t0 < timeout and proc.poll() is None:
             cells = list((store / "cells").glob("0*.json")) if (store / "cells").exists() else []
             if len(cells) >= n_cells:
                 break
             time.sleep(0.01)
-    finally:
         if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
+            orphans = _children(proc.pid)
+            proc.send_signal(signal.SIGKILL)
         proc.wait()
+        deadline = time.monotonic() + 20.0  # workers poll for their parent every 0.5 s
+        while any(_alive(p) for p in orphans) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(_alive(p) for p in orphans), "worker processes outlived a killed sweep"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
     return proc.returncode
 
 
