@@ -14,6 +14,9 @@ from .losses import *  # noqa: F401,F403
 from .dynamics import *  # noqa: F401,F403
 from .conformance import *  # noqa: F401,F403
 # --- feature modules: one import block per module, added below this line ---
+from . import curvature, rates
+from .curvature import *  # noqa: F401,F403
+from .rates import *  # noqa: F401,F403
 from . import bregman, commuting
 from .bregman import *  # noqa: F401,F403
 from .commuting import *  # noqa: F401,F403
@@ -42,6 +45,8 @@ __all__ = [
     *dynamics.__all__,
     *conformance.__all__,
     # --- feature modules' __all__, added below this line ---
+    *curvature.__all__,
+    *rates.__all__,
     *bregman.__all__,
     *commuting.__all__,
     *sweeps.__all__,

@@ -1,0 +1,392 @@
+r"""Effective curvature: the Hessian of ``L(U) = ell(U U^T)`` on the horizontal space (THEORY.md §3-4).
+
+Definitions (THEORY.md §3). With ``B`` a ``(d r) x n_h`` Frobenius-orthonormal basis of the
+horizontal space ``H_U = {xi : U^T xi symmetric}`` (:meth:`quadnet.PSDQuotient.horizontal_basis`,
+row-major vectorisation), the *effective Hessian* is
+
+    H_eff = B^T  D^2 L(U)  B            (an n_h x n_h symmetric matrix),
+
+``D^2 L(U)[xi] = 2 S xi + 2 DS[xi U^T + U xi^T] U`` (:meth:`quadnet.Loss.factor_hvp`), residual
+term ``2 S xi`` included, so it is meaningful at any full-rank ``U``, not only at minimisers.
+
+* Quotient meaning. The total space ``R^{d x r}`` is Euclidean, so the Riemannian Hessian of
+  the induced function on ``M_r^+`` has the horizontal lift ``P_h(D^2 L(U)[xi])`` for horizontal
+  ``xi`` (Absil–Mahony–Sepulchre, Prop. 5.3.3; the connection term is vertical). Since the
+  quotient metric is Frobenius on horizontal lifts, the eigenvalues of ``H_eff`` are the
+  generalised eigenvalues of the Hessian with respect to the quotient metric, at every ``U``.
+  ``H_eff`` does not depend on the representative: at ``U R`` the basis ``B`` rotates with
+  ``xi -> xi R`` and the spectrum is unchanged.
+* Vertical kernel. ``L(U R) = L(U)`` gives ``D^2 L(U)[U Omega] = grad L(U) Omega``, which is zero at
+  a critical point: there the full factor Hessian (:func:`factor_hessian`, ``dr x dr``) is
+  ``H_eff`` plus ``r(r-1)/2`` exact zeros on ``V_U``. Away from critical points the full Hessian
+  mixes ``V_U`` and ``H_U``; only ``H_eff`` is the curvature of the quotient.
+* Gram form. For a least-squares loss ``ell(Q) = (1/(2m)) sum_i (<A_i, Q> - y_i)^2`` at a
+  zero-residual point (``S = 0``), ``xi^T H_eff xi = (1/m) sum_i <A_i, xi U^T + U xi^T>^2``: the
+  measurement Gram form on ``T_Q M_r^+`` (``Qdot = xi U^T + U xi^T``), read with the quotient
+  metric ``g(Qdot, Qdot) = ||xi||_F^2``. Its eigenvalues are therefore the generalised
+  eigenvalues of the Gram form against ``g``; ``H_eff`` is positive definite exactly when the
+  measurements are injective on ``T_Q M_r^+`` (generically when ``m >= n_h``).
+
+Matrix-free spectrum. :func:`effective_operator` acts on ``R^{d r}`` as
+``P_h o D^2 L(U) o P_h + sigma P_v``: on ``H_U`` it is ``H_eff``, on ``V_U`` the multiple
+``sigma I``. :func:`effective_spectrum` runs ARPACK (:func:`scipy.sparse.linalg.eigsh`) on it from
+a horizontal start, with ``sigma`` set to the Rayleigh quotient of that start (about the mean
+eigenvalue, i.e. mid-spectrum), so the ``r(r-1)/2`` vertical directions are never among the
+extreme eigenvalues wanted; returned vectors are checked to be horizontal, and the call is
+repeated with ``sigma`` moved past the returned eigenvalues if one is not. No basis of ``H_U``
+is formed: one matvec is one factor HVP plus two ``O(d r^2 + r^3)`` projections.
+
+Population form (THEORY.md §4). For Gaussian rank-one sensing the population loss has, at a
+zero-residual point ``Q* = U U^T``, the Hessian form ``2 ||zeta||_F^2 + tr(zeta)^2``,
+``zeta = xi U^T + U xi^T``, i.e. the operator ``xi -> 2 T(zeta) U = 4 (xi G + U xi^T U) +
+4 tr(U^T xi) U`` with ``G = U^T U``. Its spectrum in terms of the eigenvalues ``g_1..g_r`` of
+``G`` (derivation in ``docs/curvature.md``):
+
+* ``4 g_j`` with multiplicity ``d - r`` each (``j = 1..r``; directions ``P_perp B``);
+* ``4 (g_i + g_j)`` for ``i < j`` (the ``r(r-1)/2`` symmetric off-diagonal directions);
+* the ``r`` eigenvalues of ``8 diag(g) + 4 w w^T``, ``w = sqrt(g)`` (the diagonal directions);
+
+``r = 1``: ``4 ||u||^2`` (``d - 1`` times) and ``12 ||u||^2``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse.linalg as spla
+
+from ._validation import as_factor, as_int, as_matrix
+from .losses import Loss
+from .quotient import PSDQuotient, lyapunov_skew
+
+__all__ = [
+    "EffectiveSpectrum",
+    "effective_hessian",
+    "effective_operator",
+    "effective_spectrum",
+    "factor_hessian",
+    "horizontal_dimension",
+    "population_effective_hessian",
+    "population_effective_hvp",
+    "population_effective_spectrum",
+]
+
+#: Relative asymmetry of a Hessian built from HVPs above which the loss's HVP is refused:
+#: a correct HVP is symmetric to rounding (~1e-15 relative), a wrong one is off by O(1).
+_ASYM_RTOL = 1e-8
+
+
+# ----------------------------------------------------------------------------- helpers
+def _check_loss(loss) -> Loss:
+    if not isinstance(loss, Loss):
+        raise TypeError(f"loss must implement the quadnet.Loss protocol, got {type(loss).__name__}")
+    return loss
+
+
+def _point(loss: Loss, U) -> np.ndarray:
+    return as_factor(U, "U", d=loss.d)
+
+
+def horizontal_dimension(d: int, r: int) -> int:
+    """``n_h = d r - r(r-1)/2 = dim M_r^+`` (THEORY.md §1)."""
+    d = as_int(d, "d", minimum=1)
+    r = as_int(r, "r", minimum=1, maximum=d)
+    return d * r - r * (r - 1) // 2
+
+
+def _symmetrised(H: np.ndarray, what: str) -> np.ndarray:
+    scale = np.linalg.norm(H)
+    asym = np.linalg.norm(H - H.T)
+    if scale > 0 and asym > _ASYM_RTOL * scale:
+        raise ValueError(
+            f"loss.factor_hvp is not symmetric: the {what} built from it has relative asymmetry "
+            f"{asym / scale:.2e} > {_ASYM_RTOL:g}; check the loss's hessian_vector/factor_hvp"
+        )
+    return 0.5 * (H + H.T)
+
+
+def _hvp_columns(loss: Loss, U: np.ndarray, basis: np.ndarray) -> np.ndarray:
+    """``[vec D^2 L(U)[unvec b_j]]_j`` for the columns ``b_j`` of ``basis`` (one HVP each)."""
+    d, r = U.shape
+    out = np.empty((d * r, basis.shape[1]))
+    for j in range(basis.shape[1]):
+        out[:, j] = np.asarray(loss.factor_hvp(U, basis[:, j].reshape(d, r))).reshape(-1)
+    return out
+
+
+# ------------------------------------------------------------------------ dense forms
+def effective_hessian(loss: Loss, U, *, return_basis: bool = False):
+    r"""The effective Hessian ``B^T D^2 L(U) B`` (``n_h x n_h``) in ``PSDQuotient.horizontal_basis(U)``.
+
+    THEORY.md §3. Valid at any full-rank ``U`` (residual term ``2 S xi`` included); its
+    eigenvalues are the generalised eigenvalues of the Hessian against the quotient metric
+    (module docstring). Costs ``n_h`` calls of ``loss.factor_hvp``; for large ``n_h`` use
+    :func:`effective_spectrum`.
+
+    Args:
+        loss: any :class:`quadnet.Loss`.
+        U: full-column-rank ``d x r`` factor.
+        return_basis: also return the ``(d r) x n_h`` basis ``B``.
+
+    Raises:
+        TypeError: ``loss`` is not a Loss. ValueError: ``U`` is not a finite full-rank factor
+        of the loss's dimension, or the loss's HVP is not symmetric.
+    """
+    loss = _check_loss(loss)
+    U = _point(loss, U)
+    d, r = U.shape
+    B = PSDQuotient(d, r).horizontal_basis(U)
+    H = _symmetrised(B.T @ _hvp_columns(loss, U, B), "effective Hessian")
+    return (H, B) if return_basis else H
+
+
+def factor_hessian(loss: Loss, U) -> np.ndarray:
+    r"""The full Euclidean Hessian of ``L`` at ``U`` as a ``(d r) x (d r)`` matrix (row-major vec).
+
+    Built from ``d r`` factor HVPs on the standard basis. At a critical point it has the
+    ``r(r-1)/2`` vertical zero eigenvalues besides the spectrum of :func:`effective_hessian`.
+    ``U`` may be rank deficient here (no quotient structure is used).
+    """
+    loss = _check_loss(loss)
+    U = as_factor(U, "U", d=loss.d, full_rank=False)
+    n = U.size
+    return _symmetrised(_hvp_columns(loss, U, np.eye(n)), "factor Hessian")
+
+
+# --------------------------------------------------------------------- matrix-free
+class _EffectiveOperator(spla.LinearOperator):
+    """``v -> vec(P_h D^2 L(U)[P_h Z] + sigma P_v Z)``, ``Z = unvec(v)``; counts HVPs."""
+
+    def __init__(self, loss: Loss, U: np.ndarray, vertical_shift: float):
+        d, r = U.shape
+        super().__init__(dtype=np.float64, shape=(d * r, d * r))
+        self.loss, self.U, self.sigma = loss, U, float(vertical_shift)
+        self._eig = np.linalg.eigh(U.T @ U)
+        self.n_hvp = 0
+
+    def vertical(self, Z: np.ndarray) -> np.ndarray:
+        """``P_v(Z) = U Omega``, ``(U^T U) Omega + Omega (U^T U) = U^T Z - Z^T U``."""
+        K = self.U.T @ Z
+        return self.U @ lyapunov_skew(self.U, K - K.T, self._eig)
+
+    def hvp(self, xi: np.ndarray) -> np.ndarray:
+        self.n_hvp += 1
+        return np.asarray(self.loss.factor_hvp(self.U, xi), dtype=np.float64)
+
+    def _matvec(self, v):
+        Z = np.asarray(v, dtype=np.float64).reshape(self.U.shape)
+        Zv = self.vertical(Z)
+        Y = self.hvp(Z - Zv)
+        out = Y - self.vertical(Y)
+        if self.sigma != 0.0:
+            out = out + self.sigma * Zv
+        return out.reshape(-1)
+
+    def _rmatvec(self, v):
+        return self._matvec(v)
+
+
+def effective_operator(loss: Loss, U, *, vertical_shift: float = 0.0) -> spla.LinearOperator:
+    r"""``P_h o D^2 L(U) o P_h + sigma P_v`` as a :class:`scipy.sparse.linalg.LinearOperator` on ``R^{d r}``.
+
+    Symmetric; equal to the effective Hessian on ``H_U`` and to ``vertical_shift * I`` on
+    ``V_U`` (THEORY.md §3, §7: the input direction is projected too, unlike pymanopt's
+    ``PSDFixedRank``). The attribute ``n_hvp`` counts factor HVPs.
+    """
+    loss = _check_loss(loss)
+    U = _point(loss, U)
+    sigma = float(vertical_shift)
+    if not np.isfinite(sigma):
+        raise ValueError(f"vertical_shift must be finite, got {vertical_shift}")
+    return _EffectiveOperator(loss, U, sigma)
+
+
+@dataclass
+class EffectiveSpectrum:
+    """Extreme eigenpairs of the effective Hessian from :func:`effective_spectrum`.
+
+    Attributes:
+        eigenvalues: the ``k`` eigenvalues, ascending.
+        eigenvectors: ``(k, d, r)`` unit horizontal eigenvectors (``None`` if not asked).
+        residual_norms: ``||H_eff x - lambda x||_F`` per pair; for a symmetric operator
+            ``|lambda - lambda_true| <= residual`` (some true eigenvalue lies that close).
+        which: ``"smallest"`` or ``"largest"``.
+        n_h: dimension of the horizontal space.
+        n_hvp: factor HVPs used (including the residual check).
+        vertical_shift: the ``sigma`` placed on the vertical directions.
+    """
+
+    eigenvalues: np.ndarray
+    eigenvectors: np.ndarray | None
+    residual_norms: np.ndarray
+    which: str
+    n_h: int
+    n_hvp: int
+    vertical_shift: float
+
+    @property
+    def error_bound(self) -> np.ndarray:
+        """Absolute bound on each eigenvalue's error (the residual norm, Weyl/Bauer–Fike)."""
+        return self.residual_norms
+
+    @property
+    def has_negative(self) -> bool:
+        """Whether some returned eigenvalue is negative beyond its error bound (not a minimum)."""
+        return bool(np.any(self.eigenvalues < -self.residual_norms))
+
+
+def _start_vector(op: _EffectiveOperator, rng: np.random.Generator) -> np.ndarray:
+    Z = rng.standard_normal(op.U.shape)
+    Z = Z - op.vertical(Z)
+    return (Z / np.linalg.norm(Z)).reshape(-1)
+
+
+def effective_spectrum(loss: Loss, U, k: int = 1, which: str = "smallest", *,
+                       tol: float = 1e-10, ncv: int | None = None, maxiter: int | None = None,
+                       seed=0, return_vectors: bool = True) -> EffectiveSpectrum:
+    r"""The ``k`` smallest or largest eigenvalues of the effective Hessian, matrix-free.
+
+    ARPACK Lanczos (:func:`scipy.sparse.linalg.eigsh`, ``which="SA"``/``"LA"``) on
+    :func:`effective_operator`; the vertical directions are removed without forming a basis
+    of ``H_U`` (module docstring: the start vector is horizontal and the vertical shift is the
+    start's Rayleigh quotient, so the ``r(r-1)/2``-fold vertical eigenvalue sits mid-spectrum;
+    every returned vector is checked to be horizontal). ``tol`` is ARPACK's relative
+    stopping tolerance on the Ritz residual; ``residual_norms`` are recomputed afterwards
+    with one HVP per pair, so ``error_bound`` is an a-posteriori guarantee. Negative
+    eigenvalues are returned as they are (see :attr:`EffectiveSpectrum.has_negative`).
+
+    Args:
+        loss: any :class:`quadnet.Loss`; U: full-rank ``d x r`` factor.
+        k: number of eigenvalues, ``1 <= k <= n_h - 1`` (all of them: use
+            ``numpy.linalg.eigvalsh(effective_hessian(loss, U))``).
+        which: ``"smallest"`` or ``"largest"`` (algebraic).
+        tol, ncv, maxiter: passed to ``eigsh`` (``ncv`` defaults to ``max(2k + 1, 20)``
+            capped at ``d r``).
+        seed: seed or Generator for the start vector (same seed, same bits).
+        return_vectors: return the eigenvectors as ``(k, d, r)`` horizontal matrices.
+    """
+    loss = _check_loss(loss)
+    U = _point(loss, U)
+    d, r = U.shape
+    n_h = horizontal_dimension(d, r)
+    if n_h < 2:
+        raise ValueError(f"effective_spectrum needs n_h >= 2 (got n_h = {n_h} for d = {d}, "
+                         f"r = {r}); use effective_hessian")
+    k = as_int(k, "k", minimum=1, maximum=n_h - 1)
+    if which not in ("smallest", "largest"):
+        raise ValueError(f"which must be 'smallest' or 'largest', got {which!r}")
+    if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0 <= tol < 1:
+        raise ValueError(f"tol must be a number in [0, 1), got {tol!r}")
+    if ncv is not None:
+        ncv = as_int(ncv, "ncv", minimum=k + 1, maximum=d * r)
+    else:
+        ncv = min(max(2 * k + 1, 20), d * r)
+    if maxiter is not None:
+        maxiter = as_int(maxiter, "maxiter", minimum=1)
+    rng = np.random.default_rng(seed)
+
+    op = _EffectiveOperator(loss, U, 0.0)
+    v0 = _start_vector(op, rng)
+    op.sigma = float(v0 @ op.matvec(v0))          # Rayleigh quotient: about the mean eigenvalue
+    mode = "SA" if which == "smallest" else "LA"
+    for _attempt in range(3):
+        try:
+            vals, vecs = spla.eigsh(op, k=k, which=mode, v0=v0, tol=tol, ncv=ncv,
+                                    maxiter=maxiter)
+        except spla.ArpackNoConvergence as exc:
+            raise RuntimeError(
+                f"effective_spectrum: ARPACK did not converge ({len(exc.eigenvalues)} of k = {k} "
+                f"eigenvalues after {op.n_hvp} HVPs); raise maxiter or ncv, or loosen tol"
+            ) from None
+        order = np.argsort(vals)
+        vals, vecs = vals[order], vecs[:, order]
+        vert = np.array([np.linalg.norm(op.vertical(vecs[:, j].reshape(d, r)))
+                         for j in range(k)])
+        if np.all(vert <= 1e-6):
+            break
+        # a vertical direction (eigenvalue sigma) is among the k wanted: move sigma past them
+        spread = max(vals[-1] - vals[0], abs(vals[0]), abs(vals[-1]), np.finfo(float).tiny)
+        op.sigma = vals[-1] + spread if which == "smallest" else vals[0] - spread
+    else:  # pragma: no cover - would need an adversarial operator
+        raise RuntimeError("effective_spectrum: vertical directions kept entering the wanted "
+                           "eigenvalues; use effective_hessian")
+
+    X = np.empty((k, d, r))
+    res = np.empty(k)
+    for j in range(k):
+        Z = vecs[:, j].reshape(d, r)
+        Z = Z - op.vertical(Z)                       # exactly horizontal (was to ~1e-6)
+        Z /= np.linalg.norm(Z)
+        X[j] = Z
+        HZ = op.hvp(Z)
+        HZ = HZ - op.vertical(HZ)
+        res[j] = np.linalg.norm(HZ - vals[j] * Z)
+    if not np.all(np.isfinite(vals)):
+        raise ValueError("effective_spectrum: non-finite eigenvalues (the loss's HVP is not finite)")
+    return EffectiveSpectrum(vals, X if return_vectors else None, res, which, n_h, op.n_hvp,
+                             op.sigma)
+
+
+# ------------------------------------------------------------------- population form
+def population_effective_hvp(U, xi) -> np.ndarray:
+    r"""The population Hessian operator of Gaussian sensing at ``Q* = U U^T`` (THEORY.md §4).
+
+    ``xi -> 2 T(zeta) U = 4 (xi G + U xi^T U) + 4 tr(U^T xi) U``, ``zeta = xi U^T + U xi^T``,
+    ``G = U^T U``, ``T(H) = 2 H + tr(H) I``: the operator of the form ``2 ||zeta||^2 + tr(zeta)^2``
+    (``O(d r^2)``, never ``d x d``). Vertical ``xi`` give ``zeta = 0`` and hence zero.
+    """
+    U = as_factor(U, "U", full_rank=False)
+    xi = as_matrix(xi, "xi", shape=U.shape)
+    return 4.0 * (xi @ (U.T @ U) + U @ (xi.T @ U)) + 4.0 * np.trace(U.T @ xi) * U
+
+
+def population_effective_hessian(U) -> np.ndarray:
+    r"""The population effective Hessian (``n_h x n_h``) in ``PSDQuotient.horizontal_basis(U)``.
+
+    The matrix of ``xi -> 2 ||zeta||_F^2 + tr(zeta)^2`` (as a quadratic form; see
+    :func:`population_effective_hvp`) on ``H_U``. Its spectrum is
+    :func:`population_effective_spectrum`.
+    """
+    U = as_factor(U, "U")
+    d, r = U.shape
+    B = PSDQuotient(d, r).horizontal_basis(U)
+    Xi = B.T.reshape(-1, d, r)
+    G = U.T @ U
+    UtXi = np.einsum("ia,nib->nab", U, Xi)                       # U^T xi_n
+    out = 4.0 * (Xi @ G + U @ np.swapaxes(UtXi, 1, 2))           # 4 (xi G + U xi^T U)
+    out += 4.0 * np.trace(UtXi, axis1=1, axis2=2)[:, None, None] * U
+    return _symmetrised(B.T @ out.reshape(len(Xi), -1).T, "population effective Hessian")
+
+
+def population_effective_spectrum(U, *, grouped: bool = False):
+    r"""Closed-form spectrum of the population effective Hessian at ``Q* = U U^T``.
+
+    With ``g_1 <= ... <= g_r`` the eigenvalues of ``G = U^T U`` (derivation in
+    ``docs/curvature.md``):
+
+    * ``"normal"``: ``4 g_j``, each with multiplicity ``d - r``;
+    * ``"offdiagonal"``: ``4 (g_i + g_j)``, ``i < j``;
+    * ``"diagonal"``: the eigenvalues of ``8 diag(g) + 4 sqrt(g) sqrt(g)^T`` (they interlace
+      ``8 g``; for equal ``g_j = g``: ``8 g`` (``r - 1`` times) and ``(8 + 4 r) g``).
+
+    ``r = 1``: ``4 ||u||^2`` (``d - 1`` times) and ``12 ||u||^2``. The smallest is
+    ``4 g_1 = 4 sigma_min(U)^2`` when ``d > r``.
+
+    Returns all ``n_h`` eigenvalues ascending, or with ``grouped=True`` a dict of the three
+    groups (``"normal"`` lists each ``4 g_j`` once; key ``"multiplicity_normal"`` = ``d - r``).
+    """
+    U = as_factor(U, "U")
+    d, r = U.shape
+    g = np.linalg.eigvalsh(U.T @ U)
+    normal = 4.0 * g
+    iu = np.triu_indices(r, 1)
+    offdiag = np.sort(4.0 * (g[:, None] + g[None, :])[iu])
+    w = np.sqrt(g)
+    diag = np.linalg.eigvalsh(8.0 * np.diag(g) + 4.0 * np.outer(w, w))
+    if grouped:
+        return {"normal": normal, "multiplicity_normal": d - r, "offdiagonal": offdiag,
+                "diagonal": diag}
+    return np.sort(np.concatenate([np.repeat(normal, d - r), offdiag, diag]))
+
+
