@@ -290,7 +290,7 @@ def effective_spectrum(loss: Loss, U, k: int = 1, which: str = "smallest", *,
     v0 = _start_vector(op, rng)
     op.sigma = float(v0 @ op.matvec(v0))          # Rayleigh quotient: about the mean eigenvalue
     mode = "SA" if which == "smallest" else "LA"
-    for _attempt in range(3):
+    for attempt in range(40):
         try:
             vals, vecs = spla.eigsh(op, k=k, which=mode, v0=v0, tol=tol, ncv=ncv,
                                     maxiter=maxiter)
@@ -305,8 +305,10 @@ def effective_spectrum(loss: Loss, U, k: int = 1, which: str = "smallest", *,
                          for j in range(k)])
         if np.all(vert <= 1e-6):
             break
-        # a vertical direction (eigenvalue sigma) is among the k wanted: move sigma past them
-        spread = max(vals[-1] - vals[0], abs(vals[0]), abs(vals[-1]), np.finfo(float).tiny)
+        # a vertical direction (eigenvalue sigma) is among the k wanted: move sigma past the
+        # returned values by a spread doubling per attempt (only happens for k ~ n_h / 2 or more)
+        spread = 2.0**attempt * max(vals[-1] - vals[0], abs(vals[0]), abs(vals[-1]),
+                                    np.finfo(float).tiny)
         op.sigma = vals[-1] + spread if which == "smallest" else vals[0] - spread
     else:  # pragma: no cover - would need an adversarial operator
         raise RuntimeError("effective_spectrum: vertical directions kept entering the wanted "
