@@ -11,8 +11,8 @@ The machine has 2 cores, so any other load on it lowers the 2-worker ratio; the 
 average is printed before each run, and for local processes the CPU seconds the workers got per
 wall second ("cores obtained": about 1 for one worker and 2 for two on an idle machine).
 
-Usage: ``python benchmarks/bench_sweep.py [--trials N]`` (default 20 trials per grid point,
-480 cells).
+Usage: ``python benchmarks/bench_sweep.py [--trials N]`` (default 50 trials per grid point,
+1200 cells).
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def timed(sweep: Sweep, store: Path, **backend) -> dict:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--trials", type=int, default=20)
+    p.add_argument("--trials", type=int, default=50)
     args = p.parse_args()
     sweep = recovery_slice(args.trials)
     n = len(sweep_cells(sweep, quick=True))
