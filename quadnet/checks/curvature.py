@@ -263,7 +263,7 @@ def run(ctx: CheckContext) -> CheckResult:
     ax[1].axhline(w_emp[0] / w_full[-1], color="C0", ls="--", lw=1, label=r"$\lambda_{\min}$ eff.")
     ax[1].set_xlabel(f"vertical zeros (r(r-1)/2 = {k0})")
     ax[1].set_ylabel(r"$|\lambda| / \lambda_{\max}$ of full factor Hessian")
-    ax[1].legend(fontsize=8)
+    ax[1].legend(fontsize=8, loc="center right")
     fig.tight_layout()
     res.figures += ctx.savefig(fig, "curvature_spectrum")
     res.metrics["spectrum"] = {
