@@ -6,7 +6,8 @@ temporary file) and prints the wall time of the whole command, the wall and CPU 
 each check, and the checks over the 20 s per-check quick budget. Wall time on a shared
 machine includes waiting for the CPU; the CPU column is what the check itself costs.
 
-Usage: ``python benchmarks/bench_verify.py [--full] [NAME ...]``
+Usage: ``python benchmarks/bench_verify.py [--full] [--json FILE] [NAME ...]`` (``--json`` keeps
+the report, e.g. for ``quadnet report FILE``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("names", nargs="*")
     p.add_argument("--full", action="store_true")
+    p.add_argument("--json", metavar="FILE", help="also keep the verify --json report here")
     args = p.parse_args()
     mode = "--full" if args.full else "--quick"
     with tempfile.TemporaryDirectory() as tmp:
@@ -41,6 +43,8 @@ def main() -> int:
             print(proc.stdout, proc.stderr, sep="\n")
             return 1
         rep = json.loads(report.read_text())
+        if args.json:
+            Path(args.json).write_text(report.read_text())
     print(f"quadnet verify {mode}: exit code {proc.returncode}, {wall:.1f} s wall for the whole "
           f"command (interpreter start and imports included); 1-min load before: {load:.1f}")
     print(f"{'check':<12} {'pass':<5} {'wall s':>8} {'cpu s':>8}")
