@@ -136,7 +136,7 @@ def run(ctx: CheckContext) -> CheckResult:
 
     # (c) flow decay rate vs lambda_min -----------------------------------------------
     rng = ctx.rng("flow")
-    n_inst = 8 if q else 24
+    n_inst = 6 if q else 24
     errs, naive, loglin, inst = [], [], [], []
     descents = []
     for i in ctx.progress(range(n_inst), desc="flow rates"):
