@@ -51,6 +51,7 @@ zero-residual point ``Q* = U U^T``, the Hessian form ``2 ||zeta||_F^2 + tr(zeta)
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -69,6 +70,7 @@ __all__ = [
     "horizontal_dimension",
     "population_effective_hessian",
     "population_effective_hvp",
+    "population_effective_inverse",
     "population_effective_spectrum",
 ]
 
@@ -214,7 +216,9 @@ class EffectiveSpectrum:
         which: ``"smallest"`` or ``"largest"``.
         n_h: dimension of the horizontal space.
         n_hvp: factor HVPs used (including the residual check).
-        vertical_shift: the ``sigma`` placed on the vertical directions.
+        vertical_shift: the ``sigma`` placed on the vertical directions (``eigsh`` path;
+            ``0.0`` on the ``lobpcg`` path, where vertical directions are constraints).
+        method: ``"eigsh"`` (ARPACK Lanczos) or ``"lobpcg"`` (preconditioned).
     """
 
     eigenvalues: np.ndarray
@@ -224,6 +228,7 @@ class EffectiveSpectrum:
     n_h: int
     n_hvp: int
     vertical_shift: float
+    method: str = "eigsh"
 
     @property
     def error_bound(self) -> np.ndarray:
@@ -242,52 +247,43 @@ def _start_vector(op: _EffectiveOperator, rng: np.random.Generator) -> np.ndarra
     return (Z / np.linalg.norm(Z)).reshape(-1)
 
 
-def effective_spectrum(loss: Loss, U, k: int = 1, which: str = "smallest", *,
-                       tol: float = 1e-10, ncv: int | None = None, maxiter: int | None = None,
-                       seed=0, return_vectors: bool = True) -> EffectiveSpectrum:
-    r"""The ``k`` smallest or largest eigenvalues of the effective Hessian, matrix-free.
-
-    ARPACK Lanczos (:func:`scipy.sparse.linalg.eigsh`, ``which="SA"``/``"LA"``) on
-    :func:`effective_operator`; the vertical directions are removed without forming a basis
-    of ``H_U`` (module docstring: the start vector is horizontal and the vertical shift is the
-    start's Rayleigh quotient, so the ``r(r-1)/2``-fold vertical eigenvalue sits mid-spectrum;
-    every returned vector is checked to be horizontal). ``tol`` is ARPACK's relative
-    stopping tolerance on the Ritz residual; ``residual_norms`` are recomputed afterwards
-    with one HVP per pair, so ``error_bound`` is an a-posteriori guarantee. Negative
-    eigenvalues are returned as they are (see :attr:`EffectiveSpectrum.has_negative`).
-
-    Args:
-        loss: any :class:`quadnet.Loss`; U: full-rank ``d x r`` factor.
-        k: number of eigenvalues, ``1 <= k <= n_h - 1`` (all of them: use
-            ``numpy.linalg.eigvalsh(effective_hessian(loss, U))``).
-        which: ``"smallest"`` or ``"largest"`` (algebraic).
-        tol, ncv, maxiter: passed to ``eigsh`` (``ncv`` defaults to ``max(2k + 1, 20)``
-            capped at ``d r``).
-        seed: seed or Generator for the start vector (same seed, same bits).
-        return_vectors: return the eigenvectors as ``(k, d, r)`` horizontal matrices.
-    """
-    loss = _check_loss(loss)
-    U = _point(loss, U)
+def _vertical_basis(U: np.ndarray) -> np.ndarray | None:
+    """Orthonormal ``(d r) x r(r-1)/2`` basis of ``V_U`` (``vec(U Omega_ab)``, QR); ``None`` if r = 1."""
     d, r = U.shape
-    n_h = horizontal_dimension(d, r)
-    if n_h < 2:
-        raise ValueError(f"effective_spectrum needs n_h >= 2 (got n_h = {n_h} for d = {d}, "
-                         f"r = {r}); use effective_hessian")
-    k = as_int(k, "k", minimum=1, maximum=n_h - 1)
-    if which not in ("smallest", "largest"):
-        raise ValueError(f"which must be 'smallest' or 'largest', got {which!r}")
-    if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0 <= tol < 1:
-        raise ValueError(f"tol must be a number in [0, 1), got {tol!r}")
-    if ncv is not None:
-        ncv = as_int(ncv, "ncv", minimum=k + 1, maximum=d * r)
-    else:
-        ncv = min(max(2 * k + 1, 20), d * r)
-    if maxiter is not None:
-        maxiter = as_int(maxiter, "maxiter", minimum=1)
-    rng = np.random.default_rng(seed)
+    cols = []
+    for a in range(r):
+        for b in range(a + 1, r):
+            Z = np.zeros((d, r))
+            Z[:, b] = U[:, a]                    # U (e_a e_b^T - e_b e_a^T)
+            Z[:, a] = -U[:, b]
+            cols.append(Z.reshape(-1))
+    if not cols:
+        return None
+    return np.linalg.qr(np.array(cols).T)[0]
 
-    op = _EffectiveOperator(loss, U, 0.0)
-    v0 = _start_vector(op, rng)
+
+def _resolve_preconditioner(loss: Loss, U: np.ndarray, preconditioner, which: str):
+    """The horizontal map ``Z -> M Z`` for the lobpcg path, or ``None`` for the eigsh path."""
+    if preconditioner is None or which == "largest":
+        return None                 # "largest": the population inverse damps the wanted end
+    if callable(preconditioner):
+        d, r = U.shape
+
+        def user(Z: np.ndarray) -> np.ndarray:
+            out = as_matrix(preconditioner(Z), "preconditioner(Z)", shape=(d, r))
+            return out
+        return user
+    if preconditioner == "auto":
+        from .sensing import GaussianSensing
+        return _PopulationInverse(U) if isinstance(loss, GaussianSensing) else None
+    if preconditioner == "population":
+        return _PopulationInverse(U)
+    raise ValueError(f"preconditioner must be None, 'auto', 'population' or a callable, "
+                     f"got {preconditioner!r}")
+
+
+def _eigsh_pairs(op: _EffectiveOperator, v0, k, which, tol, ncv, maxiter):
+    d, r = op.U.shape
     op.sigma = float(v0 @ op.matvec(v0))          # Rayleigh quotient: about the mean eigenvalue
     mode = "SA" if which == "smallest" else "LA"
     for attempt in range(40):
@@ -304,15 +300,136 @@ def effective_spectrum(loss: Loss, U, k: int = 1, which: str = "smallest", *,
         vert = np.array([np.linalg.norm(op.vertical(vecs[:, j].reshape(d, r)))
                          for j in range(k)])
         if np.all(vert <= 1e-6):
-            break
+            return vals, vecs
         # a vertical direction (eigenvalue sigma) is among the k wanted: move sigma past the
         # returned values by a spread doubling per attempt (only happens for k ~ n_h / 2 or more)
         spread = 2.0**attempt * max(vals[-1] - vals[0], abs(vals[0]), abs(vals[-1]),
                                     np.finfo(float).tiny)
         op.sigma = vals[-1] + spread if which == "smallest" else vals[0] - spread
-    else:  # pragma: no cover - would need an adversarial operator
-        raise RuntimeError("effective_spectrum: vertical directions kept entering the wanted "
-                           "eigenvalues; use effective_hessian")
+    raise RuntimeError("effective_spectrum: vertical directions kept entering the wanted "
+                       "eigenvalues; use effective_hessian")  # pragma: no cover
+
+
+def _lobpcg_pairs(op: _EffectiveOperator, prec, X0, tol_abs, maxiter):
+    """Smallest pairs by LOBPCG, preconditioner ``prec`` on ``H_U``, ``V_U`` as constraints."""
+    d, r = op.U.shape
+    n = d * r
+
+    def hmat(V):
+        return np.column_stack([op.matvec(V[:, j]) for j in range(V.shape[1])])
+
+    def mmat(V):
+        out = np.empty_like(V)
+        for j in range(V.shape[1]):
+            Z = V[:, j].reshape(d, r)
+            Zv = op.vertical(Z)
+            out[:, j] = (prec(Z - Zv) + Zv).reshape(-1)   # identity on V_U: SPD on R^{dr}
+        return out
+
+    A = spla.LinearOperator((n, n), matvec=lambda v: hmat(v.reshape(-1, 1))[:, 0],
+                            matmat=hmat, dtype=np.float64)
+    M = spla.LinearOperator((n, n), matvec=lambda v: mmat(v.reshape(-1, 1))[:, 0],
+                            matmat=mmat, dtype=np.float64)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        vals, vecs = spla.lobpcg(A, X0, M=M, Y=_vertical_basis(op.U), tol=tol_abs,
+                                 maxiter=maxiter, largest=False)
+    for w in caught:
+        if "not reaching the requested tolerance" in str(w.message):
+            raise RuntimeError(f"effective_spectrum: lobpcg did not converge after {op.n_hvp} "
+                               f"HVPs ({maxiter} iterations); raise maxiter or loosen tol")
+    vals = np.atleast_1d(vals)
+    order = np.argsort(vals)
+    return vals[order], np.asarray(vecs).reshape(n, -1)[:, order]
+
+
+def effective_spectrum(loss: Loss, U, k: int = 1, which: str = "smallest", *,
+                       tol: float | None = None, ncv: int | None = None,
+                       maxiter: int | None = None, seed=0, return_vectors: bool = True,
+                       preconditioner=None) -> EffectiveSpectrum:
+    r"""The ``k`` smallest or largest eigenvalues of the effective Hessian, matrix-free.
+
+    Two solvers; neither forms a basis of ``H_U``.
+
+    * ``preconditioner=None`` (default), or ``which="largest"``: ARPACK Lanczos
+      (:func:`scipy.sparse.linalg.eigsh`, ``which="SA"``/``"LA"``) on
+      :func:`effective_operator` (module docstring: the start vector is horizontal and the
+      vertical shift is the start's Rayleigh quotient, so the ``r(r-1)/2``-fold vertical
+      eigenvalue sits mid-spectrum; every returned vector is checked to be horizontal).
+      ``tol`` (default ``1e-10``) is ARPACK's relative stopping tolerance on the Ritz residual.
+    * ``preconditioner`` given and ``which="smallest"``: LOBPCG
+      (:func:`scipy.sparse.linalg.lobpcg`) on ``R^{d r}`` with the vertical space ``V_U`` as
+      constraints (an orthonormal basis of ``vec(U Omega_ab)``, ``a < b``) and the
+      preconditioner applied to horizontal residuals. ``"population"`` is
+      :func:`population_effective_inverse` (the exact inverse of the Gaussian-sensing
+      population effective Hessian at ``U``, ``O(d r^2 + r^3)`` per application; SPD on
+      ``H_U`` at every full-rank ``U``, so valid away from minimisers too); ``"auto"`` uses it
+      for :class:`quadnet.GaussianSensing` losses and ARPACK otherwise; a callable maps a
+      horizontal ``d x r`` array to ``M Z`` for a user SPD ``M ~ H_eff^{-1}``. ``tol``
+      (default ``1e-6``) is the residual tolerance relative to ``||H_eff x0||`` for the random
+      unit horizontal start ``x0`` (about the RMS eigenvalue); the eigenvalue error is of
+      order ``residual^2 / gap``, so ``1e-6`` gives ~1e-10 relative eigenvalues on the
+      sensing benchmark (docs/curvature.md §4). Used only if ``n_h >= 5 k`` (else ARPACK).
+
+    ``residual_norms`` are recomputed afterwards with one HVP per pair, so ``error_bound``
+    is an a-posteriori guarantee on both paths. Negative eigenvalues are returned as they are
+    (see :attr:`EffectiveSpectrum.has_negative`).
+
+    Args:
+        loss: any :class:`quadnet.Loss`; U: full-rank ``d x r`` factor.
+        k: number of eigenvalues, ``1 <= k <= n_h - 1`` (all of them: use
+            ``numpy.linalg.eigvalsh(effective_hessian(loss, U))``).
+        which: ``"smallest"`` or ``"largest"`` (algebraic).
+        tol: stopping tolerance (see above; ``None`` = the solver's default).
+        ncv: ARPACK's Lanczos basis size (default ``max(2k + 1, 20)`` capped at ``d r``).
+        maxiter: ARPACK restarts / LOBPCG iterations (LOBPCG default 1000).
+        seed: seed or Generator for the start vector(s) (same seed, same bits).
+        return_vectors: return the eigenvectors as ``(k, d, r)`` horizontal matrices.
+        preconditioner: ``None`` | ``"auto"`` | ``"population"`` | callable (see above).
+
+    Raises:
+        ValueError: bad ``k``, ``which``, ``tol``, ``ncv``, ``maxiter``, ``preconditioner``.
+        RuntimeError: the eigensolver did not converge (message says what to change).
+    """
+    loss = _check_loss(loss)
+    U = _point(loss, U)
+    d, r = U.shape
+    n_h = horizontal_dimension(d, r)
+    if n_h < 2:
+        raise ValueError(f"effective_spectrum needs n_h >= 2 (got n_h = {n_h} for d = {d}, "
+                         f"r = {r}); use effective_hessian")
+    k = as_int(k, "k", minimum=1, maximum=n_h - 1)
+    if which not in ("smallest", "largest"):
+        raise ValueError(f"which must be 'smallest' or 'largest', got {which!r}")
+    if tol is not None and (isinstance(tol, bool) or not isinstance(tol, (int, float))
+                            or not 0 <= tol < 1):
+        raise ValueError(f"tol must be None or a number in [0, 1), got {tol!r}")
+    if ncv is not None:
+        ncv = as_int(ncv, "ncv", minimum=k + 1, maximum=d * r)
+    else:
+        ncv = min(max(2 * k + 1, 20), d * r)
+    if maxiter is not None:
+        maxiter = as_int(maxiter, "maxiter", minimum=1)
+    prec = _resolve_preconditioner(loss, U, preconditioner, which)
+    if n_h < 5 * k:
+        prec = None
+    rng = np.random.default_rng(seed)
+
+    op = _EffectiveOperator(loss, U, 0.0)
+    if prec is None:
+        v0 = _start_vector(op, rng)
+        vals, vecs = _eigsh_pairs(op, v0, k, which, 1e-10 if tol is None else float(tol),
+                                  ncv, maxiter)
+        method, sigma = "eigsh", op.sigma
+    else:
+        X0 = np.column_stack([_start_vector(op, rng) for _ in range(k)])
+        scale = float(np.linalg.norm(op.matvec(X0[:, 0])))
+        if not np.isfinite(scale):
+            raise ValueError("effective_spectrum: non-finite eigenvalues (the loss's HVP is "
+                             "not finite)")
+        tol_abs = (1e-6 if tol is None else float(tol)) * scale
+        vals, vecs = _lobpcg_pairs(op, prec, X0, tol_abs, 1000 if maxiter is None else maxiter)
+        method, sigma = "lobpcg", 0.0
 
     X = np.empty((k, d, r))
     res = np.empty(k)
@@ -324,10 +441,10 @@ def effective_spectrum(loss: Loss, U, k: int = 1, which: str = "smallest", *,
         HZ = op.hvp(Z)
         HZ = HZ - op.vertical(HZ)
         res[j] = np.linalg.norm(HZ - vals[j] * Z)
-    if not np.all(np.isfinite(vals)):
+    if not np.all(np.isfinite(vals)) or not np.all(np.isfinite(res)):
         raise ValueError("effective_spectrum: non-finite eigenvalues (the loss's HVP is not finite)")
     return EffectiveSpectrum(vals, X if return_vectors else None, res, which, n_h, op.n_hvp,
-                             op.sigma)
+                             sigma, method)
 
 
 # ------------------------------------------------------------------- population form
@@ -392,3 +509,50 @@ def population_effective_spectrum(U, *, grouped: bool = False):
     return np.sort(np.concatenate([np.repeat(normal, d - r), offdiag, diag]))
 
 
+
+
+class _PopulationInverse:
+    r"""``Z -> H_pop^{-1} P_h Z`` on ``H_U`` in ``O(d r^2 + r^3)`` (see :func:`population_effective_inverse`)."""
+
+    def __init__(self, U: np.ndarray):
+        self.W, self.s, self.Vt = np.linalg.svd(U, full_matrices=False)
+        self.g = self.s**2
+        self.gsum = self.g[:, None] + self.g[None, :]
+        self.r = U.shape[1]
+
+    def __call__(self, Z: np.ndarray) -> np.ndarray:
+        s, g, r = self.s, self.g, self.r
+        Zt = Z @ self.Vt.T                           # xi V = W A + W_perp B
+        A = self.W.T @ Zt
+        R = Zt - self.W @ A                          # W_perp B, without forming W_perp
+        K = s[:, None] * A
+        A = A - s[:, None] * ((K - K.T) / self.gsum)  # P_h: S A symmetric (Lyapunov in V-frame)
+        C = s[:, None] * A
+        C = 0.5 * (C + C.T)                          # C' = S A' (symmetric to rounding)
+        Cn = C / (4.0 * self.gsum)                   # off-diagonal: C_ij = C'_ij / (4 (g_i + g_j))
+        c = np.diag(C) / (8.0 * g)                   # diagonal: (8 diag(g) + 4 g 1^T)^{-1} c'
+        c -= 0.5 * c.sum() / (1.0 + 0.5 * r)         # Sherman-Morrison
+        np.fill_diagonal(Cn, c)
+        out = self.W @ (Cn / s[:, None]) + R / (4.0 * g)   # A = S^{-1} C; B_j = B'_j / (4 g_j)
+        return out @ self.Vt
+
+
+def population_effective_inverse(U, eta) -> np.ndarray:
+    r"""``xi = H_pop^{-1} P_h(eta)``: the inverse of the population effective Hessian on ``H_U``.
+
+    ``H_pop xi = 2 T(zeta) U`` (:func:`population_effective_hvp`, THEORY.md §4) maps ``H_U``
+    to itself and is SPD there for full-rank ``U``. With the thin SVD ``U = W S V^T``
+    (``g = s^2``) write ``xi V = W A + W_perp B``; horizontality is ``C = S A`` symmetric and
+
+    * ``B -> 4 B diag(g)`` (column ``j`` times ``4 g_j``);
+    * ``C -> 4 (C G + G C) + 4 tr(C) G``: off-diagonal ``C_ij -> 4 (g_i + g_j) C_ij``,
+      diagonal ``c -> (8 diag(g) + 4 g 1^T) c``,
+
+    so the inverse is explicit (Sherman–Morrison on the diagonal:
+    ``c = c'/(8 g) - (1/2) 1 sum_k (c'_k / (8 g_k)) / (1 + r/2)``), ``O(d r^2 + r^3)``,
+    ``W_perp`` never formed (docs/curvature.md §4). ``eta`` is first projected on ``H_U``.
+    Used as the ``"population"`` preconditioner of :func:`effective_spectrum`.
+    """
+    U = as_factor(U, "U")
+    eta = as_matrix(eta, "eta", shape=U.shape)
+    return _PopulationInverse(U)(eta)
