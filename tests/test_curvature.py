@@ -25,6 +25,7 @@ from quadnet import (
     population_effective_hvp,
     population_effective_spectrum,
 )
+from quadnet.curvature import population_effective_inverse
 from quadnet.sensing import population_normal_operator
 
 # Eigenvalues from two mathematically equal symmetric matrices built by different float
@@ -327,6 +328,96 @@ def test_empirical_effective_hessian_approaches_population():
     # The fixed seed makes this deterministic; 0.1 leaves >3x margin at 5e4.
     assert devs[1] <= 0.1
     assert devs[1] < devs[0]
+
+
+# ------------------------------------------------------------ preconditioned (lobpcg) path
+@settings(max_examples=20, deadline=None)
+@given(d=st.integers(1, 9), r=st.integers(1, 5), seed=st.integers(0, 2**31 - 1))
+def test_population_inverse_is_inverse_on_horizontal_space(d, r, seed):
+    """P H_pop = I on H_U: every eigenvalue of the product in the horizontal basis is 1."""
+    r = min(r, d)
+    rng = np.random.default_rng(seed)
+    # singular values in [0.5, 2]: condition of H_pop <= 3 * 16 = 48, so rounding ~1e-14
+    Wq = np.linalg.qr(rng.standard_normal((d, r)))[0]
+    Vq = np.linalg.qr(rng.standard_normal((r, r)))[0]
+    U = (Wq * rng.uniform(0.5, 2.0, r)) @ Vq.T
+    B = PSDQuotient(d, r).horizontal_basis(U)
+    P = B.T @ np.column_stack([population_effective_inverse(U, B[:, j].reshape(d, r)).ravel()
+                               for j in range(B.shape[1])])
+    ev = np.linalg.eigvals(P @ population_effective_hessian(U))
+    assert np.max(np.abs(ev - 1.0)) <= 1e-10
+    assert np.max(np.abs(P - P.T)) <= 1e-10 * np.abs(P).max()        # symmetric on H_U
+    # output horizontal, input's vertical part ignored
+    xi = population_effective_inverse(U, rng.standard_normal((d, r)))
+    K = U.T @ xi
+    assert np.linalg.norm(K - K.T) <= 1e-12 * np.linalg.norm(U) * np.linalg.norm(xi)
+    if r > 1:
+        Om = rng.standard_normal((r, r))
+        assert np.linalg.norm(population_effective_inverse(U, U @ (Om - Om.T))) <= 1e-12
+
+
+@pytest.mark.parametrize("d,r,k", [(12, 3, 1), (15, 4, 3), (20, 1, 2)])
+def test_lobpcg_path_matches_dense(d, r, k):
+    loss = GaussianSensing.random(d, r, 3 * horizontal_dimension(d, r), seed=d + r)
+    rng = np.random.default_rng(k)
+    for U in (loss.U_star, loss.U_star + 0.3 * rng.standard_normal((d, r))):   # at / away
+        w = np.linalg.eigvalsh(effective_hessian(loss, U))
+        sp = effective_spectrum(loss, U, k=k, preconditioner="population", tol=1e-8)
+        assert sp.method == "lobpcg" and sp.vertical_shift == 0.0
+        # residual 1e-8 x RMS eigenvalue: eigenvalue error ~ res^2 / gap ~ 1e-15 here, and
+        # the a-posteriori bound must cover it
+        assert np.max(np.abs(sp.eigenvalues - w[:k])) <= EIG_RTOL * abs(w).max()
+        assert np.all(np.abs(sp.eigenvalues - w[:k]) <= sp.error_bound + 1e-13 * abs(w).max())
+        for X in sp.eigenvectors:
+            K = U.T @ X
+            assert np.linalg.norm(K - K.T) <= 1e-12 * np.linalg.norm(U)
+            assert abs(np.linalg.norm(X) - 1) <= 1e-12
+    a = effective_spectrum(loss, U, k=k, preconditioner="auto", seed=3)
+    b = effective_spectrum(loss, U, k=k, preconditioner="auto", seed=3)
+    assert a.method == "lobpcg" and np.array_equal(a.eigenvectors, b.eigenvectors)
+
+
+def test_preconditioner_selection_and_fallbacks():
+    loss = GaussianSensing.random(8, 2, 200, seed=5)
+    U = loss.U_star
+    assert effective_spectrum(loss, U).method == "eigsh"                     # default
+    assert effective_spectrum(loss, U, which="largest", preconditioner="auto").method == "eigsh"
+    n_h = horizontal_dimension(8, 2)
+    assert effective_spectrum(loss, U, k=n_h // 5 + 1, preconditioner="auto").method == "eigsh"
+    # non-sensing loss: "auto" falls back to ARPACK; an explicit callable is used as given
+    T = np.random.default_rng(1).standard_normal((6, 6))
+    fro = FrobeniusLoss(T + T.T)
+    V = np.random.default_rng(2).standard_normal((6, 2))
+    w = np.linalg.eigvalsh(effective_hessian(fro, V))
+    assert effective_spectrum(fro, V, preconditioner="auto").method == "eigsh"
+    sp = effective_spectrum(fro, V, k=2, preconditioner=lambda Z: Z, tol=1e-9)
+    assert sp.method == "lobpcg"
+    assert np.max(np.abs(sp.eigenvalues - w[:2])) <= EIG_RTOL * abs(w).max()
+    # the population preconditioner is SPD at any U: valid (if less effective) off sensing
+    sp = effective_spectrum(fro, V, k=2, preconditioner="population", tol=1e-9)
+    assert np.max(np.abs(sp.eigenvalues - w[:2])) <= EIG_RTOL * abs(w).max()
+
+
+def test_lobpcg_reports_indefinite_and_bad_input():
+    d = 6
+    lam = np.array([5.0, 3.0, 1.0, 0.5, -1.0, -2.0])
+    Qo = np.linalg.qr(np.random.default_rng(0).standard_normal((d, d)))[0]
+    loss = FrobeniusLoss((Qo * lam) @ Qo.T)
+    U = np.sqrt(3.0) * Qo[:, [1]]
+    w = np.linalg.eigvalsh(effective_hessian(loss, U))
+    sp = effective_spectrum(loss, U, k=1, preconditioner="population", tol=1e-9)
+    assert sp.has_negative and abs(sp.eigenvalues[0] - w[0]) <= EIG_RTOL * abs(w).max()
+    g = GaussianSensing.random(10, 2, 100, seed=0)
+    with pytest.raises(ValueError, match="preconditioner"):
+        effective_spectrum(g, g.U_star, preconditioner="jacobi")
+    with pytest.raises(ValueError, match="preconditioner"):
+        effective_spectrum(g, g.U_star, preconditioner=lambda Z: Z[:, :1])
+    with pytest.raises(RuntimeError, match="lobpcg did not converge"):
+        effective_spectrum(g, g.U_star, preconditioner="population", tol=1e-12, maxiter=2)
+    with pytest.raises(ValueError, match="eta"):
+        population_effective_inverse(g.U_star, np.ones((3, 2)))
+    with pytest.raises(ValueError, match="rank deficient"):
+        population_effective_inverse(np.zeros((4, 2)), np.ones((4, 2)))
 
 
 def test_curvature_check_quick_mode_passes():
