@@ -34,7 +34,11 @@ a horizontal start, with ``sigma`` set to the Rayleigh quotient of that start (a
 eigenvalue, i.e. mid-spectrum), so the ``r(r-1)/2`` vertical directions are never among the
 extreme eigenvalues wanted; returned vectors are checked to be horizontal, and the call is
 repeated with ``sigma`` moved past the returned eigenvalues if one is not. No basis of ``H_U``
-is formed: one matvec is one factor HVP plus two ``O(d r^2 + r^3)`` projections.
+is formed: one matvec is one factor HVP plus two ``O(d r^2 + r^3)`` projections. With a
+preconditioner (``"population"``: :func:`population_effective_inverse`, the explicit inverse of
+the Gaussian-sensing population effective Hessian on ``H_U``) the smallest eigenpairs come
+from LOBPCG with ``V_U`` as constraints instead (derivation and costs in
+``docs/curvature.md`` §4).
 
 Population form (THEORY.md §4). For Gaussian rank-one sensing the population loss has, at a
 zero-residual point ``Q* = U U^T``, the Hessian form ``2 ||zeta||_F^2 + tr(zeta)^2``,
