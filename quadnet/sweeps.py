@@ -315,8 +315,17 @@ def _run_dask(sweep: Sweep, chunks: list[Chunk], *, n_local: int | None,
         else:
             import dask
 
-            # the workers' statistical profiler samples every 10 ms; it only slows the cells
-            stack.enter_context(dask.config.set({"distributed.worker.profile.enabled": False}))
+            # Quieter housekeeping for CPU-bound cells on few cores: no statistical profiler
+            # (samples every 10 ms), slower memory/system monitors and event-loop ticks, no
+            # work stealing (tasks are uniform and queued on the scheduler anyway). Measured
+            # 15-30% more throughput on 2 cores (benchmarks/bench_sweep.py).
+            stack.enter_context(dask.config.set({
+                "distributed.worker.profile.enabled": False,
+                "distributed.worker.memory.monitor-interval": "2s",
+                "distributed.admin.system-monitor.interval": "2s",
+                "distributed.admin.tick.interval": "500ms",
+                "distributed.scheduler.work-stealing": False,
+            }))
             cluster = stack.enter_context(LocalCluster(
                 n_workers=n_local, threads_per_worker=1, processes=True,
                 dashboard_address=None, silence_logs=logging.CRITICAL))
