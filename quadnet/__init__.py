@@ -8,53 +8,47 @@ of full-rank factors by ``O(r)``; see ``THEORY.md`` for the binding conventions 
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _version
 
-from . import quotient, losses, dynamics, conformance
-from .quotient import *  # noqa: F401,F403
-from .losses import *  # noqa: F401,F403
-from .dynamics import *  # noqa: F401,F403
-from .conformance import *  # noqa: F401,F403
-# --- feature modules: one import block per module, added below this line ---
-from . import curvature, rates
-from .curvature import *  # noqa: F401,F403
-from .rates import *  # noqa: F401,F403
-from . import bregman, commuting
-from .bregman import *  # noqa: F401,F403
-from .commuting import *  # noqa: F401,F403
-from . import sweeps
-from .sweeps import *  # noqa: F401,F403
-from . import rfm, diagnostics
-from .rfm import *  # noqa: F401,F403
-from .diagnostics import *  # noqa: F401,F403
-from . import fact
-from .fact import *  # noqa: F401,F403
-from . import sensing
-from .sensing import *  # noqa: F401,F403
-from . import bounds, recovery, baselines
-from .bounds import *  # noqa: F401,F403
-from .recovery import *  # noqa: F401,F403
-from .baselines import *  # noqa: F401,F403
+from . import (
+    baselines,
+    bounds,
+    bregman,
+    commuting,
+    conformance,
+    curvature,
+    diagnostics,
+    dynamics,
+    fact,
+    losses,
+    quotient,
+    rates,
+    recovery,
+    rfm,
+    sensing,
+    sweeps,
+)
+from .baselines import *
+from .bounds import *
+from .bregman import *
+from .commuting import *
+from .conformance import *
+from .curvature import *
+from .diagnostics import *
+from .dynamics import *
+from .fact import *
+from .losses import *
+from .quotient import *
+from .rates import *
+from .recovery import *
+from .rfm import *
+from .sensing import *
+from .sweeps import *
 
 try:
     __version__ = _version("quadnet")
 except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0.0.0+unknown"
 
-__all__ = [
-    *quotient.__all__,
-    *losses.__all__,
-    *dynamics.__all__,
-    *conformance.__all__,
-    # --- feature modules' __all__, added below this line ---
-    *curvature.__all__,
-    *rates.__all__,
-    *bregman.__all__,
-    *commuting.__all__,
-    *sweeps.__all__,
-    *rfm.__all__,
-    *diagnostics.__all__,
-    *fact.__all__,
-    *sensing.__all__,
-    *bounds.__all__,
-    *recovery.__all__,
-    *baselines.__all__,
-]
+#: The public API: the union of the feature modules' ``__all__`` (one module per THEORY.md section).
+_MODULES = (quotient, losses, dynamics, conformance, sensing, bounds, recovery, baselines,
+            curvature, rates, commuting, bregman, fact, rfm, diagnostics, sweeps)
+__all__ = [name for module in _MODULES for name in module.__all__]
