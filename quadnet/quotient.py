@@ -31,13 +31,15 @@ def _eig_gram(U: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return s, E
 
 
-def lyapunov_skew(U: np.ndarray, K: np.ndarray, _eig=None) -> np.ndarray:
+def lyapunov_skew(U: np.ndarray, K: np.ndarray, eig=None) -> np.ndarray:
     """Solve ``(U^T U) Omega + Omega (U^T U) = K`` by the eigendecomposition of ``U^T U``.
 
-    ``K`` skew gives ``Omega`` skew; ``K`` symmetric gives ``Omega`` symmetric (the same
-    formula serves the horizontal lift). See the module docstring for conditioning.
+    ``K`` skew gives ``Omega`` skew; ``K`` symmetric gives ``Omega`` symmetric. ``eig``, if
+    given, is ``numpy.linalg.eigh(U.T @ U)`` computed once by a caller that solves many
+    equations at the same ``U`` (matrix-free Hessians). See the module docstring for
+    conditioning.
     """
-    s, E = _eig_gram(U) if _eig is None else _eig
+    s, E = _eig_gram(U) if eig is None else eig
     Kt = E.T @ K @ E
     return E @ (Kt / (s[:, None] + s[None, :])) @ E.T
 
