@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._validation import as_int, as_positive
+from .conformance import random_orthogonal
 
 __all__ = ["NFACounterexample", "counterexample_prediction", "nfa_counterexample"]
 
@@ -90,8 +91,7 @@ def nfa_counterexample(seed=0, *, n: int = 400, quiet: int = 6, alpha: float = 0
     rho, gamma = as_positive(rho, "rho"), as_positive(gamma, "gamma")
     lam, init_scale = as_positive(lam, "lam"), as_positive(init_scale, "init_scale")
     d = K + 1
-    Qm, Rm = np.linalg.qr(rng.standard_normal((d, d)))
-    basis = Qm * np.sign(np.diag(Rm))
+    basis = random_orthogonal(d, rng)
     scale = np.ones(d)
     scale[-1] = np.sqrt(rho)
     X = (rng.standard_normal((n, d)) * scale) @ basis.T

@@ -51,6 +51,11 @@ class Row:
         }
 
 
+def rel_diff(a, b) -> float:
+    """``||a - b|| / ||b||`` (Frobenius / Euclidean), the relative difference the checks report."""
+    return float(np.linalg.norm(np.asarray(a) - np.asarray(b)) / np.linalg.norm(b))
+
+
 def _json_number(x):
     if x is None:
         return None

@@ -41,7 +41,7 @@ from ..sensing import (
     population_normal_operator,
     relative_error,
 )
-from ._base import CheckContext, CheckResult, register
+from ._base import CheckContext, CheckResult, register, rel_diff
 
 __all__ = ["BEST_RESTARTS", "dense_reference", "run", "threshold"]
 
@@ -87,9 +87,6 @@ def _stencil(f, h: float = 0.5):
     return (8 * (f(h) - f(-h)) - (f(2 * h) - f(-2 * h))) / (12 * h)
 
 
-def _rel(a, b) -> float:
-    return float(np.linalg.norm(np.asarray(a) - b) / np.linalg.norm(b))
-
 
 def threshold(ratios, success, level: float = 0.9) -> float:
     """Smallest grid ratio from which the success rate stays ``>= level`` (``nan`` if none)."""
@@ -113,9 +110,9 @@ def _exactness(ctx: CheckContext, result: CheckResult) -> None:
     g, hv = prob.factor_gradient(U), prob.factor_hvp(U, xi)
     fd_g = _stencil(lambda t: prob.factor_value(U + t * xi))
     fd_h = _stencil(lambda t: prob.factor_gradient(U + t * xi))
-    e_g = max(_rel(g, grad(U)), abs(fd_g - np.sum(g * xi)) / abs(np.sum(g * xi)))
-    e_h = max(_rel(hv, hvp(U, xi)), _rel(fd_h, hv))
-    e_t = max(_rel(prob.normal_operator(H), Tm(H)), _rel(prob.hessian_vector(U @ U.T, H), Tm(H)))
+    e_g = max(rel_diff(g, grad(U)), abs(fd_g - np.sum(g * xi)) / abs(np.sum(g * xi)))
+    e_h = max(rel_diff(hv, hvp(U, xi)), rel_diff(fd_h, hv))
+    e_t = max(rel_diff(prob.normal_operator(H), Tm(H)), rel_diff(prob.hessian_vector(U @ U.T, H), Tm(H)))
     e_v = abs(prob.factor_value(U) - value(U)) / value(U)
     result.metrics["exactness"] = {"d": d, "r": r, "m": m, "grad": e_g, "hvp": e_h, "T_m": e_t,
                                    "value": e_v}
@@ -135,8 +132,8 @@ def _monte_carlo(ctx: CheckContext, result: CheckResult) -> dict:
     H = (H + H.T) / 2
     TH = population_normal_operator(H)
     # identity check of the inverse on the same H (exact)
-    inv_err = _rel(inverse_population_normal_operator(TH), H)
-    errs = np.array([[_rel(GaussianSensing.random(d, 1, int(m), seed=rng).normal_operator(H), TH)
+    inv_err = rel_diff(inverse_population_normal_operator(TH), H)
+    errs = np.array([[rel_diff(GaussianSensing.random(d, 1, int(m), seed=rng).normal_operator(H), TH)
                       for _ in range(reps)] for m in ctx.progress(ms, "T_m -> T")])
     mean = errs.mean(axis=1)
     slope = float(np.polyfit(np.log(ms), np.log(mean), 1)[0])

@@ -25,7 +25,7 @@ from ..commuting import CommutingSensing, selection_cell
 from ..conformance import random_orthogonal
 from ..dynamics import gradient_descent, gradient_flow
 from ..losses import Loss
-from ._base import CheckContext, CheckResult, register
+from ._base import CheckContext, CheckResult, register, rel_diff
 
 _CLAIM = ("commuting measurements: factor dynamics = entropy mirror flow/descent, limit = Bregman "
           "projection, eps -> 0 gives minimum trace with entropy tie-break, O(eta) law "
@@ -34,9 +34,6 @@ _CLAIM = ("commuting measurements: factor dynamics = entropy mirror flow/descent
 _CLARABEL_TIGHT = {"tol_gap_abs": 1e-12, "tol_gap_rel": 1e-12, "tol_feas": 1e-12,
                    "tol_ktratio": 1e-10}
 
-
-def _rel(a, b) -> float:
-    return float(np.linalg.norm(np.asarray(a) - np.asarray(b)) / np.linalg.norm(b))
 
 
 def _block_instance(rng, mult, m, ybox=(0.5, 1.5)):
@@ -150,14 +147,14 @@ def _part_a_b(ctx, res, quick):
     for e in ctx.progress(eps_list, desc="selection (b) flows"):
         br = bregman_projection(cs.spectra, cs.y, log_q0=np.full(d, np.log(e)))
         q, T, _ = _flow_limit(cs, np.full(d, np.log(e)), 20.0 / _rates(cs, br.q)[0])
-        errs[e], times[e] = _rel(q, br.q), T
+        errs[e], times[e] = rel_diff(q, br.q), T
     worst = max(errs.values())
     res.add(f"(b) mirror-flow limit vs bregman_projection, eps in [{min(eps_list):g}, 1], max rel.",
             worst, 1e-10, paper="limit = Bregman projection")
     # matrix level: the foundation's factor flow on d x d factors
     br = bregman_projection(cs.spectra, cs.y, np.full(d, eps))
     Qf, _ = _matrix_flow_limit(cs, U0, 20.0 / _rates(cs, br.q)[0], 1e-13)
-    mat_err = _rel(Qf, cs.to_matrix(br.q))
+    mat_err = rel_diff(Qf, cs.to_matrix(br.q))
     res.add("(b) matrix-level factor-flow limit vs V diag(bregman) V^T, rel.", mat_err, 1e-10,
             paper="limit = Bregman projection")
     # KKT residual from eps = 1 to 1e-300 and agreement with cvxpy
@@ -174,7 +171,7 @@ def _part_a_b(ctx, res, quick):
                 warnings.simplefilter("ignore", UserWarning)
                 q_tight, _ = bregman_projection_cvxpy(cs.spectra, cs.y, np.full(d, e),
                                                       solver="CLARABEL", **_CLARABEL_TIGHT)
-            cvx[e] = {"default": _rel(q_def, br.q), "tight": _rel(q_tight, br.q),
+            cvx[e] = {"default": rel_diff(q_def, br.q), "tight": rel_diff(q_tight, br.q),
                       "cvxpy_residual_default": float(np.max(np.abs(cs.spectra @ q_def - cs.y))),
                       "ours_residual": float(np.max(np.abs(cs.spectra @ br.q - cs.y)))}
         res.add("(b) bregman_projection vs cvxpy exp cone (Clarabel, gap/feas tol 1e-12), rel.",
@@ -242,7 +239,7 @@ def _part_c(ctx, res, quick, plt):
         y = A @ rng.uniform(0.5, 1.5, 15)
         mt = min_trace_solution(A, y)
         lp = linprog(np.ones(15), A_eq=A, b_eq=y, bounds=[(0, None)] * 15, method="highs")
-        lp_err.append(_rel(mt.q, lp.x))
+        lp_err.append(rel_diff(mt.q, lp.x))
         dims.append(mt.face_dimension)
     res.add(f"(c) min_trace_solution vs HiGHS LP on {len(lp_err)} unique instances (max rel.)",
             max(lp_err), 1e-9, paper="LP optimum")
@@ -301,7 +298,7 @@ def _part_d(ctx, res):
     w_coord = np.repeat(w, mult)
     mt_block = min_trace_solution(cols, y, weights=w, multiplicities=mult)
     mt_coord = min_trace_solution(spec, y, weights=w_coord)
-    agree = _rel(np.repeat(mt_block.q, mult), mt_coord.q)
+    agree = rel_diff(np.repeat(mt_block.q, mult), mt_coord.q)
     # 5 blocks (9 coordinates) on the face, 3 constraints: dimensions 5 - 3 and 9 - 3
     res.add("(d) face dimension found, |dim - 2| + |dim - 6| (per block, per coordinate)",
             abs(mt_block.face_dimension - 2) + abs(mt_coord.face_dimension - 6), 0.0,
@@ -321,7 +318,7 @@ def _part_d(ctx, res):
                                                                       **_CLARABEL_TIGHT)
         q_ind = np.zeros(K)
         q_ind[Z] = p.value / mult[Z]
-        res.add("(d) entropy tie-split vs cvxpy entropy on the face, rel.", _rel(mt_block.q, q_ind),
+        res.add("(d) entropy tie-split vs cvxpy entropy on the face, rel.", rel_diff(mt_block.q, q_ind),
                 1e-7, paper="entropy decides the tie")
     except ImportError:
         pass
@@ -329,17 +326,17 @@ def _part_d(ctx, res):
     dists = {}
     for L in [10.0, 100.0, np.log(1e300), 1e4]:
         br = bregman_projection(cols, y, log_q0=np.log(w) - L, multiplicities=mult)
-        dists[L] = _rel(br.q, mt_block.q)
+        dists[L] = rel_diff(br.q, mt_block.q)
     res.add("(d) Bregman limit from eps w at eps = 1e-300 vs tie-split, rel.", dists[np.log(1e300)],
             1e-9, paper="eps -> 0 limit")
     # the matrix-level descent from sqrt(eps) I follows the block law (reduced coordinates)
     naive = min_trace_solution(cols, y, weights=w)  # multiplicities ignored
     lp = mt_block.info["lp_q"]
     res.add("(d) multiplicities matter: split ignoring m_k differs from the right one, rel.",
-            _rel(naive.q, mt_block.q), 1e-2, relation=">=", paper="weights m_k enter")
+            rel_diff(naive.q, mt_block.q), 1e-2, relation=">=", paper="weights m_k enter")
     res.metrics["d"] = {"multiplicities": mult, "weights": w, "q_block": mt_block.q,
                         "q_ignoring_multiplicities": naive.q, "lp_vertex": lp,
-                        "lp_vertex_vs_tie_split": _rel(lp, mt_block.q),
+                        "lp_vertex_vs_tie_split": rel_diff(lp, mt_block.q),
                         "face_dimension": mt_block.face_dimension,
                         "bregman_dist_vs_log_inv_eps": {str(k): v for k, v in dists.items()}}
 
@@ -359,7 +356,7 @@ def _part_e(ctx, res, quick, plt):
     for eta in ctx.progress(etas, desc="selection (e) eta"):
         steps = int(60.0 / (eta * lam[0])) + 10
         tr = cs.gradient_descent(np.full(d, eps), eta, steps, record_every=steps, rtol=1e-12)
-        devs.append(_rel(tr.q[-1], br.q))
+        devs.append(rel_diff(tr.q[-1], br.q))
     devs = np.array(devs)
     ratios = devs[:-1] / devs[1:]
     worst = float(np.max(np.abs(ratios[:3] / 2.0 - 1.0)))
@@ -410,14 +407,14 @@ def _part_f(ctx, res, quick):
                    [cp.sum(cp.multiply(As[i], X)) == y[i] for i in range(m)]).solve(
             solver="CLARABEL")
         Xmt = X.value
-        out.append({"scale": s, "commutator": comm, "dist_min_trace": _rel(Q, Xmt),
+        out.append({"scale": s, "commutator": comm, "dist_min_trace": rel_diff(Q, Xmt),
                     "trace_gap": float(np.trace(Q) - np.trace(Xmt)),
                     "min_trace": float(np.trace(Xmt)),
                     "residual": float(np.max(np.abs(loss._res(Q)))), "time": T, "Q": Q})
     # sanity at s = 0: the commuting law (Bregman projection of eps 1) is what GD approaches
     br0 = bregman_projection(spec, np.einsum("iab,ab->i", np.einsum("ak,ik,bk->iab", V, spec, V),
                                                Qs), np.full(d, eps))
-    out[0]["dist_commuting_law"] = _rel(out[0]["Q"], (V * br0.q) @ V.T)
+    out[0]["dist_commuting_law"] = rel_diff(out[0]["Q"], (V * br0.q) @ V.T)
     for o in out:
         ok = bool(np.isfinite(o["dist_min_trace"]) and o["residual"] < 1e-6)
         if o["scale"] == 0.0:  # sanity: at zero commutator the commuting law holds
