@@ -31,6 +31,7 @@ import numpy as np
 from scipy import linalg
 
 from ._validation import as_int, as_matrix, as_positive
+from .fact import psd_power
 from .kernels import (
     KERNELS,
     agop_from_alpha,
@@ -200,13 +201,6 @@ def block_circulant_score(M, p: int | None = None) -> float:
 
 # --------------------------------------------------------------------------------------------
 # the updates
-
-
-def _psd_power(S: np.ndarray, power: float) -> np.ndarray:
-    """``S^power`` of a symmetric PSD matrix (eigenvalues below rounding clipped to 0)."""
-    w, V = np.linalg.eigh(0.5 * (S + S.T))
-    w = np.clip(w, 0.0, None)
-    return (V * w**power) @ V.T
 
 
 def sqrt_psd_update(G: np.ndarray, power: float) -> np.ndarray:
@@ -383,7 +377,7 @@ class RecursiveFeatureMachine:
             return A, K @ A, F, None
         if self.update == "nfa":
             G = agop_from_alpha(X, A, M, alpha, gamma, centre=bool(self.centre_agop))
-            Mn = _psd_power(G, float(self.agop_power))
+            Mn = psd_power(G, float(self.agop_power))
         elif self.fact_form == "ffT":
             Mn = sqrt_psd_update(F, 1.0)
         else:
@@ -471,5 +465,5 @@ class RecursiveFeatureMachine:
         """Learned features ``M^{1/2} x`` (rows), the representation the kernel sees."""
         self._check_fitted()
         X = as_matrix(X, "X", shape=(None, self.n_features_in_))
-        return X @ _psd_power(self.M_, 0.5)
+        return X @ psd_power(self.M_, 0.5)
 

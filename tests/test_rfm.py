@@ -10,11 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from quadnet.checks import CheckContext, run_check
+from quadnet.fact import psd_power
 from quadnet.kernels import KERNELS, agop, fact_matrix, input_gradients, kernel_matrix
 from quadnet.rfm import (
     RecursiveFeatureMachine,
     RFMWarning,
-    _psd_power,
     block_circulant_score,
     modular_arithmetic,
     sparse_parity,
@@ -102,7 +102,7 @@ def test_fm_form_equals_square_root_of_FM():
     FM = F @ M
     assert np.linalg.norm(FM - FM.T) <= 1e-10 * np.linalg.norm(FM)
     lhs = sqrt_psd_update(FM, 0.5)
-    rhs = _psd_power(FM, 0.5)
+    rhs = psd_power(FM, 0.5)
     assert _rel(lhs, rhs) <= 1e-10  # two factorisations of the same PSD root
     np.testing.assert_allclose(lhs @ lhs, 0.5 * (FM + FM.T), rtol=0, atol=1e-10 * np.abs(FM).max())
 
