@@ -13,6 +13,7 @@ import numpy as np
 __all__ = [
     "RANK_RTOL",
     "as_array",
+    "as_directions",
     "as_factor",
     "as_int",
     "as_matrix",
@@ -62,6 +63,21 @@ def as_array(x, name: str, *, ndim: int | None = None, shape: tuple | None = Non
 def as_matrix(x, name: str, *, shape: tuple | None = None) -> np.ndarray:
     """A finite float64 2-d array."""
     return as_array(x, name, ndim=2, shape=shape)
+
+
+def as_directions(x, name: str, shape: tuple[int, int]) -> tuple[np.ndarray, bool]:
+    """``x`` of shape ``shape`` or ``(b, *shape)`` (``b >= 1``) as a float64 stack ``(b, *shape)``.
+
+    Returns ``(stack, single)`` with ``single`` true when ``x`` was one ``shape`` array.
+    """
+    arr = as_array(x, name)
+    shape = tuple(shape)
+    if arr.shape == shape:
+        return arr[None], True
+    if arr.ndim != 3 or arr.shape[1:] != shape or arr.shape[0] < 1:
+        raise ValueError(f"{name} must have shape {shape} or (b, {shape[0]}, {shape[1]}) with "
+                         f"b >= 1, got {arr.shape}")
+    return arr, False
 
 
 def as_square(x, name: str, n: int | None = None) -> np.ndarray:

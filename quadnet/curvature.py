@@ -81,6 +81,7 @@ __all__ = [
 #: Relative asymmetry of a Hessian built from HVPs above which the loss's HVP is refused:
 #: a correct HVP is symmetric to rounding (~1e-15 relative), a wrong one is off by O(1).
 _ASYM_RTOL = 1e-8
+_COLUMN_BLOCK = 128               # directions per hvp_at call when building dense Hessians
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -113,11 +114,18 @@ def _symmetrised(H: np.ndarray, what: str) -> np.ndarray:
 
 
 def _hvp_columns(loss: Loss, U: np.ndarray, basis: np.ndarray) -> np.ndarray:
-    """``[vec D^2 L(U)[unvec b_j]]_j`` for the columns ``b_j`` of ``basis`` (one HVP each)."""
+    """``[vec D^2 L(U)[unvec b_j]]_j`` for the columns ``b_j`` of ``basis``.
+
+    One HVP per column through ``loss.hvp_at(U)`` (per-point work once, batched where the
+    loss supports it), ``_COLUMN_BLOCK`` columns per call to bound the scratch memory.
+    """
     d, r = U.shape
+    hvp = loss.hvp_at(U)
     out = np.empty((d * r, basis.shape[1]))
-    for j in range(basis.shape[1]):
-        out[:, j] = np.asarray(loss.factor_hvp(U, basis[:, j].reshape(d, r))).reshape(-1)
+    for s in range(0, basis.shape[1], _COLUMN_BLOCK):
+        cols = basis[:, s:s + _COLUMN_BLOCK]
+        Y = np.asarray(hvp(cols.T.reshape(-1, d, r)), dtype=np.float64)
+        out[:, s:s + cols.shape[1]] = Y.reshape(cols.shape[1], d * r).T
     return out
 
 
@@ -127,8 +135,8 @@ def effective_hessian(loss: Loss, U, *, return_basis: bool = False):
 
     THEORY.md §3. Valid at any full-rank ``U`` (residual term ``2 S xi`` included); its
     eigenvalues are the generalised eigenvalues of the Hessian against the quotient metric
-    (module docstring). Costs ``n_h`` calls of ``loss.factor_hvp``; for large ``n_h`` use
-    :func:`effective_spectrum`.
+    (module docstring). Costs ``n_h`` HVPs through ``loss.hvp_at(U)`` (batched, BLAS-3, for
+    :class:`quadnet.GaussianSensing`); for large ``n_h`` use :func:`effective_spectrum`.
 
     Args:
         loss: any :class:`quadnet.Loss`.
@@ -169,6 +177,7 @@ class _EffectiveOperator(spla.LinearOperator):
         super().__init__(dtype=np.float64, shape=(d * r, d * r))
         self.loss, self.U, self.sigma = loss, U, float(vertical_shift)
         self._eig = np.linalg.eigh(U.T @ U)
+        self._hvp = loss.hvp_at(U)
         self.n_hvp = 0
 
     def vertical(self, Z: np.ndarray) -> np.ndarray:
@@ -177,17 +186,23 @@ class _EffectiveOperator(spla.LinearOperator):
         return self.U @ lyapunov_skew(self.U, K - K.T, self._eig)
 
     def hvp(self, xi: np.ndarray) -> np.ndarray:
-        self.n_hvp += 1
-        return np.asarray(self.loss.factor_hvp(self.U, xi), dtype=np.float64)
+        """``D^2 L(U)[xi]`` for one ``d x r`` direction or a ``(b, d, r)`` stack (counted)."""
+        self.n_hvp += 1 if xi.ndim == 2 else xi.shape[0]
+        return np.asarray(self._hvp(xi), dtype=np.float64)
 
     def _matvec(self, v):
-        Z = np.asarray(v, dtype=np.float64).reshape(self.U.shape)
-        Zv = self.vertical(Z)
+        return self._matmat(np.asarray(v, dtype=np.float64).reshape(-1, 1))[:, 0]
+
+    def _matmat(self, V):
+        """All columns at once: one batched ``hvp_at`` call, projections per column."""
+        d, r = self.U.shape
+        Z = np.asarray(V, dtype=np.float64).T.reshape(-1, d, r)
+        Zv = np.stack([self.vertical(z) for z in Z])
         Y = self.hvp(Z - Zv)
-        out = Y - self.vertical(Y)
+        out = Y - np.stack([self.vertical(y) for y in Y])
         if self.sigma != 0.0:
             out = out + self.sigma * Zv
-        return out.reshape(-1)
+        return out.reshape(len(Z), d * r).T
 
     def _rmatvec(self, v):
         return self._matvec(v)
@@ -320,7 +335,7 @@ def _lobpcg_pairs(op: _EffectiveOperator, prec, X0, tol_abs, maxiter):
     n = d * r
 
     def hmat(V):
-        return np.column_stack([op.matvec(V[:, j]) for j in range(V.shape[1])])
+        return op.matmat(V)
 
     def mmat(V):
         out = np.empty_like(V)

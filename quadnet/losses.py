@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ._validation import as_array, as_factor, as_matrix, as_symmetric
+from ._validation import as_array, as_directions, as_factor, as_matrix, as_symmetric
 
 __all__ = ["AutogradLoss", "FrobeniusLoss", "Loss", "MeasurementLoss", "pymanopt_problem", "sym"]
 
@@ -26,6 +26,19 @@ __all__ = ["AutogradLoss", "FrobeniusLoss", "Loss", "MeasurementLoss", "pymanopt
 def sym(A: np.ndarray) -> np.ndarray:
     """Symmetric part ``(A + A^T) / 2``."""
     return 0.5 * (A + A.T)
+
+
+def stacked_directions(one: Callable[[np.ndarray], np.ndarray], shape: tuple[int, int]
+                       ) -> Callable[[np.ndarray], np.ndarray]:
+    """Lift ``one: (d, r) -> (d, r)`` to a direction ``(d, r)`` or a stack ``(b, d, r)``.
+
+    Inputs are checked by :func:`quadnet._validation.as_directions`. Used by
+    :meth:`Loss.hvp_at`.
+    """
+    def apply(xi) -> np.ndarray:
+        stack, single = as_directions(xi, "xi", shape)
+        return one(stack[0]) if single else np.stack([one(z) for z in stack])
+    return apply
 
 
 class Loss(ABC):
@@ -65,12 +78,31 @@ class Loss(ABC):
         return 2.0 * self.gradient(U @ U.T) @ U
 
     def factor_hvp(self, U, xi) -> np.ndarray:
-        """``D^2 L(U)[xi] = 2 S xi + 2 DS[xi U^T + U xi^T] U``."""
+        """``D^2 L(U)[xi] = 2 S xi + 2 DS[xi U^T + U xi^T] U`` (one direction; see :meth:`hvp_at`)."""
         U = self._factor(U)
-        xi = as_matrix(xi, "xi", shape=U.shape)
+        return self.hvp_at(U)(as_matrix(xi, "xi", shape=U.shape))
+
+    def hvp_at(self, U) -> Callable[[np.ndarray], np.ndarray]:
+        """The map ``xi -> D^2 L(U)[xi]`` with the work that depends on ``U`` alone done once.
+
+        For many Hessian-vector products at one point (dense Hessians, eigensolvers). The
+        returned map takes one ``d x r`` direction or a stack ``(b, d, r)`` and returns the same
+        shape. Here: ``S = sym grad ell(U U^T)`` is computed once, then
+        ``xi -> 2 S xi + 2 DS[xi U^T + U xi^T] U`` per direction; a subclass that overrides
+        :meth:`factor_hvp` (but not this) gets its override applied per direction. Subclasses
+        with a batched kernel override this (e.g. :class:`quadnet.GaussianSensing`: one
+        ``X (d x b r)`` product per block instead of ``b`` thin ones).
+        """
+        U = self._factor(U)
+        if type(self).factor_hvp is not Loss.factor_hvp:
+            return stacked_directions(lambda xi: self.factor_hvp(U, xi), U.shape)
         Q = U @ U.T
-        P = xi @ U.T
-        return 2.0 * self.gradient(Q) @ xi + 2.0 * self.hessian_vector(Q, P + P.T) @ U
+        S2 = 2.0 * self.gradient(Q)
+
+        def one(xi: np.ndarray) -> np.ndarray:
+            P = xi @ U.T
+            return S2 @ xi + 2.0 * self.hessian_vector(Q, P + P.T) @ U
+        return stacked_directions(one, U.shape)
 
     def _predictor(self, Q) -> np.ndarray:
         return as_symmetric(Q, "Q", self.d)

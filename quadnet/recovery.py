@@ -105,11 +105,11 @@ def _initial_factor(problem: GaussianSensing, r: int, init, init_scale: float, r
 
 
 def _lambda_max(problem: GaussianSensing, U: np.ndarray) -> float:
-    """Largest eigenvalue of the factor Hessian at ``U`` (Lanczos on ``factor_hvp``)."""
+    """Largest eigenvalue of the factor Hessian at ``U`` (Lanczos on ``hvp_at(U)``)."""
     n = U.size
+    hvp = problem.hvp_at(U)
     op = scipy.sparse.linalg.LinearOperator(
-        (n, n), matvec=lambda v: problem.factor_hvp(U, v.reshape(U.shape)).reshape(-1),
-        dtype=float)
+        (n, n), matvec=lambda v: hvp(v.reshape(U.shape)).reshape(-1), dtype=float)
     if n <= 3:
         dense = np.column_stack([op.matvec(e) for e in np.eye(n)])
         return float(np.linalg.eigvalsh(0.5 * (dense + dense.T))[-1])

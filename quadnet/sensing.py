@@ -31,7 +31,15 @@ import warnings
 import numpy as np
 import scipy.linalg
 
-from ._validation import as_array, as_factor, as_int, as_matrix, as_positive, as_symmetric
+from ._validation import (
+    as_array,
+    as_directions,
+    as_factor,
+    as_int,
+    as_matrix,
+    as_positive,
+    as_symmetric,
+)
 from .losses import Loss
 
 __all__ = [
@@ -41,6 +49,9 @@ __all__ = [
     "population_normal_operator",
 ]
 
+
+#: Scratch entries (float64) per block of directions in :meth:`GaussianSensing.hvp_at`.
+HVP_SCRATCH_ENTRIES = 1 << 22
 
 class SpectralInitWarning(UserWarning):
     """The spectral estimate ``T^{-1}(M)`` has fewer than ``r`` positive eigenvalues."""
@@ -190,15 +201,39 @@ class GaussianSensing(Loss):
         """``D^2 L(U)[xi] = (2/m) X^T (res * (X xi) + a * (X U))``, ``a_i = 2 <(X xi)_i, (X U)_i>``.
 
         Equals ``2 S xi + 2 T_m(xi U^T + U xi^T) U`` (module docstring), in ``O(m d r)``.
+        One direction of :meth:`hvp_at`.
         """
         U = self._factor(U)
-        xi = as_matrix(xi, "xi", shape=U.shape)
+        return self.hvp_at(U)(as_matrix(xi, "xi", shape=U.shape))
+
+    def hvp_at(self, U):
+        """``xi -> D^2 L(U)[xi]`` (formula of :meth:`factor_hvp`) with ``X U`` and ``res`` computed once.
+
+        Takes one ``d x r`` direction or a stack ``(b, d, r)``. A stack is applied in blocks
+        of ``c`` directions with two GEMMs each, ``X (d x c r)`` and ``X^T (m x c r)``
+        (BLAS-3; ``c r m <= HVP_SCRATCH_ENTRIES``, 32 MB of scratch), instead of ``2 b`` thin
+        products. Cost ``O(m d r)`` per direction either way; never an ``m x d x d`` array.
+        """
+        U = self._factor(U)
         XU, res = self._residual(U)
-        Xxi = self.X @ xi
-        a = 2.0 * np.einsum("ij,ij->i", Xxi, XU)
-        W = res[:, None] * Xxi
-        W += a[:, None] * XU
-        return self.X.T @ W * (2.0 / self.m)
+        d, r = U.shape
+        m, X = self.m, self.X
+        block = max(1, HVP_SCRATCH_ENTRIES // (m * r))
+
+        def apply(xi) -> np.ndarray:
+            stack, single = as_directions(xi, "xi", (d, r))
+            out = np.empty_like(stack)
+            for s in range(0, len(stack), block):
+                Z = stack[s:s + block]
+                c = len(Z)
+                XZ = (X @ Z.transpose(1, 0, 2).reshape(d, c * r)).reshape(m, c, r)
+                a = 2.0 * np.einsum("ick,ik->ic", XZ, XU)
+                XZ *= res[:, None, None]
+                XZ += a[:, :, None] * XU[:, None, :]
+                G = X.T @ XZ.reshape(m, c * r)
+                out[s:s + block] = G.reshape(d, c, r).transpose(1, 0, 2) * (2.0 / m)
+            return out[0] if single else out
+        return apply
 
     # ------------------------------------------------------------ initialisation
     def moment_matrix(self) -> np.ndarray:

@@ -232,6 +232,18 @@ def test_effective_operator_is_hessian_on_horizontal_and_shift_on_vertical():
     assert op.n_hvp == 2
 
 
+def test_effective_operator_matmat_equals_columnwise_matvec():
+    """The blocked path (one batched HVP for all columns) is the column-by-column operator:
+    same sums in another BLAS order, so equal to rounding (1e-12 relative)."""
+    loss = GaussianSensing.random(7, 3, 60, seed=6)
+    U = np.random.default_rng(8).standard_normal((7, 3))
+    op = effective_operator(loss, U, vertical_shift=1.5)
+    V = np.random.default_rng(9).standard_normal((21, 4))
+    cols = np.column_stack([op.matvec(V[:, j]) for j in range(4)])
+    assert np.linalg.norm(op.matmat(V) - cols) <= 1e-12 * np.linalg.norm(cols)
+    assert op.n_hvp == 8
+
+
 def test_indefinite_effective_hessian_is_reported():
     """Frobenius loss with U on the 2nd eigenvector of T: a critical point and a saddle."""
     d = 6

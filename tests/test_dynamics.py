@@ -103,6 +103,40 @@ def test_loss_protocol_derivatives_match_finite_differences():
         assert np.linalg.norm(hv - fd_h) <= 1e-7 * np.linalg.norm(hv)
 
 
+def test_hvp_at_caches_the_point_and_applies_stacks():
+    """``Loss.hvp_at(U)``: same numbers as ``factor_hvp`` per direction (it is the same code
+    after computing ``S`` once, so equality is exact up to the order of the stack loop) for the
+    generic derivation, an autograd loss, and a subclass overriding ``factor_hvp`` (commuting);
+    stacks ``(b, d, r)`` give the per-direction results; bad shapes are named."""
+    rng = np.random.default_rng(5)
+    d, r = 4, 2
+    A = rng.standard_normal((6, d, d))
+    A = A + A.transpose(0, 2, 1)
+    y = rng.standard_normal(6)
+    basis = np.linalg.qr(rng.standard_normal((d, d)))[0]
+    losses = [qn.MeasurementLoss(A, y), qn.FrobeniusLoss(A[0]),
+              qn.AutogradLoss(lambda Q: anp.sum(Q ** 4) / 4, d=d),
+              qn.CommutingSensing(basis, rng.standard_normal((3, d)), rng.standard_normal(3))]
+    U = rng.standard_normal((d, r))
+    Xi = rng.standard_normal((3, d, r))
+    for loss in losses:
+        hvp = loss.hvp_at(U)
+        stack = hvp(Xi)
+        assert stack.shape == Xi.shape
+        for j in range(3):
+            one = loss.factor_hvp(U, Xi[j])
+            assert np.linalg.norm(hvp(Xi[j]) - one) <= 1e-14 * np.linalg.norm(one)
+            assert np.linalg.norm(stack[j] - one) <= 1e-14 * np.linalg.norm(one)
+        with pytest.raises(ValueError, match="xi must have shape"):
+            hvp(np.zeros((d, r + 1)))
+        with pytest.raises(ValueError, match="xi must have shape"):
+            hvp(np.zeros((0, d, r)))
+        bad = np.zeros((d, r))
+        bad[1, 0] = np.nan
+        with pytest.raises(ValueError, match="xi has 1 non-finite"):
+            hvp(bad)
+
+
 def test_divergent_step_raises():
     rng = np.random.default_rng(1)
     loss, U0 = _instance(4, 2, rng)

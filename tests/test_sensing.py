@@ -95,6 +95,29 @@ def test_factor_paths_match_dense_and_finite_differences(d, r, m, seed, noise):
     assert rel(prob.hessian_vector(U @ U.T, H), Tm(H)) <= EXACT
 
 
+def test_hvp_at_batches_in_blocks(monkeypatch):
+    """``GaussianSensing.hvp_at``: a stack of directions, split into blocks of ``c`` (here 1, 2
+    and all at once by shrinking the scratch budget), gives the per-direction ``factor_hvp``
+    (the same sums over ``m`` in BLAS-3 instead of thin products: rounding only, EXACT)."""
+    from quadnet import sensing
+
+    prob = GaussianSensing.random(6, 2, 30, seed=8, noise=0.1)
+    rng = np.random.default_rng(9)
+    U = rng.standard_normal((6, 2))
+    Xi = rng.standard_normal((5, 6, 2))
+    ref = np.stack([prob.factor_hvp(U, z) for z in Xi])
+    for budget in (1, 2 * 30 * 2, 1 << 22):        # block = 1, 2, everything
+        monkeypatch.setattr(sensing, "HVP_SCRATCH_ENTRIES", budget)
+        out = prob.hvp_at(U)(Xi)
+        assert out.shape == Xi.shape
+        assert rel(out, ref) <= EXACT
+    assert rel(prob.hvp_at(U)(Xi[2]), ref[2]) <= EXACT
+    with pytest.raises(ValueError, match="xi must have shape"):
+        prob.hvp_at(U)(Xi[:, :, :1])
+    with pytest.raises(ValueError, match="U must"):
+        prob.hvp_at(np.zeros((5, 2)))
+
+
 def test_gradient_is_horizontal_and_zero_at_truth():
     prob = GaussianSensing.random(6, 3, 50, seed=3)
     U = np.random.default_rng(0).standard_normal((6, 3))
