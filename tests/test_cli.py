@@ -147,3 +147,18 @@ def test_every_registered_check_has_a_unique_name_and_claim():
     assert len(names) == len(set(names))
     for name in names:
         assert checks.get(name).claim.strip()
+
+
+def test_readme_api_tour_runs(tmp_path):
+    """The README's Python blocks run as written (they are the users' first contact)."""
+    import re
+    import runpy
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", text, re.DOTALL)
+    assert blocks, "README has no python block"
+    for i, block in enumerate(blocks):
+        script = tmp_path / f"readme_{i}.py"
+        script.write_text(block, encoding="utf-8")
+        runpy.run_path(str(script), run_name="__main__")
