@@ -19,6 +19,7 @@ from . import (
     dynamics,
     fact,
     losses,
+    population,
     quotient,
     rates,
     recovery,
@@ -36,6 +37,7 @@ from .diagnostics import *
 from .dynamics import *
 from .fact import *
 from .losses import *
+from .population import *
 from .quotient import *
 from .rates import *
 from .recovery import *
@@ -50,5 +52,5 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
 
 #: The public API: the union of the feature modules' ``__all__`` (one module per THEORY.md section).
 _MODULES = (quotient, losses, dynamics, conformance, sensing, bounds, recovery, baselines,
-            curvature, rates, commuting, bregman, fact, rfm, diagnostics, sweeps)
+            curvature, population, rates, commuting, bregman, fact, rfm, diagnostics, sweeps)
 __all__ = [name for module in _MODULES for name in module.__all__]

@@ -40,17 +40,8 @@ the Gaussian-sensing population effective Hessian on ``H_U``) the smallest eigen
 from LOBPCG with ``V_U`` as constraints instead (derivation and costs in
 ``docs/curvature.md`` §4).
 
-Population form (THEORY.md §4). For Gaussian rank-one sensing the population loss has, at a
-zero-residual point ``Q* = U U^T``, the Hessian form ``2 ||zeta||_F^2 + tr(zeta)^2``,
-``zeta = xi U^T + U xi^T``, i.e. the operator ``xi -> 2 T(zeta) U = 4 (xi G + U xi^T U) +
-4 tr(U^T xi) U`` with ``G = U^T U``. Its spectrum in terms of the eigenvalues ``g_1..g_r`` of
-``G`` (derivation in ``docs/curvature.md``):
-
-* ``4 g_j`` with multiplicity ``d - r`` each (``j = 1..r``; directions ``P_perp B``);
-* ``4 (g_i + g_j)`` for ``i < j`` (the ``r(r-1)/2`` symmetric off-diagonal directions);
-* the ``r`` eigenvalues of ``8 diag(g) + 4 w w^T``, ``w = sqrt(g)`` (the diagonal directions);
-
-``r = 1``: ``4 ||u||^2`` (``d - 1`` times) and ``12 ||u||^2``.
+The Gaussian-sensing population form and its closed-form spectrum and inverse (the
+"population" preconditioner) are in :mod:`quadnet.population`.
 """
 
 from __future__ import annotations
@@ -63,6 +54,7 @@ import scipy.sparse.linalg as spla
 
 from ._validation import as_factor, as_int, as_matrix
 from .losses import Loss
+from .population import PopulationInverse
 from .quotient import PSDQuotient, lyapunov_skew
 
 __all__ = [
@@ -72,10 +64,6 @@ __all__ = [
     "effective_spectrum",
     "factor_hessian",
     "horizontal_dimension",
-    "population_effective_hessian",
-    "population_effective_hvp",
-    "population_effective_inverse",
-    "population_effective_spectrum",
 ]
 
 #: Relative asymmetry of a Hessian built from HVPs above which the loss's HVP is refused:
@@ -294,9 +282,9 @@ def _resolve_preconditioner(loss: Loss, U: np.ndarray, preconditioner, which: st
         return user
     if preconditioner == "auto":
         from .sensing import GaussianSensing
-        return _PopulationInverse(U) if isinstance(loss, GaussianSensing) else None
+        return PopulationInverse(U) if isinstance(loss, GaussianSensing) else None
     if preconditioner == "population":
-        return _PopulationInverse(U)
+        return PopulationInverse(U)
     raise ValueError(f"preconditioner must be None, 'auto', 'population' or a callable, "
                      f"got {preconditioner!r}")
 
@@ -464,114 +452,3 @@ def effective_spectrum(loss: Loss, U, k: int = 1, which: str = "smallest", *,
         raise ValueError("effective_spectrum: non-finite eigenvalues (the loss's HVP is not finite)")
     return EffectiveSpectrum(vals, X if return_vectors else None, res, which, n_h, op.n_hvp,
                              sigma, method)
-
-
-# ------------------------------------------------------------------- population form
-def population_effective_hvp(U, xi) -> np.ndarray:
-    r"""The population Hessian operator of Gaussian sensing at ``Q* = U U^T`` (THEORY.md §4).
-
-    ``xi -> 2 T(zeta) U = 4 (xi G + U xi^T U) + 4 tr(U^T xi) U``, ``zeta = xi U^T + U xi^T``,
-    ``G = U^T U``, ``T(H) = 2 H + tr(H) I``: the operator of the form ``2 ||zeta||^2 + tr(zeta)^2``
-    (``O(d r^2)``, never ``d x d``). Vertical ``xi`` give ``zeta = 0`` and hence zero.
-    """
-    U = as_factor(U, "U", full_rank=False)
-    xi = as_matrix(xi, "xi", shape=U.shape)
-    return 4.0 * (xi @ (U.T @ U) + U @ (xi.T @ U)) + 4.0 * np.trace(U.T @ xi) * U
-
-
-def population_effective_hessian(U) -> np.ndarray:
-    r"""The population effective Hessian (``n_h x n_h``) in ``PSDQuotient.horizontal_basis(U)``.
-
-    The matrix of ``xi -> 2 ||zeta||_F^2 + tr(zeta)^2`` (as a quadratic form; see
-    :func:`population_effective_hvp`) on ``H_U``. Its spectrum is
-    :func:`population_effective_spectrum`.
-    """
-    U = as_factor(U, "U")
-    d, r = U.shape
-    B = PSDQuotient(d, r).horizontal_basis(U)
-    Xi = B.T.reshape(-1, d, r)
-    G = U.T @ U
-    UtXi = np.einsum("ia,nib->nab", U, Xi)                       # U^T xi_n
-    out = 4.0 * (Xi @ G + U @ np.swapaxes(UtXi, 1, 2))           # 4 (xi G + U xi^T U)
-    out += 4.0 * np.trace(UtXi, axis1=1, axis2=2)[:, None, None] * U
-    return _symmetrised(B.T @ out.reshape(len(Xi), -1).T, "population effective Hessian")
-
-
-def population_effective_spectrum(U, *, grouped: bool = False):
-    r"""Closed-form spectrum of the population effective Hessian at ``Q* = U U^T``.
-
-    With ``g_1 <= ... <= g_r`` the eigenvalues of ``G = U^T U`` (derivation in
-    ``docs/curvature.md``):
-
-    * ``"normal"``: ``4 g_j``, each with multiplicity ``d - r``;
-    * ``"offdiagonal"``: ``4 (g_i + g_j)``, ``i < j``;
-    * ``"diagonal"``: the eigenvalues of ``8 diag(g) + 4 sqrt(g) sqrt(g)^T`` (they interlace
-      ``8 g``; for equal ``g_j = g``: ``8 g`` (``r - 1`` times) and ``(8 + 4 r) g``).
-
-    ``r = 1``: ``4 ||u||^2`` (``d - 1`` times) and ``12 ||u||^2``. The smallest is
-    ``4 g_1 = 4 sigma_min(U)^2`` when ``d > r``.
-
-    Returns all ``n_h`` eigenvalues ascending, or with ``grouped=True`` a dict of the three
-    groups (``"normal"`` lists each ``4 g_j`` once; key ``"multiplicity_normal"`` = ``d - r``).
-    """
-    U = as_factor(U, "U")
-    d, r = U.shape
-    g = np.linalg.eigvalsh(U.T @ U)
-    normal = 4.0 * g
-    iu = np.triu_indices(r, 1)
-    offdiag = np.sort(4.0 * (g[:, None] + g[None, :])[iu])
-    w = np.sqrt(g)
-    diag = np.linalg.eigvalsh(8.0 * np.diag(g) + 4.0 * np.outer(w, w))
-    if grouped:
-        return {"normal": normal, "multiplicity_normal": d - r, "offdiagonal": offdiag,
-                "diagonal": diag}
-    return np.sort(np.concatenate([np.repeat(normal, d - r), offdiag, diag]))
-
-
-
-
-class _PopulationInverse:
-    r"""``Z -> H_pop^{-1} P_h Z`` on ``H_U`` in ``O(d r^2 + r^3)`` (see :func:`population_effective_inverse`)."""
-
-    def __init__(self, U: np.ndarray):
-        self.W, self.s, self.Vt = np.linalg.svd(U, full_matrices=False)
-        self.g = self.s**2
-        self.gsum = self.g[:, None] + self.g[None, :]
-        self.r = U.shape[1]
-
-    def __call__(self, Z: np.ndarray) -> np.ndarray:
-        s, g, r = self.s, self.g, self.r
-        Zt = Z @ self.Vt.T                           # xi V = W A + W_perp B
-        A = self.W.T @ Zt
-        R = Zt - self.W @ A                          # W_perp B, without forming W_perp
-        K = s[:, None] * A
-        A = A - s[:, None] * ((K - K.T) / self.gsum)  # P_h: S A symmetric (Lyapunov in V-frame)
-        C = s[:, None] * A
-        C = 0.5 * (C + C.T)                          # C' = S A' (symmetric to rounding)
-        Cn = C / (4.0 * self.gsum)                   # off-diagonal: C_ij = C'_ij / (4 (g_i + g_j))
-        c = np.diag(C) / (8.0 * g)                   # diagonal: (8 diag(g) + 4 g 1^T)^{-1} c'
-        c -= 0.5 * c.sum() / (1.0 + 0.5 * r)         # Sherman-Morrison
-        np.fill_diagonal(Cn, c)
-        out = self.W @ (Cn / s[:, None]) + R / (4.0 * g)   # A = S^{-1} C; B_j = B'_j / (4 g_j)
-        return out @ self.Vt
-
-
-def population_effective_inverse(U, eta) -> np.ndarray:
-    r"""``xi = H_pop^{-1} P_h(eta)``: the inverse of the population effective Hessian on ``H_U``.
-
-    ``H_pop xi = 2 T(zeta) U`` (:func:`population_effective_hvp`, THEORY.md §4) maps ``H_U``
-    to itself and is SPD there for full-rank ``U``. With the thin SVD ``U = W S V^T``
-    (``g = s^2``) write ``xi V = W A + W_perp B``; horizontality is ``C = S A`` symmetric and
-
-    * ``B -> 4 B diag(g)`` (column ``j`` times ``4 g_j``);
-    * ``C -> 4 (C G + G C) + 4 tr(C) G``: off-diagonal ``C_ij -> 4 (g_i + g_j) C_ij``,
-      diagonal ``c -> (8 diag(g) + 4 g 1^T) c``,
-
-    so the inverse is explicit (Sherman–Morrison on the diagonal:
-    ``c = c'/(8 g) - (1/2) 1 sum_k (c'_k / (8 g_k)) / (1 + r/2)``), ``O(d r^2 + r^3)``,
-    ``W_perp`` never formed (docs/curvature.md §4). ``eta`` is first projected on ``H_U``.
-    Used as the ``"population"`` preconditioner of :func:`effective_spectrum`.
-    """
-    U = as_factor(U, "U")
-    eta = as_matrix(eta, "eta", shape=U.shape)
-    return _PopulationInverse(U)(eta)

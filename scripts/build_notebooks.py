@@ -262,8 +262,8 @@ import numpy as np
 import matplotlib.pyplot as plt
 import quadnet
 from quadnet import GaussianSensing, PSDQuotient
-from quadnet.curvature import (effective_hessian, factor_hessian, effective_spectrum,
-                               population_effective_spectrum)
+from quadnet.curvature import effective_hessian, factor_hessian, effective_spectrum
+from quadnet.population import population_effective_spectrum
 
 plt.rcParams["figure.dpi"] = 80
 d, r = 6, 2

@@ -25,7 +25,7 @@ from quadnet import (
     population_effective_hvp,
     population_effective_spectrum,
 )
-from quadnet.curvature import population_effective_inverse
+from quadnet.population import population_effective_inverse
 from quadnet.sensing import population_normal_operator
 
 # Eigenvalues from two mathematically equal symmetric matrices built by different float

@@ -32,9 +32,8 @@ from ..curvature import (
     effective_spectrum,
     factor_hessian,
     horizontal_dimension,
-    population_effective_hessian,
-    population_effective_spectrum,
 )
+from ..population import population_effective_hessian, population_effective_spectrum
 from ..rates import descent_contraction, flow_decay_rate, local_curvature
 from ..sensing import GaussianSensing
 from ._base import CheckContext, CheckResult, register
