@@ -53,6 +53,7 @@ __all__ = [
 #: Scratch entries (float64) per block of directions in :meth:`GaussianSensing.hvp_at`.
 HVP_SCRATCH_ENTRIES = 1 << 22
 
+
 class SpectralInitWarning(UserWarning):
     """The spectral estimate ``T^{-1}(M)`` has fewer than ``r`` positive eigenvalues."""
 
@@ -204,35 +205,46 @@ class GaussianSensing(Loss):
         One direction of :meth:`hvp_at`.
         """
         U = self._factor(U)
-        return self.hvp_at(U)(as_matrix(xi, "xi", shape=U.shape))
+        xi = as_matrix(xi, "xi", shape=U.shape)
+        return self._hvp_columns(*self._residual(U), xi)
+
+    def _hvp_columns(self, XU: np.ndarray, res: np.ndarray, W: np.ndarray) -> np.ndarray:
+        """The formula of :meth:`factor_hvp` on ``W = [xi_1 ... xi_c]`` (``d x c r``), all at once.
+
+        Two products with ``X`` (BLAS-3 when ``c > 1``); returns ``[D^2 L(U)[xi_1] ...]``.
+        """
+        m, r = self.m, XU.shape[1]
+        XW = self.X @ W
+        V = XW.reshape(m, -1, r)                              # (m, c, r) view
+        a = 2.0 * np.einsum("ick,ik->ic", V, XU)
+        V *= res[:, None, None]
+        V += a[:, :, None] * XU[:, None, :]
+        return self.X.T @ XW * (2.0 / m)
 
     def hvp_at(self, U):
         """``xi -> D^2 L(U)[xi]`` (formula of :meth:`factor_hvp`) with ``X U`` and ``res`` computed once.
 
         Takes one ``d x r`` direction or a stack ``(b, d, r)``. A stack is applied in blocks
         of ``c`` directions with two GEMMs each, ``X (d x c r)`` and ``X^T (m x c r)``
-        (BLAS-3; ``c r m <= HVP_SCRATCH_ENTRIES``, 32 MB of scratch), instead of ``2 b`` thin
-        products. Cost ``O(m d r)`` per direction either way; never an ``m x d x d`` array.
+        (BLAS-3; ``c r m <= HVP_SCRATCH_ENTRIES = 2^22``: two 32 MB temporaries), instead of
+        ``2 b`` thin products. Cost ``O(m d r)`` per direction either way; never an
+        ``m x d x d`` array.
         """
         U = self._factor(U)
         XU, res = self._residual(U)
         d, r = U.shape
-        m, X = self.m, self.X
-        block = max(1, HVP_SCRATCH_ENTRIES // (m * r))
+        block = max(1, HVP_SCRATCH_ENTRIES // (self.m * r))
 
         def apply(xi) -> np.ndarray:
             stack, single = as_directions(xi, "xi", (d, r))
+            if single:
+                return self._hvp_columns(XU, res, stack[0])
             out = np.empty_like(stack)
             for s in range(0, len(stack), block):
                 Z = stack[s:s + block]
-                c = len(Z)
-                XZ = (X @ Z.transpose(1, 0, 2).reshape(d, c * r)).reshape(m, c, r)
-                a = 2.0 * np.einsum("ick,ik->ic", XZ, XU)
-                XZ *= res[:, None, None]
-                XZ += a[:, :, None] * XU[:, None, :]
-                G = X.T @ XZ.reshape(m, c * r)
-                out[s:s + block] = G.reshape(d, c, r).transpose(1, 0, 2) * (2.0 / m)
-            return out[0] if single else out
+                G = self._hvp_columns(XU, res, Z.transpose(1, 0, 2).reshape(d, -1))
+                out[s:s + block] = G.reshape(d, len(Z), r).transpose(1, 0, 2)
+            return out
         return apply
 
     # ------------------------------------------------------------ initialisation
