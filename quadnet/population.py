@@ -31,6 +31,14 @@ __all__ = [
 ]
 
 
+def _population_hvp(U: np.ndarray, Xi: np.ndarray) -> np.ndarray:
+    """``4 (xi G + U xi^T U) + 4 tr(U^T xi) U`` for one ``xi`` or a stack ``(n, d, r)`` (unchecked)."""
+    UtXi = U.T @ Xi
+    out = 4.0 * (Xi @ (U.T @ U) + U @ np.swapaxes(UtXi, -1, -2))
+    out += 4.0 * np.trace(UtXi, axis1=-2, axis2=-1)[..., None, None] * U
+    return out
+
+
 def population_effective_hvp(U, xi) -> np.ndarray:
     r"""The population Hessian operator of Gaussian sensing at ``Q* = U U^T`` (THEORY.md §4).
 
@@ -40,7 +48,7 @@ def population_effective_hvp(U, xi) -> np.ndarray:
     """
     U = as_factor(U, "U", full_rank=False)
     xi = as_matrix(xi, "xi", shape=U.shape)
-    return 4.0 * (xi @ (U.T @ U) + U @ (xi.T @ U)) + 4.0 * np.trace(U.T @ xi) * U
+    return _population_hvp(U, xi)
 
 
 def population_effective_hessian(U) -> np.ndarray:
@@ -53,12 +61,8 @@ def population_effective_hessian(U) -> np.ndarray:
     U = as_factor(U, "U")
     d, r = U.shape
     B = PSDQuotient(d, r).horizontal_basis(U)
-    Xi = B.T.reshape(-1, d, r)
-    G = U.T @ U
-    UtXi = np.einsum("ia,nib->nab", U, Xi)                       # U^T xi_n
-    out = 4.0 * (Xi @ G + U @ np.swapaxes(UtXi, 1, 2))           # 4 (xi G + U xi^T U)
-    out += 4.0 * np.trace(UtXi, axis1=1, axis2=2)[:, None, None] * U
-    return as_symmetric(B.T @ out.reshape(len(Xi), -1).T, "population effective Hessian")
+    out = _population_hvp(U, B.T.reshape(-1, d, r))             # one column per basis vector
+    return as_symmetric(B.T @ out.reshape(len(out), -1).T, "population effective Hessian")
 
 
 def population_effective_spectrum(U, *, grouped: bool = False):
