@@ -163,7 +163,7 @@ class _EffectiveOperator(spla.LinearOperator):
     def __init__(self, loss: Loss, U: np.ndarray, vertical_shift: float):
         d, r = U.shape
         super().__init__(dtype=np.float64, shape=(d * r, d * r))
-        self.loss, self.U, self.sigma = loss, U, float(vertical_shift)
+        self.U, self.sigma = U, float(vertical_shift)
         self._eig = np.linalg.eigh(U.T @ U)
         self._hvp = loss.hvp_at(U)
         self.n_hvp = 0
