@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from quadnet.bregman import bregman_projection, bregman_projection_cvxpy
+from quadnet.commuting.bregman import bregman_projection, bregman_projection_cvxpy
 
 
 def _residual(A, q, y) -> float:

@@ -28,13 +28,8 @@ import time
 
 import numpy as np
 
-from quadnet import (
-    GaussianSensing,
-    PSDQuotient,
-    effective_hessian,
-    effective_spectrum,
-    horizontal_dimension,
-)
+from quadnet import GaussianSensing, PSDQuotient, effective_hessian, effective_spectrum
+from quadnet.curvature.hessian import horizontal_dimension
 
 
 def _hvp_seconds(loss, U, reps: int, block: int = 1) -> float:

@@ -21,7 +21,7 @@ import numpy as np
 from autograd import grad, value_and_grad
 
 import quadnet as qn
-from quadnet._fact_train import _flatten, _make_objective, _make_value_and_grad
+from quadnet.features.training import _flatten, _make_objective, _make_value_and_grad
 
 REPEAT = 5
 

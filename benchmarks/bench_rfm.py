@@ -17,8 +17,8 @@ import time
 
 from scipy import linalg
 
-from quadnet.kernels import kernel_matrix
-from quadnet.rfm import RecursiveFeatureMachine, modular_arithmetic
+from quadnet.features.kernels import kernel_matrix
+from quadnet.features.rfm import RecursiveFeatureMachine, modular_arithmetic
 
 REPEAT = 5
 

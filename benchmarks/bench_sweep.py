@@ -27,14 +27,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from quadnet.sweeps import Sweep, run_sweep, sweep_cells
+from quadnet.harness.sweeps import Sweep, run_sweep, sweep_cells
 
 
 def recovery_slice(trials: int) -> Sweep:
     axes = {"d": (20, 30), "r": (2, 3), "ratio": (1.5, 2.0, 3.0), "trial": tuple(range(trials)),
             "init": ("spectral", "small"), "method": ("lbfgs",)}
     return Sweep("recovery", "bench slice of the recovery sweep",
-                 "quadnet._sweep_defs:recovery_sweep_cell", quick=axes, full=axes,
+                 "quadnet.harness.cells:recovery_sweep_cell", quick=axes, full=axes,
                  results=("m", "n_h", "success", "rel_error", "iterations", "converged",
                           "diverged"),
                  seed_keys=(), requires=("quadnet.recovery",))

@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from quadnet.cli import PER_CHECK_QUICK_BUDGET, QUICK_BUDGET
+from quadnet.harness.cli import PER_CHECK_QUICK_BUDGET, QUICK_BUDGET
 
 
 def main() -> int:

@@ -1,56 +1,164 @@
 """quadnet: the geometry of positive quadratic networks ``f_U(x) = x^T U U^T x``.
 
-The predictor ``Q = U U^T`` lives on the manifold of rank-r PSD matrices, the quotient
-of full-rank factors by ``O(r)``; see ``THEORY.md`` for the binding conventions and
-``docs/ARCHITECTURE.md`` for the map of modules.
+The predictor ``Q = U U^T`` lives on the manifold ``M_r^+`` of rank-r PSD matrices, the
+quotient of full-rank factors by ``O(r)`` (quadnet theory §1, ``docs/theory/quotient.md``).
+The top level re-exports the names a researcher starts from; everything else is reached as
+``quadnet.<subpackage>.<name>``. The subpackages follow the theory: :mod:`quadnet.geometry`
+(§1), :mod:`quadnet.losses` and :mod:`quadnet.dynamics` (§2), :mod:`quadnet.curvature` (§3),
+:mod:`quadnet.sensing` (§4), :mod:`quadnet.commuting` (§5), :mod:`quadnet.features` (§6), and
+the reproduction :mod:`quadnet.harness`. See ``docs/ARCHITECTURE.md`` for the layers.
+
+Examples
+--------
+>>> import numpy as np
+>>> import quadnet as qn
+>>> M = qn.PSDQuotient(4, 2)
+>>> U = np.arange(8.0).reshape(4, 2)
+>>> float(round(M.dist(U, U @ np.array([[0.0, 1.0], [1.0, 0.0]])), 12))
+0.0
 """
 
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _version
 
-from . import (
-    baselines,
-    bounds,
-    bregman,
-    commuting,
-    conformance,
-    curvature,
-    diagnostics,
-    dynamics,
-    fact,
-    losses,
-    population,
-    quotient,
-    rates,
-    recovery,
-    rfm,
-    sensing,
-    sweeps,
-)
-from .baselines import *
-from .bounds import *
-from .bregman import *
-from .commuting import *
-from .conformance import *
-from .curvature import *
-from .diagnostics import *
-from .dynamics import *
-from .fact import *
-from .losses import *
-from .population import *
-from .quotient import *
-from .rates import *
-from .recovery import *
-from .rfm import *
-from .sensing import *
-from .sweeps import *
+from quadnet import _aliases
+from quadnet import exceptions as exceptions
+from quadnet import geometry as geometry
+from quadnet import losses as losses
+from quadnet import dynamics as dynamics
+from quadnet import curvature as curvature
+from quadnet import sensing as sensing
+from quadnet import commuting as commuting
+from quadnet import features as features
+# geometry (§1)
+from quadnet.geometry import PSDQuotient as PSDQuotient
+from quadnet.geometry import align as align
+from quadnet.geometry import bures_wasserstein as bures_wasserstein
+from quadnet.geometry import check_manifold as check_manifold
+# losses and dynamics (§2)
+from quadnet.losses import AutogradLoss as AutogradLoss
+from quadnet.losses import FrobeniusLoss as FrobeniusLoss
+from quadnet.losses import Loss as Loss
+from quadnet.losses import MeasurementLoss as MeasurementLoss
+from quadnet.losses import pymanopt_problem as pymanopt_problem
+from quadnet.dynamics import Trajectory as Trajectory
+from quadnet.dynamics import congruence_recursion as congruence_recursion
+from quadnet.dynamics import congruence_step as congruence_step
+from quadnet.dynamics import gradient_descent as gradient_descent
+from quadnet.dynamics import gradient_flow as gradient_flow
+from quadnet.dynamics import predictor_flow as predictor_flow
+# curvature (§3)
+from quadnet.curvature import EffectiveSpectrum as EffectiveSpectrum
+from quadnet.curvature import descent_contraction as descent_contraction
+from quadnet.curvature import effective_hessian as effective_hessian
+from quadnet.curvature import effective_spectrum as effective_spectrum
+from quadnet.curvature import flow_decay_rate as flow_decay_rate
+# sensing (§4)
+from quadnet.sensing import GaussianSensing as GaussianSensing
+from quadnet.sensing import PopulationInverse as PopulationInverse
+from quadnet.sensing import inverse_population_normal_operator as inverse_population_normal_operator
+from quadnet.sensing import population_effective_hessian as population_effective_hessian
+from quadnet.sensing import population_normal_operator as population_normal_operator
+from quadnet.sensing import recover as recover
+from quadnet.sensing import sufficient_sample_size as sufficient_sample_size
+from quadnet.sensing import trace_min_sdp as trace_min_sdp
+# commuting measurements (§5)
+from quadnet.commuting import CommutingSensing as CommutingSensing
+from quadnet.commuting import bregman_divergence as bregman_divergence
+from quadnet.commuting import bregman_projection as bregman_projection
+from quadnet.commuting import min_trace_solution as min_trace_solution
+# features (§6)
+from quadnet.features import Dataset as Dataset
+from quadnet.features import DeepLinearNet as DeepLinearNet
+from quadnet.features import QuadraticNet as QuadraticNet
+from quadnet.features import RecursiveFeatureMachine as RecursiveFeatureMachine
+from quadnet.features import agop as agop
+from quadnet.features import effective_rank as effective_rank
+from quadnet.features import fact_matrix as fact_matrix
+from quadnet.features import modular_arithmetic as modular_arithmetic
+from quadnet.features import sparse_parity as sparse_parity
+from quadnet.features import train as train
+# errors
+from quadnet.exceptions import DivergenceError as DivergenceError
 
 try:
     __version__ = _version("quadnet")
 except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0.0.0+unknown"
 
-#: The public API: the union of the feature modules' ``__all__`` (one module per THEORY.md section).
-_MODULES = (quotient, losses, dynamics, conformance, sensing, bounds, recovery, baselines,
-            curvature, population, rates, commuting, bregman, fact, rfm, diagnostics, sweeps)
-__all__ = [name for module in _MODULES for name in module.__all__]
+_aliases.install()
+
+__all__ = [
+    # subpackages
+    "commuting",
+    "curvature",
+    "dynamics",
+    "exceptions",
+    "features",
+    "geometry",
+    "losses",
+    "sensing",
+    # geometry
+    "PSDQuotient",
+    "align",
+    "bures_wasserstein",
+    "check_manifold",
+    # losses and dynamics
+    "AutogradLoss",
+    "FrobeniusLoss",
+    "Loss",
+    "MeasurementLoss",
+    "Trajectory",
+    "congruence_recursion",
+    "congruence_step",
+    "gradient_descent",
+    "gradient_flow",
+    "predictor_flow",
+    "pymanopt_problem",
+    # curvature
+    "EffectiveSpectrum",
+    "descent_contraction",
+    "effective_hessian",
+    "effective_spectrum",
+    "flow_decay_rate",
+    # sensing
+    "GaussianSensing",
+    "PopulationInverse",
+    "inverse_population_normal_operator",
+    "population_effective_hessian",
+    "population_normal_operator",
+    "recover",
+    "sufficient_sample_size",
+    "trace_min_sdp",
+    # commuting
+    "CommutingSensing",
+    "bregman_divergence",
+    "bregman_projection",
+    "min_trace_solution",
+    # features
+    "Dataset",
+    "DeepLinearNet",
+    "QuadraticNet",
+    "RecursiveFeatureMachine",
+    "agop",
+    "effective_rank",
+    "fact_matrix",
+    "modular_arithmetic",
+    "sparse_parity",
+    "train",
+    # errors
+    "DivergenceError",
+]
+
+
+def __getattr__(name: str):
+    """quadnet 0.1 top-level names that moved: resolved with a ``DeprecationWarning``."""
+    if name == "harness":
+        import importlib
+
+        return importlib.import_module("quadnet.harness")
+    return _aliases.top_level(name)
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

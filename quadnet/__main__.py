@@ -1,3 +1,3 @@
-from .cli import main
+from quadnet.harness.cli import main
 
 raise SystemExit(main())

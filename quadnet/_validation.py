@@ -18,6 +18,7 @@ __all__ = [
     "as_int",
     "as_matrix",
     "as_positive",
+    "as_rng",
     "as_square",
     "as_symmetric",
     "rank_deficiency",
@@ -164,3 +165,21 @@ def vec(Z: np.ndarray) -> np.ndarray:
 def unvec(v: np.ndarray, d: int, r: int) -> np.ndarray:
     """Inverse of :func:`vec` for a ``d x r`` matrix."""
     return np.asarray(v).reshape(d, r)
+
+
+def as_rng(seed, name: str = "seed") -> np.random.Generator:
+    """A :class:`numpy.random.Generator` from ``seed``: ``None``, an int ``>= 0`` or a Generator.
+
+    A Generator is returned as it is (so a caller's stream advances); an int seeds a new
+    PCG64 stream, so the same int gives the same numbers bit for bit.
+    """
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if seed is None:
+        return np.random.default_rng()
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise TypeError(f"{name} must be None, an int >= 0 or a numpy.random.Generator, got "
+                        f"{type(seed).__name__}")
+    if seed < 0:
+        raise ValueError(f"{name} must be an int >= 0, got {seed}")
+    return np.random.default_rng(int(seed))

@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from ._validation import as_array, as_factor, as_int, as_positive, as_symmetric
-from .losses import Loss
+from quadnet._validation import as_array, as_factor, as_int, as_positive, as_symmetric
+from quadnet.losses import Loss
+
+from quadnet.exceptions import DivergenceError
 
 __all__ = [
-    "DivergenceError",
     "Trajectory",
     "congruence_recursion",
     "congruence_step",
@@ -30,10 +31,6 @@ __all__ = [
 
 #: Factor norms beyond this are treated as divergence (long before float64 overflows).
 _BLOWUP = 1e100
-
-
-class DivergenceError(ValueError):
-    """A step size or an integration that diverges (non-finite or exploding iterates)."""
 
 
 @dataclass

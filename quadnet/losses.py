@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ._validation import as_array, as_directions, as_factor, as_matrix, as_symmetric
+from quadnet._validation import as_array, as_directions, as_factor, as_matrix, as_symmetric
 
 __all__ = ["AutogradLoss", "FrobeniusLoss", "Loss", "MeasurementLoss", "pymanopt_problem", "sym"]
 
@@ -103,6 +103,16 @@ class Loss(ABC):
             P = xi @ U.T
             return S2 @ xi + 2.0 * self.hessian_vector(Q, P + P.T) @ U
         return stacked_directions(one, U.shape)
+
+    def default_preconditioner(self, U):
+        """The preconditioner ``preconditioner="auto"`` uses for :func:`quadnet.effective_spectrum`.
+
+        A map ``Z -> M Z`` on horizontal directions at ``U`` approximating the inverse
+        effective Hessian, or ``None`` (no preconditioner: ARPACK). Losses with a known
+        population form override it (:class:`quadnet.GaussianSensing` returns the inverse of
+        its population effective Hessian).
+        """
+        return None
 
     def _predictor(self, Q) -> np.ndarray:
         return as_symmetric(Q, "Q", self.d)

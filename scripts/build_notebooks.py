@@ -221,7 +221,7 @@ for k in range(20):
     d_BW = quadnet.bures_wasserstein(U1 @ U1.T, U2 @ U2.T)
     assert abs(d_O - d_BW) < 1e-8 and abs(d_O - np.linalg.norm(U1 @ R - U2)) < 1e-12
     # invariance: other representatives of the same two fibres give the same distance
-    R1, R2 = quadnet.random_orthogonal(2, rng), quadnet.random_orthogonal(2, rng)
+    R1, R2 = quadnet.geometry.random_orthogonal(2, rng), quadnet.geometry.random_orthogonal(2, rng)
     assert abs(M.dist(U1 @ R1, U2 @ R2) - d_O) < 1e-10
     wrong += dist_SO(U1, U2) > d_O + 1e-6
 print(f"O(2) distance = Bures-Wasserstein distance on 20 random pairs; the SO(2)-only distance "
@@ -263,7 +263,7 @@ import matplotlib.pyplot as plt
 import quadnet
 from quadnet import GaussianSensing, PSDQuotient
 from quadnet.curvature import effective_hessian, factor_hessian, effective_spectrum
-from quadnet.population import population_effective_spectrum
+from quadnet.sensing import population_effective_spectrum
 
 plt.rcParams["figure.dpi"] = 80
 d, r = 6, 2
@@ -382,8 +382,7 @@ import numpy as np
 import matplotlib.pyplot as plt
 import quadnet
 from quadnet import GaussianSensing, population_normal_operator
-from quadnet.recovery import recover
-from quadnet.bounds import sufficient_sample_size
+from quadnet import recover, sufficient_sample_size
 
 plt.rcParams["figure.dpi"] = 80
 d, r = 10, 2
@@ -438,15 +437,15 @@ plt.show()
 ## The phase transition, as a resumable sweep
 
 Success ($\|Q - Q^\star\|_F \le 10^{-6}\|Q^\star\|_F$) against $m/n_h$ over independent trials
-is a parameter sweep: `quadnet.run_sweep("recovery", store)` cuts it into cells, runs them (here in
+is a parameter sweep: `quadnet.harness.run_sweep("recovery", store)` cuts it into cells, runs them (here in
 this process; `workers=2`, `dask_local=2` or a Dask `scheduler` address for more), writes each
 finished cell to the store atomically and collects `results.csv`. The same command line is
 `quadnet sweep recovery --quick --store DIR`; rerunning it resumes a killed sweep.
 """),
         code(r"""
 store = tempfile.mkdtemp()
-rep = quadnet.run_sweep("recovery", store, quick=True, workers=0, progress=False)
-rows = quadnet.read_results(store)
+rep = quadnet.harness.run_sweep("recovery", store, quick=True, workers=0, progress=False)
+rows = quadnet.harness.read_results(store)
 print(f"{rep.n_cells} cells -> {rep.results.name}; first row: {rows[0]}")
 fig, ax = plt.subplots(figsize=(5.5, 3.8))
 for rr in sorted({row["r"] for row in rows}):
@@ -506,15 +505,16 @@ We check each statement numerically.
 import numpy as np
 import matplotlib.pyplot as plt
 import quadnet
-from quadnet.commuting import CommutingSensing, random_commuting_instance, selection_cell
-from quadnet.bregman import bregman_projection, min_trace_solution
+from quadnet.commuting import CommutingSensing, random_commuting_instance
+from quadnet.harness.cells import selection_cell
+from quadnet.commuting import bregman_projection, min_trace_solution
 
 plt.rcParams["figure.dpi"] = 80
 rng = np.random.default_rng(0)
 d, m = 8, 3
 inst = random_commuting_instance(0, d=d, m=m)      # spectra a_i, y = A q* with q* > 0
 A, y = inst["spectra"], inst["y"]
-V = quadnet.random_orthogonal(d, rng)              # the common eigenbasis
+V = quadnet.geometry.random_orthogonal(d, rng)              # the common eigenbasis
 loss = CommutingSensing(V, A, y)
 print(f"{m} commuting measurements of {d} x {d} PSD predictors")
 """),

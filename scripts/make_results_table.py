@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from quadnet.cli import main
+from quadnet.harness.cli import main
 
 if __name__ == "__main__":
     raise SystemExit(main(["report", *sys.argv[1:]]))

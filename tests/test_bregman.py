@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
-from quadnet.bregman import (
+from quadnet.commuting.bregman import (
     InfeasibleError,
     bregman_divergence,
     bregman_projection,

@@ -11,10 +11,10 @@ import json
 
 import pytest
 
-from quadnet import checks
-from quadnet.checks import CheckContext, CheckResult, register
-from quadnet.checks._base import REGISTRY
-from quadnet.cli import main, results_markdown
+from quadnet.harness import checks
+from quadnet.harness.checks import CheckContext, CheckResult, register
+from quadnet.harness.checks._base import REGISTRY
+from quadnet.harness.cli import main, results_markdown
 
 
 def _draw(ctx: CheckContext, stem: str) -> list[str]:

@@ -8,10 +8,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import quadnet
-from quadnet.bregman import bregman_projection
-from quadnet.checks import CheckContext, run_check
-from quadnet.commuting import CommutingSensing, selection_cell
-from quadnet.conformance import random_orthogonal
+from quadnet.commuting.bregman import bregman_projection
+from quadnet.harness.checks import CheckContext, run_check
+from quadnet.commuting.algebra import CommutingSensing
+from quadnet.harness.cells import selection_cell
+from quadnet.geometry.conformance import random_orthogonal
 from quadnet.dynamics import DivergenceError
 
 

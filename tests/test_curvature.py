@@ -11,22 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import quadnet
-from quadnet import (
-    FrobeniusLoss,
-    GaussianSensing,
-    Loss,
-    PSDQuotient,
-    effective_hessian,
-    effective_operator,
-    effective_spectrum,
-    factor_hessian,
-    horizontal_dimension,
-    population_effective_hessian,
-    population_effective_hvp,
-    population_effective_spectrum,
-)
-from quadnet.population import population_effective_inverse
-from quadnet.sensing import population_normal_operator
+from quadnet import FrobeniusLoss, GaussianSensing, Loss, PSDQuotient, effective_hessian, effective_spectrum, population_effective_hessian
+from quadnet.curvature.hessian import effective_operator, factor_hessian, horizontal_dimension
+from quadnet.sensing.population import population_effective_hvp, population_effective_spectrum
+from quadnet.sensing.population import population_effective_inverse
+from quadnet.sensing.gaussian import population_normal_operator
 
 # Eigenvalues from two mathematically equal symmetric matrices built by different float
 # paths differ by O(n eps ||H||) (Weyl); n <= 40 here, so 1e-10 * ||H|| has >= 1e3 margin.
@@ -433,7 +422,7 @@ def test_lobpcg_reports_indefinite_and_bad_input():
 
 
 def test_curvature_check_quick_mode_passes():
-    from quadnet.checks import CheckContext, run_check
+    from quadnet.harness.checks import CheckContext, run_check
 
     res = run_check("curvature", CheckContext(quick=True))
     failed = [(r.claim, r.measured, r.tolerance) for r in res.rows if not r.passed]

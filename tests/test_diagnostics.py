@@ -7,14 +7,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from quadnet.diagnostics import (
+from quadnet.features.diagnostics import (
     angle_correlation,
     distance_correlation,
     effective_rank,
     feature_covariance,
     linear_readout_accuracy,
 )
-from quadnet.rfm import RecursiveFeatureMachine, modular_arithmetic
+from quadnet.features.rfm import RecursiveFeatureMachine, modular_arithmetic
 
 
 def _orthogonal(rng, k):

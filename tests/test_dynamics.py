@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import quadnet as qn
-from quadnet.checks.quotient import _instance
-from quadnet.conformance import random_orthogonal
+from quadnet.harness.checks.quotient import _instance
+from quadnet.geometry.conformance import random_orthogonal
 
 
 def _rel(a, b):
@@ -168,7 +168,7 @@ def test_dynamics_bad_input():
 
 
 def test_quotient_check_quick_passes():
-    from quadnet.checks import CheckContext, run_check
+    from quadnet.harness.checks import CheckContext, run_check
 
     res = run_check("quotient", CheckContext(quick=True))
     assert res.passed, [r for r in res.rows if not r.passed]

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 import quadnet
 from quadnet import fact as F
-from quadnet._fact_train import _flatten, _make_objective, _make_value_and_grad
-from quadnet.checks import CheckContext, run_check
+from quadnet.features.training import _flatten, _make_objective, _make_value_and_grad
+from quadnet.harness.checks import CheckContext, run_check
 
 # Closed forms and autograd evaluate the same sums in different orders; on random (far from
 # critical) points the residuals are O(1) and nothing cancels, so agreement is at the level of

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import quadnet as qn
-from quadnet.conformance import random_orthogonal
+from quadnet.geometry.conformance import random_orthogonal
 
 SIZES = [(1, 1), (3, 1), (4, 2), (5, 5), (7, 3), (6, 6), (10, 4), (12, 1)]
 

@@ -7,18 +7,9 @@ import warnings
 import numpy as np
 import pytest
 
-from quadnet import (
-    FrobeniusLoss,
-    GaussianSensing,
-    IndefiniteHessianWarning,
-    LocalCurvature,
-    NotAMinimiserWarning,
-    descent_contraction,
-    effective_hessian,
-    flow_decay_rate,
-    local_curvature,
-    predicted_contraction,
-)
+from quadnet import FrobeniusLoss, GaussianSensing, descent_contraction, effective_hessian, flow_decay_rate
+from quadnet.exceptions import IndefiniteHessianWarning, NotAMinimiserWarning
+from quadnet.curvature.rates import LocalCurvature, local_curvature, predicted_contraction
 
 INSTANCES = [(8, 2, 60, 0), (12, 1, 60, 3), (15, 2, 150, 2)]
 

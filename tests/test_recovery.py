@@ -12,15 +12,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from quadnet import DivergenceError, GaussianSensing, PSDQuotient
-from quadnet.bounds import (
+from quadnet.sensing.bounds import (
     basin_radius,
     concentration_samples,
     prescribed_step,
     sample_bound,
     sufficient_sample_size,
 )
-from quadnet.recovery import phase_transition_cell, recover
-from quadnet.sensing import population_normal_operator, relative_error
+from quadnet.harness.cells import phase_transition_cell
+from quadnet.sensing.recovery import recover
+from quadnet.sensing.gaussian import population_normal_operator, relative_error
 
 # Success on an easy instance (m = 6 n_h, noiseless) means convergence to rounding level:
 # the issue asks for relative error <= 1e-10 on success.
@@ -194,7 +195,7 @@ def test_basin_inequalities_of_steps_3_to_5(d, r, seed, frac):
 
 # ---------------------------------------------------------------------- baselines
 def test_trace_min_sdp_recovers_or_reports_missing_cvxpy(monkeypatch):
-    import quadnet.baselines as bl
+    import quadnet.sensing.baselines as bl
 
     prob = GaussianSensing.random(6, 1, 40, seed=2)
     if bl.HAVE_CVXPY:
@@ -210,7 +211,7 @@ def test_trace_min_sdp_recovers_or_reports_missing_cvxpy(monkeypatch):
 
 # -------------------------------------------------------------------------- check
 def test_recovery_check_quick_passes():
-    from quadnet.checks import CheckContext, run_check
+    from quadnet.harness.checks import CheckContext, run_check
 
     res = run_check("recovery", CheckContext(quick=True))
     assert res.passed, [r for r in res.rows if not r.passed]

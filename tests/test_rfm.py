@@ -9,10 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from quadnet.checks import CheckContext, run_check
-from quadnet.fact import psd_power
-from quadnet.kernels import KERNELS, agop, fact_matrix, input_gradients, kernel_matrix
-from quadnet.rfm import (
+from quadnet.harness.checks import CheckContext, run_check
+from quadnet.features.fact import psd_power
+from quadnet.features.kernels import KERNELS, input_gradients, kernel_matrix
+from quadnet.features.kernels import kernel_agop as agop
+from quadnet.features.kernels import kernel_fact_matrix as fact_matrix
+from quadnet.features.rfm import (
     RecursiveFeatureMachine,
     RFMWarning,
     block_circulant_score,

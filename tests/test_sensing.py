@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from quadnet import PSDQuotient
-from quadnet.sensing import (
+from quadnet.sensing.gaussian import (
     GaussianSensing,
     SpectralInitWarning,
     inverse_population_normal_operator,
@@ -99,7 +99,7 @@ def test_hvp_at_batches_in_blocks(monkeypatch):
     """``GaussianSensing.hvp_at``: a stack of directions, split into blocks of ``c`` (here 1, 2
     and all at once by shrinking the scratch budget), gives the per-direction ``factor_hvp``
     (the same sums over ``m`` in BLAS-3 instead of thin products: rounding only, EXACT)."""
-    from quadnet import sensing
+    from quadnet.sensing import gaussian as sensing
 
     prob = GaussianSensing.random(6, 2, 30, seed=8, noise=0.1)
     rng = np.random.default_rng(9)

@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from quadnet import _sweep_defs, sweeps
-from quadnet.sweeps import (
+from quadnet.harness import cells as _sweep_defs
+from quadnet.harness import sweeps
+from quadnet.harness.sweeps import (
     Sweep,
     SweepCellError,
     SweepStoreError,
@@ -31,7 +32,7 @@ from quadnet.sweeps import (
 TINY = Sweep(
     name="tiny-gd",
     description="test sweep",
-    cell="quadnet._sweep_defs:quotient_gd_cell",
+    cell="quadnet.harness.cells:quotient_gd_cell",
     quick={"d": (3, 4), "r": (1, 2), "eta_scale": (0.2,), "trial": (0, 1), "steps": (40,)},
     full={"d": (3,), "r": (1,), "eta_scale": (0.2,), "trial": (0,), "steps": (40,)},
     results=("eta", "final_loss", "rel_dist", "diverged"),
@@ -265,7 +266,7 @@ def test_bad_arguments(tmp_path):
 
 def test_failing_cell_names_the_cell_and_keeps_finished_ones(tmp_path):
     # r = 4 > d = 3 makes quotient_gd_cell raise ValueError in the last cell only
-    bad = Sweep("bad", "", "quadnet._sweep_defs:quotient_gd_cell",
+    bad = Sweep("bad", "", "quadnet.harness.cells:quotient_gd_cell",
                 quick={"d": (3,), "r": (1, 2, 4), "eta_scale": (0.2,), "trial": (0,),
                        "steps": (10,)}, full={})
     with pytest.raises(SweepCellError, match=r"cell 2 \{'d': 3, 'r': 4.*r must be at most"):
@@ -287,7 +288,7 @@ def test_non_scalar_cell_result_is_rejected(tmp_path):
 
 
 def test_cli_sweep_list_and_errors(tmp_path, capsys):
-    from quadnet.cli import main
+    from quadnet.harness.cli import main
 
     assert main(["sweep", "--list"]) == 0
     out = capsys.readouterr().out
@@ -322,7 +323,7 @@ def test_recovery_sweep_quick_cells_match_the_cell_function(tmp_path):
     cell = cells[-1]  # d = 8, r = 2, ratio 4: m = 4 n_h
     out = sweeps._execute_cell(sweeps.get_sweep("recovery"), cell["params"], cell["seed"])
     assert out["m"] == 4 * out["n_h"] == 4 * 15
-    direct = recovery.phase_transition_cell(8, 2, 60, cell["params"]["trial"], "spectral",
+    direct = _sweep_defs.phase_transition_cell(8, 2, 60, cell["params"]["trial"], "spectral",
                                             "lbfgs", cell["seed"])
     assert out["rel_error"] == direct["rel_error"] and out["success"] is direct["success"]
 

@@ -1,0 +1,62 @@
+"""Small dense linear-algebra kernels shared by every layer (raw arrays, no validation).
+
+Public functions validate their arguments and then call these; nothing here checks its
+input, so each is a few numpy operations and safe to call in inner loops.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["cosine", "psd_power", "random_orthogonal", "rel_diff", "sym"]
+
+
+def sym(A: np.ndarray) -> np.ndarray:
+    """Symmetric part ``(A + A^T) / 2`` of a square matrix (or of each matrix in a stack)."""
+    return 0.5 * (A + np.swapaxes(A, -1, -2))
+
+
+def psd_power(G: np.ndarray, s: float, *, name: str = "G") -> np.ndarray:
+    """``G^s`` of a symmetric PSD matrix by its eigendecomposition (``s > 0``).
+
+    Eigenvalues below ``n eps lambda_max`` (rounding of a PSD matrix) are set to zero first;
+    a genuinely negative eigenvalue (below ``-100`` times that) raises ``ValueError``.
+    """
+    w, V = np.linalg.eigh(G)
+    tol = G.shape[0] * np.finfo(float).eps * max(abs(w).max(), np.finfo(float).tiny)
+    if w.min() < -100 * tol:
+        raise ValueError(f"{name} must be positive semidefinite, smallest eigenvalue "
+                         f"{w.min():.3e}")
+    w = np.where(w > tol, w, 0.0)
+    return (V * w**s) @ V.T
+
+
+def cosine(A: np.ndarray, B: np.ndarray, names: tuple[str, str] = ("A", "B")) -> float:
+    """Frobenius cosine ``<A, B> / (||A||_F ||B||_F)``; ``ValueError`` for a zero matrix."""
+    na, nb = np.linalg.norm(A), np.linalg.norm(B)
+    if na == 0 or nb == 0:
+        which = names[0] if na == 0 else names[1]
+        raise ValueError(f"cosine is undefined: {which} is the zero matrix")
+    return float(np.clip(np.vdot(A, B) / (na * nb), -1.0, 1.0))
+
+
+def rel_diff(a, b) -> float:
+    """``||a - b|| / ||b||`` (Frobenius / Euclidean): the relative difference quadnet reports."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    den = np.linalg.norm(b)
+    if den == 0:
+        return float(np.linalg.norm(a))
+    return float(np.linalg.norm(a - b) / den)
+
+
+def random_orthogonal(r: int, rng: np.random.Generator, *, improper: bool | None = None
+                      ) -> np.ndarray:
+    """A Haar-random ``R`` in ``O(r)``; ``improper=True``/``False`` forces ``det R = -1``/``+1``.
+
+    QR of a Gaussian matrix with the signs of ``diag(R)`` fixed (Mezzadri 2007).
+    """
+    Qm, Rm = np.linalg.qr(rng.standard_normal((r, r)))
+    R = Qm * np.sign(np.diag(Rm))
+    if improper is not None and (np.linalg.det(R) < 0) != improper:
+        R[:, 0] = -R[:, 0]
+    return R

@@ -1,0 +1,453 @@
+r"""Entropy (Bregman) projections and the minimum-trace selection law (THEORY.md §5).
+
+For measurements ``A q = y`` on spectral coordinates ``q >= 0`` (rows ``a_i``, one column per
+eigen-direction, or per algebra block with multiplicity ``m_k``) this module computes
+
+* the Bregman projection of a start ``q0 > 0`` (the limit of the entropy mirror flow)
+
+      q_inf = argmin { D(q, q0) : A diag(m) q = y, q >= 0 },
+      D(q, q0) = sum_k m_k [ q_k log(q_k / q0_k) - q_k + q0_k ],
+
+  through its smooth convex dual ``F(nu) = sum_k m_k q0_k exp((A^T nu)_k) - y^T nu``, whose
+  minimiser gives ``q = q0 * exp(A^T nu)``; and
+
+* the ``eps -> 0`` limit of the projection of ``q0 = eps w``: the minimum-trace interpolant
+  ``argmin { sum_k m_k q_k : A diag(m) q = y, q >= 0 }``, ties broken by the weighted entropy
+  ``sum_k m_k q_k log(q_k / w_k)`` over the minimum-trace face.
+
+With ``multiplicities = None`` every ``m_k = 1`` (the per-coordinate formulation). The block
+formulation with ``m_k`` equal to the block ranks gives the same matrices as the
+per-coordinate one with each block's column repeated ``m_k`` times (tested).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+from scipy.optimize import linprog
+
+from quadnet._validation import as_array, as_int, as_matrix, as_positive
+
+from quadnet.exceptions import InfeasibleError
+
+__all__ = [
+    "BregmanResult",
+    "MinTraceResult",
+    "bregman_divergence",
+    "bregman_projection",
+    "bregman_projection_cvxpy",
+    "feasible_support",
+    "min_trace_solution",
+]
+
+#: Exponents above this are treated as overflow (exp(700) ~ 1e304).
+_EXP_MAX = 700.0
+#: Starts with every ``log q0`` below this use the LP warm start of the dual.
+_LP_START_BELOW = -30.0
+
+
+@dataclass
+class BregmanResult:
+    """Output of :func:`bregman_projection`.
+
+    ``q = exp(log_q)`` (entries below ``exp(-745)`` are exactly 0 in ``q`` but kept in
+    ``log_q``; coordinates outside ``support`` are exactly 0 and have ``log_q = -inf``);
+    ``nu`` the dual variable (``log q = log q0 + A^T nu`` on the support);
+    ``kkt_residual = max(primal, stationarity)`` with the primal residual
+    ``||A diag(m) q - y||_inf / max(||y||_inf, || |A| diag(m) q ||_inf)`` (stationarity
+    ``|log q - log q0 - A^T nu|`` is rounding only, since ``q`` is built from ``nu``);
+    ``converged``: residual <= ``tol``, or Newton stagnated at the rounding floor below 1e-10
+    (``info["status"]`` says which; the floor is ~ ``1e-16 max|log q0|``).
+    """
+
+    q: np.ndarray
+    log_q: np.ndarray
+    nu: np.ndarray
+    kkt_residual: float
+    iterations: int
+    converged: bool
+    support: np.ndarray
+    info: dict = field(default_factory=dict)
+
+
+@dataclass
+class MinTraceResult:
+    """Output of :func:`min_trace_solution`.
+
+    ``q`` the selected minimum-trace interpolant, ``trace = sum m_k q_k``, ``support`` the
+    support of the whole minimum-trace face (a boolean mask), ``face_dimension`` its dimension
+    (0: the minimiser is unique and entropy plays no role), ``dual`` an optimal LP dual ``lambda``
+    (``A^T lambda <= 1`` with equality on the support).
+    """
+
+    q: np.ndarray
+    trace: float
+    support: np.ndarray
+    face_dimension: int
+    dual: np.ndarray
+    info: dict = field(default_factory=dict)
+
+
+# ----------------------------------------------------------------------------- validation
+def _problem(A, y, multiplicities) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    A = as_matrix(A, "A")
+    m, d = A.shape
+    if m == 0 or d == 0:
+        raise ValueError(f"A must have at least one row and one column, got shape {A.shape}")
+    y = as_array(y, "y", ndim=1)
+    if y.shape[0] != m:
+        raise ValueError(f"y must have length {m} (the number of rows of A), got {y.shape[0]}")
+    if multiplicities is None:
+        mult = np.ones(d)
+    else:
+        mult = as_array(multiplicities, "multiplicities", ndim=1)
+        if mult.shape[0] != d:
+            raise ValueError(f"multiplicities must have length {d} (columns of A), got "
+                             f"{mult.shape[0]}")
+        if np.any(mult <= 0):
+            raise ValueError("multiplicities must be positive")
+    return A, y, mult
+
+
+def _log_start(q0, log_q0, d: int, name: str = "q0") -> np.ndarray:
+    if (q0 is None) == (log_q0 is None):
+        raise TypeError(f"give exactly one of {name}= or log_{name}=")
+    if log_q0 is not None:
+        return as_array(log_q0, f"log_{name}", ndim=1, shape=(d,))
+    q0 = as_array(q0, name, ndim=1, shape=(d,))
+    if np.any(q0 <= 0):
+        raise ValueError(f"{name} must be strictly positive (found {int(np.sum(q0 <= 0))} entries "
+                         f"<= 0, min {q0.min():.3g}); pass log_{name}= for starts below 1e-308")
+    return np.log(q0)
+
+
+# ------------------------------------------------------------------------------- LP tools
+def _farkas(B: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """A ``nu`` in the box ``[-1, 1]^m`` maximising ``y^T nu`` subject to ``B^T nu <= 0``."""
+    m = B.shape[0]
+    res = linprog(-y, A_ub=B.T, b_ub=np.zeros(B.shape[1]), bounds=[(-1.0, 1.0)] * m,
+                  method="highs")
+    return np.asarray(res.x, dtype=float) if res.x is not None else np.zeros(m)
+
+
+def _raise_infeasible(B: np.ndarray, y: np.ndarray) -> None:
+    nu = _farkas(B, y)
+    gap = float(y @ nu)
+    viol = float(np.max(B.T @ nu, initial=0.0))
+    raise InfeasibleError(
+        "A q = y has no solution with q >= 0 (infeasible measurements): Farkas certificate nu "
+        f"with max (A^T nu) = {viol:.3g} <= 0 and y^T nu = {gap:.3g} > 0 "
+        "(see the exception's .certificate)", nu)
+
+
+def feasible_support(A, y, multiplicities=None) -> np.ndarray:
+    """The coordinates that are positive at some point of ``{q >= 0 : A diag(m) q = y}``.
+
+    First one LP (HiGHS) asks for a point with every ``q_j >= t > 0``; if there is none, one LP
+    on the homogenised cone: maximise ``sum s`` over ``0 <= s <= 1``,
+    ``s <= q``, ``A diag(m) q = tau y``, ``q >= 0``, ``tau >= 1``. The cone is closed under
+    sums and positive scaling, so every coordinate that can be positive reaches ``s_j = 1``
+    and the others are forced to 0: the optimum is a 0/1 vector, read off at 1/2.
+    Raises :class:`InfeasibleError` (with a Farkas certificate) if the set is empty.
+    """
+    A, y, mult = _problem(A, y, multiplicities)
+    B = A * mult
+    m, d = B.shape
+    # The support is invariant under scaling y and the columns: normalise both.
+    cn = np.linalg.norm(B, axis=0)
+    Bn = B / np.where(cn > 0, cn, 1.0)
+    yn = y / max(np.max(np.abs(y)), np.finfo(float).tiny)
+    # 1. Is there a strictly positive solution?  max t s.t. Bn (p + t 1) = yn, p >= 0, 0<=t<=1.
+    c = np.zeros(d + 1)
+    c[-1] = -1.0
+    res = linprog(c, A_eq=np.hstack([Bn, Bn.sum(axis=1, keepdims=True)]), b_eq=yn,
+                  bounds=[(0, None)] * d + [(0, 1)], method="highs")
+    if res.status == 2:
+        _raise_infeasible(B, y)
+    if res.status != 0:
+        raise RuntimeError(f"feasible_support: HiGHS failed ({res.message})")
+    if -res.fun > 1e-9:
+        return np.ones(d, bool)
+    # 2. The homogenised 0/1 LP; variables [q (d), s (d), tau].
+    c = np.concatenate([np.zeros(d), -np.ones(d), [0.0]])
+    A_eq = sp.hstack([sp.csr_matrix(Bn), sp.csr_matrix((m, d)), sp.csr_matrix(-yn[:, None])])
+    A_ub = sp.hstack([-sp.eye(d), sp.eye(d), sp.csr_matrix((d, 1))])
+    bounds = [(0, None)] * d + [(0, 1)] * d + [(1, None)]
+    res = linprog(c, A_ub=A_ub.tocsr(), b_ub=np.zeros(d), A_eq=A_eq.tocsr(), b_eq=np.zeros(m),
+                  bounds=bounds, method="highs")
+    if res.status == 2:
+        _raise_infeasible(B, y)
+    if res.status != 0:
+        raise RuntimeError(f"feasible_support: HiGHS failed ({res.message})")
+    return res.x[d:2 * d] > 0.5
+
+
+# ---------------------------------------------------------------------------- projection
+def _dual_value(A, y, mult, ell, nu) -> float:
+    z = ell + A.T @ nu
+    if z.max() > _EXP_MAX:
+        return np.inf
+    return float(mult @ np.exp(z) - y @ nu)
+
+
+def _newton_direction(H: np.ndarray, g: np.ndarray) -> np.ndarray:
+    try:
+        return -sla.cho_solve(sla.cho_factor(H, lower=True, check_finite=False), g)
+    except (np.linalg.LinAlgError, ValueError):
+        w, V = np.linalg.eigh(H)
+        keep = w > 1e-14 * max(w[-1], np.finfo(float).tiny)
+        return -(V[:, keep] @ ((V[:, keep].T @ g) / w[keep]))
+
+
+def _lp_start(A, y, mult, ell) -> np.ndarray:
+    """Dual of the LP ``min sum m (-log q0) q s.t. A diag(m) q = y, q >= 0`` (the ``q0 -> 0``
+    limit): ``nu`` with ``A^T nu <= -log q0``, equality on an optimal basis.
+
+    Then ``q = q0 exp(A^T nu) <= 1`` with equality on the basis, so Newton starts with no
+    underflow where it matters, a few ``O(1)`` corrections from the answer. Solved in the primal
+    form (``m`` equality rows: fast for HiGHS), the duals read from the equality marginals.
+    """
+    B = A * mult
+    # dense, tiny row count: HiGHS's presolve costs more than it saves here (~6x at 50 x 2000)
+    res = linprog(-mult * ell, A_eq=B, b_eq=y, bounds=(0, None), method="highs",
+                  options={"presolve": False})
+    if res.status == 2:  # primal infeasible
+        _raise_infeasible(B, y)
+    if res.status != 0:
+        return np.zeros(A.shape[0])
+    return np.asarray(res.eqlin.marginals, dtype=float)
+
+
+def _newton(A, y, mult, ell, nu, tol, max_iter) -> tuple[np.ndarray, int, float, str]:
+    """Globalised Newton on ``F(nu) = sum m exp(ell + A^T nu) - y^T nu``.
+
+    Backtracking (Armijo) line search on ``F``; near the solution, where ``F`` differences drown
+    in rounding, a step is also accepted when it decreases ``||grad F||``. Returns the best
+    iterate, the iteration count, its relative primal residual and a status: ``"tol"`` (residual
+    <= tol), ``"stagnated"`` (no halving of the residual in 4 steps: the rounding floor, when the
+    residual is small), ``"line_search"`` or ``"max_iter"``.
+    """
+    absA = np.abs(A) * mult
+
+    def state(nu):
+        z = ell + A.T @ nu
+        q = np.exp(np.minimum(z, _EXP_MAX))
+        g = (A * mult) @ q - y
+        scale = max(np.max(np.abs(y)), np.max(absA @ q), np.finfo(float).tiny)
+        return q, g, float(np.max(np.abs(g)) / scale)
+
+    q, g, res = state(nu)
+    best, best_nu, stall, it = res, nu, 0, 0
+    for it in range(1, max_iter + 1):
+        if res <= tol:
+            return nu, it - 1, res, "tol"
+        H = (A * (mult * q)) @ A.T
+        delta = _newton_direction(H, g)
+        slope = float(g @ delta)
+        F0 = _dual_value(A, y, mult, ell, nu)
+        gnorm = float(np.max(np.abs(g)))
+        t = 1.0
+        for _ in range(80):
+            trial = nu + t * delta
+            Ft = _dual_value(A, y, mult, ell, trial)
+            if np.isfinite(Ft):
+                if Ft <= F0 + 1e-4 * t * slope:
+                    break
+                _, gt, _ = state(trial)
+                if np.max(np.abs(gt)) < (1 - 1e-4 * t) * gnorm and Ft <= F0 + 1e-12 * abs(F0):
+                    break
+            t *= 0.5
+        else:
+            return best_nu, it, best, "line_search"
+        nu = trial
+        q, g, res = state(nu)
+        if res < best:
+            best_nu = nu
+        if res < 0.5 * best:
+            stall = 0
+        else:
+            stall += 1
+            if stall >= 4 and min(best, res) < 1e-8:  # early damped phases are not stagnation
+                return best_nu, it, min(best, res), "stagnated"
+        best = min(best, res)
+    return best_nu, it, best, "tol" if best <= tol else "max_iter"
+
+
+#: A Newton run that stagnates below this relative residual has hit the rounding floor
+#: (``~ u max|log q|``); above it, stagnation means trouble (e.g. no interior point).
+_FLOOR_OK = 1e-10
+
+
+def bregman_projection(A, y, q0=None, *, log_q0=None, multiplicities=None, tol: float = 1e-14,
+                       max_iter: int = 200, start: str = "auto",
+                       detect_support: bool = False) -> BregmanResult:
+    r"""``argmin { D(q, q0) : A diag(m) q = y, q >= 0 }`` (THEORY.md §5, selection law).
+
+    ``D(q, q0) = sum_k m_k [q_k log(q_k/q0_k) - q_k + q0_k]``. Solved on the dual: the
+    minimiser of the smooth convex ``F(nu) = sum_k m_k q0_k exp((A^T nu)_k) - y^T nu`` gives
+    ``q = q0 exp(A^T nu)`` and ``grad F = A diag(m) q - y``, ``Hess F = A diag(m q) A^T``.
+    A globalised (line-search) Newton method with Cholesky solves of the ``m x m`` Hessian.
+
+    Args:
+        A: ``(n_meas, d)`` measurement matrix (rows ``a_i``: spectra of the ``A_i``).
+        y: ``(n_meas,)`` measurements.
+        q0: ``(d,)`` strictly positive start, or
+        log_q0: its logarithm, for starts below ``1e-308`` (``log_q0 = -1e4`` is fine).
+        multiplicities: block ranks ``m_k`` (default all 1).
+        tol: target relative primal residual (the stationarity residual is rounding only).
+        start: ``"auto"`` (LP warm start when every ``log q0 < -30``), ``"zero"`` or ``"lp"``.
+        detect_support: first find the feasible set's support by :func:`feasible_support` (needed
+            when no strictly positive solution exists); done automatically if Newton fails.
+
+    Raises:
+        InfeasibleError: (a ``ValueError``) if no ``q >= 0`` solves ``A diag(m) q = y``,
+            with a Farkas certificate.
+    """
+    A, y, mult = _problem(A, y, multiplicities)
+    d = A.shape[1]
+    ell = _log_start(q0, log_q0, d)
+    tol = as_positive(tol, "tol")
+    max_iter = as_int(max_iter, "max_iter", minimum=1)
+    if start not in ("auto", "zero", "lp"):
+        raise ValueError(f"start must be 'auto', 'zero' or 'lp', got {start!r}")
+    support = feasible_support(A, y, mult) if detect_support else np.ones(d, bool)
+    out = _solve_on(A, y, mult, ell, support, tol, max_iter, start)
+    if not out.converged and not detect_support:
+        support = feasible_support(A, y, mult)  # raises InfeasibleError with a certificate
+        if not support.all():
+            out = _solve_on(A, y, mult, ell, support, tol, max_iter, start)
+    if not out.converged and out.kkt_residual > 1e-8:
+        raise RuntimeError(f"bregman_projection did not converge: relative residual "
+                           f"{out.kkt_residual:.3e} after {out.iterations} Newton iterations")
+    return out
+
+
+def _solve_on(A, y, mult, ell, support, tol, max_iter, start) -> BregmanResult:
+    As, ms, ls = A[:, support], mult[support], ell[support]
+    if not support.any():
+        if np.any(y != 0):
+            _raise_infeasible(A * mult, y)
+        d = A.shape[1]
+        return BregmanResult(np.zeros(d), np.full(d, -np.inf), np.zeros(A.shape[0]), 0.0, 0,
+                             True, support, {"start": "none"})
+    # y = 0: the problem is homogeneous, q(q0 e^c) = e^c q(q0); solve with max log q0 = 0 (no
+    # underflow however small q0 is) and shift log q back; nu is unchanged.
+    shift = float(ls.max()) if not np.any(y) else 0.0
+    ls = ls - shift
+    use_lp = start == "lp" or (start == "auto" and ls.max() < _LP_START_BELOW)
+    nu0 = _lp_start(As, y, ms, ls) if use_lp else np.zeros(A.shape[0])
+    nu, its, res, status = _newton(As, y, ms, ls, nu0, tol, max_iter)
+    ok = status == "tol" or (status == "stagnated" and res <= _FLOOR_OK)
+    if not ok and not use_lp and start == "auto":
+        nu, its2, res, status = _newton(As, y, ms, ls, _lp_start(As, y, ms, ls), tol, max_iter)
+        ok = status == "tol" or (status == "stagnated" and res <= _FLOOR_OK)
+        its += its2
+        use_lp = True
+    z = ls + As.T @ nu + shift
+    log_q = np.full(A.shape[1], -np.inf)
+    log_q[support] = z
+    q = np.zeros(A.shape[1])
+    q[support] = np.exp(np.minimum(z, _EXP_MAX))
+    stat = float(np.max(np.abs(np.log(np.maximum(q[support], np.finfo(float).tiny)) - z)
+                        * (q[support] > np.finfo(float).tiny), initial=0.0))
+    kkt = max(res, stat)
+    info = {"start": "lp" if use_lp else "zero", "primal_residual": res,
+            "stationarity_residual": stat, "status": status}
+    return BregmanResult(q, log_q, nu, kkt, its, ok, support, info)
+
+
+def bregman_divergence(q, q0, multiplicities=None) -> float:
+    """``D(q, q0) = sum_k m_k [q_k log(q_k/q0_k) - q_k + q0_k]`` (``0 log 0 = 0``)."""
+    q = as_array(q, "q", ndim=1)
+    q0 = as_array(q0, "q0", ndim=1, shape=q.shape)
+    mult = np.ones_like(q) if multiplicities is None else as_array(
+        multiplicities, "multiplicities", ndim=1, shape=q.shape)
+    if np.any(q < 0) or np.any(q0 <= 0):
+        raise ValueError("bregman_divergence needs q >= 0 and q0 > 0")
+    pos = q > 0
+    xlogx = np.zeros_like(q)
+    xlogx[pos] = q[pos] * np.log(q[pos] / q0[pos])
+    return float(mult @ (xlogx - q + q0))
+
+
+# ---------------------------------------------------------------------------- min trace
+def min_trace_solution(A, y, weights=None, multiplicities=None, *,
+                       rc_tol: float = 1e-9) -> MinTraceResult:
+    r"""The ``eps -> 0`` limit of the Bregman projection of ``eps * weights`` (THEORY.md §5).
+
+    1. LP (HiGHS): ``tau* = min { m^T q : A diag(m) q = y, q >= 0 }`` with an optimal dual
+       ``lambda`` and reduced costs ``r = m - diag(m) A^T lambda = m (1 - A^T lambda) >= 0``.
+    2. Complementary slackness: every optimal ``q`` vanishes where ``r_k > 0``; conversely every
+       feasible ``q`` supported on ``Z = {r_k = 0}`` has ``m^T q = lambda^T y = tau*``. So the
+       minimum-trace face is exactly ``{q >= 0 : supp q in Z, A_Z diag(m_Z) q_Z = y}``
+       (``r_k / m_k <= rc_tol`` decides ``r_k = 0``).
+    3. Its support ``S`` by :func:`feasible_support` (one more LP), its dimension
+       ``|S| - rank(A_S)``; if 0 the face is a point, solved exactly; otherwise the weighted
+       entropy ``sum m_k q_k log(q_k / w_k)`` is minimised on it, which is the Bregman
+       projection of ``w_S`` onto the face (``D`` and the entropy differ by the constant
+       trace there), computed by :func:`bregman_projection`.
+    """
+    A, y, mult = _problem(A, y, multiplicities)
+    d = A.shape[1]
+    if weights is None:
+        w = np.ones(d)
+    else:
+        w = as_array(weights, "weights", ndim=1, shape=(d,))
+        if np.any(w <= 0):
+            raise ValueError("weights must be strictly positive")
+    rc_tol = as_positive(rc_tol, "rc_tol")
+    B = A * mult
+    res = linprog(mult, A_eq=B, b_eq=y, bounds=[(0, None)] * d, method="highs")
+    if res.status == 2:
+        _raise_infeasible(B, y)
+    if res.status != 0:
+        raise RuntimeError(f"min_trace_solution: HiGHS failed ({res.message})")
+    lam = np.asarray(res.eqlin.marginals, dtype=float)
+    reduced = mult * (1.0 - A.T @ lam)
+    Z = reduced / mult <= rc_tol
+    support = np.zeros(d, bool)
+    if Z.any():
+        support[Z] = feasible_support(A[:, Z], y, mult[Z])
+    AS = A[:, support] * mult[support]
+    rank = int(np.linalg.matrix_rank(AS)) if support.any() else 0
+    face_dim = int(support.sum()) - rank
+    q = np.zeros(d)
+    info = {"lp_trace": float(res.fun), "lp_q": np.asarray(res.x, dtype=float),
+            "min_reduced_cost_off_face": float(np.min(reduced[~Z] / mult[~Z], initial=np.inf)),
+            "max_reduced_cost_on_face": float(np.max(np.abs(reduced[Z] / mult[Z]), initial=0.0))}
+    if face_dim == 0:
+        q[support] = np.linalg.lstsq(AS, y, rcond=None)[0]
+        q = np.maximum(q, 0.0)
+        info["method"] = "vertex"
+    else:
+        br = bregman_projection(A[:, support], y, log_q0=np.log(w[support]),
+                                multiplicities=mult[support])
+        q[support] = br.q
+        info.update(method="entropy", entropy_kkt=br.kkt_residual)
+    info["primal_residual"] = float(np.max(np.abs(B @ q - y)) / max(np.max(np.abs(y)), 1e-300))
+    return MinTraceResult(q, float(mult @ q), support, face_dim, lam, info)
+
+
+# ------------------------------------------------------------------------- cvxpy baseline
+def bregman_projection_cvxpy(A, y, q0, multiplicities=None, solver: str | None = None,
+                             **solver_options) -> tuple[np.ndarray, dict]:
+    """Independent baseline: the same projection as an exponential-cone program in cvxpy.
+
+    ``min sum m [-entr(q) - q log q0 - q]`` s.t. ``A diag(m) q = y`` (``entr(q) = -q log q``).
+    Returns ``(q, info)`` with the solver name and status. Raises ``ImportError`` without cvxpy.
+    """
+    import cvxpy as cp
+
+    A, y, mult = _problem(A, y, multiplicities)
+    ell = _log_start(q0, None, A.shape[1])
+    q = cp.Variable(A.shape[1])
+    obj = cp.sum(cp.multiply(mult, -cp.entr(q) - cp.multiply(ell, q) - q))
+    prob = cp.Problem(cp.Minimize(obj), [(A * mult) @ q == y])
+    prob.solve(solver=solver, **solver_options)
+    if q.value is None:
+        raise RuntimeError(f"cvxpy failed: status {prob.status}")
+    return np.asarray(q.value, dtype=float), {"status": prob.status,
+                                              "solver": prob.solver_stats.solver_name}

@@ -1,0 +1,38 @@
+"""Effective curvature: the Hessian on the horizontal space, its spectrum, and measured local rates (quadnet theory §3).
+
+Every public name of the subpackage is re-exported here, one per line.
+"""
+
+from quadnet.curvature.hessian import (
+    EffectiveSpectrum as EffectiveSpectrum,
+    effective_hessian as effective_hessian,
+    effective_operator as effective_operator,
+    effective_spectrum as effective_spectrum,
+    factor_hessian as factor_hessian,
+    horizontal_dimension as horizontal_dimension,
+)
+from quadnet.curvature.rates import (
+    DescentContraction as DescentContraction,
+    FlowDecayRate as FlowDecayRate,
+    LocalCurvature as LocalCurvature,
+    descent_contraction as descent_contraction,
+    flow_decay_rate as flow_decay_rate,
+    local_curvature as local_curvature,
+    predicted_contraction as predicted_contraction,
+)
+
+__all__ = [
+    "DescentContraction",
+    "EffectiveSpectrum",
+    "FlowDecayRate",
+    "LocalCurvature",
+    "descent_contraction",
+    "effective_hessian",
+    "effective_operator",
+    "effective_spectrum",
+    "factor_hessian",
+    "flow_decay_rate",
+    "horizontal_dimension",
+    "local_curvature",
+    "predicted_contraction",
+]

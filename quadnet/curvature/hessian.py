@@ -1,0 +1,472 @@
+r"""Effective curvature: the Hessian of ``L(U) = ell(U U^T)`` on the horizontal space (THEORY.md §3-4).
+
+Definitions (THEORY.md §3). With ``B`` a ``(d r) x n_h`` Frobenius-orthonormal basis of the
+horizontal space ``H_U = {xi : U^T xi symmetric}`` (:meth:`quadnet.PSDQuotient.horizontal_basis`,
+row-major vectorisation), the *effective Hessian* is
+
+    H_eff = B^T  D^2 L(U)  B            (an n_h x n_h symmetric matrix),
+
+``D^2 L(U)[xi] = 2 S xi + 2 DS[xi U^T + U xi^T] U`` (:meth:`quadnet.Loss.factor_hvp`), residual
+term ``2 S xi`` included, so it is meaningful at any full-rank ``U``, not only at minimisers.
+
+* Quotient meaning. The total space ``R^{d x r}`` is Euclidean, so the Riemannian Hessian of
+  the induced function on ``M_r^+`` has the horizontal lift ``P_h(D^2 L(U)[xi])`` for horizontal
+  ``xi`` (Absil–Mahony–Sepulchre, Prop. 5.3.3; the connection term is vertical). Since the
+  quotient metric is Frobenius on horizontal lifts, the eigenvalues of ``H_eff`` are the
+  generalised eigenvalues of the Hessian with respect to the quotient metric, at every ``U``.
+  ``H_eff`` does not depend on the representative: at ``U R`` the basis ``B`` rotates with
+  ``xi -> xi R`` and the spectrum is unchanged.
+* Vertical kernel. ``L(U R) = L(U)`` gives ``D^2 L(U)[U Omega] = grad L(U) Omega``, which is zero at
+  a critical point: there the full factor Hessian (:func:`factor_hessian`, ``dr x dr``) is
+  ``H_eff`` plus ``r(r-1)/2`` exact zeros on ``V_U``. Away from critical points the full Hessian
+  mixes ``V_U`` and ``H_U``; only ``H_eff`` is the curvature of the quotient.
+* Gram form. For a least-squares loss ``ell(Q) = (1/(2m)) sum_i (<A_i, Q> - y_i)^2`` at a
+  zero-residual point (``S = 0``), ``xi^T H_eff xi = (1/m) sum_i <A_i, xi U^T + U xi^T>^2``: the
+  measurement Gram form on ``T_Q M_r^+`` (``Qdot = xi U^T + U xi^T``), read with the quotient
+  metric ``g(Qdot, Qdot) = ||xi||_F^2``. Its eigenvalues are therefore the generalised
+  eigenvalues of the Gram form against ``g``; ``H_eff`` is positive definite exactly when the
+  measurements are injective on ``T_Q M_r^+`` (generically when ``m >= n_h``).
+
+Matrix-free spectrum. :func:`effective_operator` acts on ``R^{d r}`` as
+``P_h o D^2 L(U) o P_h + sigma P_v``: on ``H_U`` it is ``H_eff``, on ``V_U`` the multiple
+``sigma I``. :func:`effective_spectrum` runs ARPACK (:func:`scipy.sparse.linalg.eigsh`) on it from
+a horizontal start, with ``sigma`` set to the Rayleigh quotient of that start (about the mean
+eigenvalue, i.e. mid-spectrum), so the ``r(r-1)/2`` vertical directions are never among the
+extreme eigenvalues wanted; returned vectors are checked to be horizontal, and the call is
+repeated with ``sigma`` moved past the returned eigenvalues if one is not. No basis of ``H_U``
+is formed: one matvec is one factor HVP plus two ``O(d r^2 + r^3)`` projections. With a
+preconditioner (``"population"``: :func:`population_effective_inverse`, the explicit inverse of
+the Gaussian-sensing population effective Hessian on ``H_U``) the smallest eigenpairs come
+from LOBPCG with ``V_U`` as constraints instead (derivation and costs in
+``docs/curvature.md`` §4).
+
+The Gaussian-sensing population form and its closed-form spectrum and inverse (the
+"population" preconditioner) are in :mod:`quadnet.population`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse.linalg as spla
+
+from quadnet._validation import as_factor, as_int, as_matrix
+from quadnet.losses import Loss
+from quadnet.geometry.manifold import PSDQuotient, lyapunov_skew
+
+__all__ = [
+    "EffectiveSpectrum",
+    "effective_hessian",
+    "effective_operator",
+    "effective_spectrum",
+    "factor_hessian",
+    "horizontal_dimension",
+]
+
+#: Relative asymmetry of a Hessian built from HVPs above which the loss's HVP is refused:
+#: a correct HVP is symmetric to rounding (~1e-15 relative), a wrong one is off by O(1).
+_ASYM_RTOL = 1e-8
+_COLUMN_BLOCK = 128               # directions per hvp_at call when building dense Hessians
+
+
+# ----------------------------------------------------------------------------- helpers
+def _check_loss(loss) -> Loss:
+    if not isinstance(loss, Loss):
+        raise TypeError(f"loss must implement the quadnet.Loss protocol, got {type(loss).__name__}")
+    return loss
+
+
+def _point(loss: Loss, U) -> np.ndarray:
+    return as_factor(U, "U", d=loss.d)
+
+
+def horizontal_dimension(d: int, r: int) -> int:
+    """``n_h = d r - r(r-1)/2 = dim M_r^+`` (THEORY.md §1)."""
+    d = as_int(d, "d", minimum=1)
+    r = as_int(r, "r", minimum=1, maximum=d)
+    return d * r - r * (r - 1) // 2
+
+
+def _symmetrised(H: np.ndarray, what: str) -> np.ndarray:
+    scale = np.linalg.norm(H)
+    asym = np.linalg.norm(H - H.T)
+    if scale > 0 and asym > _ASYM_RTOL * scale:
+        raise ValueError(
+            f"loss.factor_hvp is not symmetric: the {what} built from it has relative asymmetry "
+            f"{asym / scale:.2e} > {_ASYM_RTOL:g}; check the loss's hessian_vector/factor_hvp"
+        )
+    return 0.5 * (H + H.T)
+
+
+def _hvp_columns(loss: Loss, U: np.ndarray, basis: np.ndarray) -> np.ndarray:
+    """``[vec D^2 L(U)[unvec b_j]]_j`` for the columns ``b_j`` of ``basis``.
+
+    One HVP per column through ``loss.hvp_at(U)`` (per-point work once, batched where the
+    loss supports it), ``_COLUMN_BLOCK`` columns per call to bound the scratch memory.
+    """
+    d, r = U.shape
+    hvp = loss.hvp_at(U)
+    out = np.empty((d * r, basis.shape[1]))
+    for s in range(0, basis.shape[1], _COLUMN_BLOCK):
+        cols = basis[:, s:s + _COLUMN_BLOCK]
+        Y = np.asarray(hvp(cols.T.reshape(-1, d, r)), dtype=np.float64)
+        out[:, s:s + cols.shape[1]] = Y.reshape(cols.shape[1], d * r).T
+    return out
+
+
+# ------------------------------------------------------------------------ dense forms
+def effective_hessian(loss: Loss, U, *, return_basis: bool = False):
+    r"""The effective Hessian ``B^T D^2 L(U) B`` (``n_h x n_h``) in ``PSDQuotient.horizontal_basis(U)``.
+
+    THEORY.md §3. Valid at any full-rank ``U`` (residual term ``2 S xi`` included); its
+    eigenvalues are the generalised eigenvalues of the Hessian against the quotient metric
+    (module docstring). Costs ``n_h`` HVPs through ``loss.hvp_at(U)`` (batched, BLAS-3, for
+    :class:`quadnet.GaussianSensing`); for large ``n_h`` use :func:`effective_spectrum`.
+
+    Args:
+        loss: any :class:`quadnet.Loss`.
+        U: full-column-rank ``d x r`` factor.
+        return_basis: also return the ``(d r) x n_h`` basis ``B``.
+
+    Raises:
+        TypeError: ``loss`` is not a Loss. ValueError: ``U`` is not a finite full-rank factor
+        of the loss's dimension, or the loss's HVP is not symmetric.
+    """
+    loss = _check_loss(loss)
+    U = _point(loss, U)
+    d, r = U.shape
+    B = PSDQuotient(d, r).horizontal_basis(U)
+    H = _symmetrised(B.T @ _hvp_columns(loss, U, B), "effective Hessian")
+    return (H, B) if return_basis else H
+
+
+def factor_hessian(loss: Loss, U) -> np.ndarray:
+    r"""The full Euclidean Hessian of ``L`` at ``U`` as a ``(d r) x (d r)`` matrix (row-major vec).
+
+    Built from ``d r`` factor HVPs on the standard basis. At a critical point it has the
+    ``r(r-1)/2`` vertical zero eigenvalues besides the spectrum of :func:`effective_hessian`.
+    ``U`` may be rank deficient here (no quotient structure is used).
+    """
+    loss = _check_loss(loss)
+    U = as_factor(U, "U", d=loss.d, full_rank=False)
+    n = U.size
+    return _symmetrised(_hvp_columns(loss, U, np.eye(n)), "factor Hessian")
+
+
+# --------------------------------------------------------------------- matrix-free
+class _EffectiveOperator(spla.LinearOperator):
+    """``v -> vec(P_h D^2 L(U)[P_h Z] + sigma P_v Z)``, ``Z = unvec(v)``; counts HVPs."""
+
+    def __init__(self, loss: Loss, U: np.ndarray, vertical_shift: float):
+        d, r = U.shape
+        super().__init__(dtype=np.float64, shape=(d * r, d * r))
+        self.U, self.sigma = U, float(vertical_shift)
+        self._eig = np.linalg.eigh(U.T @ U)
+        self._hvp = loss.hvp_at(U)
+        self.n_hvp = 0
+
+    def vertical(self, Z: np.ndarray) -> np.ndarray:
+        """``P_v(Z) = U Omega``, ``(U^T U) Omega + Omega (U^T U) = U^T Z - Z^T U``."""
+        K = self.U.T @ Z
+        return self.U @ lyapunov_skew(self.U, K - K.T, self._eig)
+
+    def hvp(self, xi: np.ndarray) -> np.ndarray:
+        """``D^2 L(U)[xi]`` for one ``d x r`` direction or a ``(b, d, r)`` stack (counted)."""
+        self.n_hvp += 1 if xi.ndim == 2 else xi.shape[0]
+        return np.asarray(self._hvp(xi), dtype=np.float64)
+
+    def _matvec(self, v):
+        return self._matmat(np.asarray(v, dtype=np.float64).reshape(-1, 1))[:, 0]
+
+    def _matmat(self, V):
+        """All columns at once: one batched ``hvp_at`` call, projections per column."""
+        d, r = self.U.shape
+        Z = np.asarray(V, dtype=np.float64).T.reshape(-1, d, r)
+        Zv = np.stack([self.vertical(z) for z in Z])
+        Y = self.hvp(Z - Zv)
+        out = Y - np.stack([self.vertical(y) for y in Y])
+        if self.sigma != 0.0:
+            out = out + self.sigma * Zv
+        return out.reshape(len(Z), d * r).T
+
+    def _rmatvec(self, v):
+        return self._matvec(v)
+
+
+def effective_operator(loss: Loss, U, *, vertical_shift: float = 0.0) -> spla.LinearOperator:
+    r"""``P_h o D^2 L(U) o P_h + sigma P_v`` as a :class:`scipy.sparse.linalg.LinearOperator` on ``R^{d r}``.
+
+    Symmetric; equal to the effective Hessian on ``H_U`` and to ``vertical_shift * I`` on
+    ``V_U`` (THEORY.md §3, §7: the input direction is projected too, unlike pymanopt's
+    ``PSDFixedRank``). The attribute ``n_hvp`` counts factor HVPs.
+    """
+    loss = _check_loss(loss)
+    U = _point(loss, U)
+    sigma = float(vertical_shift)
+    if not np.isfinite(sigma):
+        raise ValueError(f"vertical_shift must be finite, got {vertical_shift}")
+    return _EffectiveOperator(loss, U, sigma)
+
+
+@dataclass
+class EffectiveSpectrum:
+    """Extreme eigenpairs of the effective Hessian from :func:`effective_spectrum`.
+
+    Attributes:
+        eigenvalues: the ``k`` eigenvalues, ascending.
+        eigenvectors: ``(k, d, r)`` unit horizontal eigenvectors (``None`` if not asked).
+        residual_norms: ``||H_eff x - lambda x||_F`` per pair; for a symmetric operator
+            ``|lambda - lambda_true| <= residual`` (some true eigenvalue lies that close).
+        which: ``"smallest"`` or ``"largest"``.
+        n_h: dimension of the horizontal space.
+        n_hvp: factor HVPs used (including the residual check).
+        vertical_shift: the ``sigma`` placed on the vertical directions (``eigsh`` path;
+            ``0.0`` on the ``lobpcg`` path, where vertical directions are constraints).
+        method: ``"eigsh"`` (ARPACK Lanczos) or ``"lobpcg"`` (preconditioned).
+    """
+
+    eigenvalues: np.ndarray
+    eigenvectors: np.ndarray | None
+    residual_norms: np.ndarray
+    which: str
+    n_h: int
+    n_hvp: int
+    vertical_shift: float
+    method: str = "eigsh"
+
+    @property
+    def error_bound(self) -> np.ndarray:
+        """Absolute bound on each eigenvalue's error (the residual norm, Weyl/Bauer–Fike)."""
+        return self.residual_norms
+
+    @property
+    def has_negative(self) -> bool:
+        """Whether some returned eigenvalue is negative beyond its error bound (not a minimum)."""
+        return bool(np.any(self.eigenvalues < -self.residual_norms))
+
+
+def _start_vector(op: _EffectiveOperator, rng: np.random.Generator) -> np.ndarray:
+    Z = rng.standard_normal(op.U.shape)
+    Z = Z - op.vertical(Z)
+    return (Z / np.linalg.norm(Z)).reshape(-1)
+
+
+def _vertical_basis(U: np.ndarray) -> np.ndarray | None:
+    """Orthonormal ``(d r) x r(r-1)/2`` basis of ``V_U`` (``vec(U Omega_ab)``, QR); ``None`` if r = 1."""
+    d, r = U.shape
+    cols = []
+    for a in range(r):
+        for b in range(a + 1, r):
+            Z = np.zeros((d, r))
+            Z[:, b] = U[:, a]                    # U (e_a e_b^T - e_b e_a^T)
+            Z[:, a] = -U[:, b]
+            cols.append(Z.reshape(-1))
+    if not cols:
+        return None
+    return np.linalg.qr(np.array(cols).T)[0]
+
+
+def _resolve_preconditioner(loss: Loss, U: np.ndarray, preconditioner, which: str):
+    """The horizontal map ``Z -> M Z`` for the lobpcg path, or ``None`` for the eigsh path."""
+    if preconditioner is None or which == "largest":
+        return None                 # "largest": the population inverse damps the wanted end
+    if callable(preconditioner):
+        d, r = U.shape
+
+        def user(Z: np.ndarray) -> np.ndarray:
+            out = as_matrix(preconditioner(Z), "preconditioner(Z)", shape=(d, r))
+            return out
+        return user
+    if preconditioner == "auto":
+        return loss.default_preconditioner(U)
+    if isinstance(preconditioner, str) and preconditioner in PRECONDITIONERS:
+        return PRECONDITIONERS[preconditioner](U)
+    raise ValueError(f"preconditioner must be None, 'auto', a callable or one of "
+                     f"{sorted(PRECONDITIONERS)}, got {preconditioner!r}")
+
+
+#: Named preconditioners for :func:`effective_spectrum`: ``name -> factory(U) -> (Z -> M Z)``.
+#: Specific layers register theirs (:mod:`quadnet.sensing` registers ``"population"``, the
+#: inverse of the Gaussian-sensing population effective Hessian), so this generic module
+#: imports none of them.
+PRECONDITIONERS: dict = {}
+
+
+def register_preconditioner(name: str, factory) -> None:
+    """Make ``preconditioner=name`` in :func:`effective_spectrum` mean ``factory(U)``.
+
+    ``factory(U)`` returns a map ``Z -> M Z`` on horizontal ``d x r`` matrices approximating the
+    inverse of the effective Hessian at ``U`` (symmetric positive definite on ``H_U``).
+    """
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"name must be a non-empty string, got {name!r}")
+    if not callable(factory):
+        raise TypeError(f"factory must be callable, got {type(factory).__name__}")
+    PRECONDITIONERS[name] = factory
+
+
+def _eigsh_pairs(op: _EffectiveOperator, v0, k, which, tol, ncv, maxiter):
+    d, r = op.U.shape
+    op.sigma = float(v0 @ op.matvec(v0))          # Rayleigh quotient: about the mean eigenvalue
+    mode = "SA" if which == "smallest" else "LA"
+    for attempt in range(40):
+        try:
+            vals, vecs = spla.eigsh(op, k=k, which=mode, v0=v0, tol=tol, ncv=ncv,
+                                    maxiter=maxiter)
+        except spla.ArpackNoConvergence as exc:
+            raise RuntimeError(
+                f"effective_spectrum: ARPACK did not converge ({len(exc.eigenvalues)} of k = {k} "
+                f"eigenvalues after {op.n_hvp} HVPs); raise maxiter or ncv, or loosen tol"
+            ) from None
+        order = np.argsort(vals)
+        vals, vecs = vals[order], vecs[:, order]
+        vert = np.array([np.linalg.norm(op.vertical(vecs[:, j].reshape(d, r)))
+                         for j in range(k)])
+        if np.all(vert <= 1e-6):
+            return vals, vecs
+        # a vertical direction (eigenvalue sigma) is among the k wanted: move sigma past the
+        # returned values by a spread doubling per attempt (only happens for k ~ n_h / 2 or more)
+        spread = 2.0**attempt * max(vals[-1] - vals[0], abs(vals[0]), abs(vals[-1]),
+                                    np.finfo(float).tiny)
+        op.sigma = vals[-1] + spread if which == "smallest" else vals[0] - spread
+    raise RuntimeError("effective_spectrum: vertical directions kept entering the wanted "
+                       "eigenvalues; use effective_hessian")  # pragma: no cover
+
+
+def _lobpcg_pairs(op: _EffectiveOperator, prec, X0, tol_abs, maxiter):
+    """Smallest pairs by LOBPCG, preconditioner ``prec`` on ``H_U``, ``V_U`` as constraints."""
+    d, r = op.U.shape
+    n = d * r
+
+    def hmat(V):
+        return op.matmat(V)
+
+    def mmat(V):
+        out = np.empty_like(V)
+        for j in range(V.shape[1]):
+            Z = V[:, j].reshape(d, r)
+            Zv = op.vertical(Z)
+            out[:, j] = (prec(Z - Zv) + Zv).reshape(-1)   # identity on V_U: SPD on R^{dr}
+        return out
+
+    A = spla.LinearOperator((n, n), matvec=lambda v: hmat(v.reshape(-1, 1))[:, 0],
+                            matmat=hmat, dtype=np.float64)
+    M = spla.LinearOperator((n, n), matvec=lambda v: mmat(v.reshape(-1, 1))[:, 0],
+                            matmat=mmat, dtype=np.float64)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        vals, vecs = spla.lobpcg(A, X0, M=M, Y=_vertical_basis(op.U), tol=tol_abs,
+                                 maxiter=maxiter, largest=False)
+    for w in caught:
+        if "not reaching the requested tolerance" in str(w.message):
+            raise RuntimeError(f"effective_spectrum: lobpcg did not converge after {op.n_hvp} "
+                               f"HVPs ({maxiter} iterations); raise maxiter or loosen tol")
+    vals = np.atleast_1d(vals)
+    order = np.argsort(vals)
+    return vals[order], np.asarray(vecs).reshape(n, -1)[:, order]
+
+
+def effective_spectrum(loss: Loss, U, k: int = 1, which: str = "smallest", *,
+                       tol: float | None = None, ncv: int | None = None,
+                       maxiter: int | None = None, seed=0, return_vectors: bool = True,
+                       preconditioner=None) -> EffectiveSpectrum:
+    r"""The ``k`` smallest or largest eigenvalues of the effective Hessian, matrix-free.
+
+    Two solvers; neither forms a basis of ``H_U``.
+
+    * ``preconditioner=None`` (default), or ``which="largest"``: ARPACK Lanczos
+      (:func:`scipy.sparse.linalg.eigsh`, ``which="SA"``/``"LA"``) on
+      :func:`effective_operator` (module docstring: the start vector is horizontal and the
+      vertical shift is the start's Rayleigh quotient, so the ``r(r-1)/2``-fold vertical
+      eigenvalue sits mid-spectrum; every returned vector is checked to be horizontal).
+      ``tol`` (default ``1e-10``) is ARPACK's relative stopping tolerance on the Ritz residual.
+    * ``preconditioner`` given and ``which="smallest"``: LOBPCG
+      (:func:`scipy.sparse.linalg.lobpcg`) on ``R^{d r}`` with the vertical space ``V_U`` as
+      constraints (an orthonormal basis of ``vec(U Omega_ab)``, ``a < b``) and the
+      preconditioner applied to horizontal residuals. ``"population"`` is
+      :func:`population_effective_inverse` (the exact inverse of the Gaussian-sensing
+      population effective Hessian at ``U``, ``O(d r^2 + r^3)`` per application; SPD on
+      ``H_U`` at every full-rank ``U``, so valid away from minimisers too); ``"auto"`` uses it
+      for :class:`quadnet.GaussianSensing` losses and ARPACK otherwise; a callable maps a
+      horizontal ``d x r`` array to ``M Z`` for a user SPD ``M ~ H_eff^{-1}``. ``tol``
+      (default ``1e-6``) is the residual tolerance relative to ``||H_eff x0||`` for the random
+      unit horizontal start ``x0`` (about the RMS eigenvalue); the eigenvalue error is of
+      order ``residual^2 / gap``, so ``1e-6`` gives ~1e-10 relative eigenvalues on the
+      sensing benchmark (docs/curvature.md §4). Used only if ``n_h >= 5 k`` (else ARPACK).
+
+    ``residual_norms`` are recomputed afterwards with one HVP per pair, so ``error_bound``
+    is an a-posteriori guarantee on both paths. Negative eigenvalues are returned as they are
+    (see :attr:`EffectiveSpectrum.has_negative`).
+
+    Args:
+        loss: any :class:`quadnet.Loss`; U: full-rank ``d x r`` factor.
+        k: number of eigenvalues, ``1 <= k <= n_h - 1`` (all of them: use
+            ``numpy.linalg.eigvalsh(effective_hessian(loss, U))``).
+        which: ``"smallest"`` or ``"largest"`` (algebraic).
+        tol: stopping tolerance (see above; ``None`` = the solver's default).
+        ncv: ARPACK's Lanczos basis size (default ``max(2k + 1, 20)`` capped at ``d r``).
+        maxiter: ARPACK restarts / LOBPCG iterations (LOBPCG default 1000).
+        seed: seed or Generator for the start vector(s) (same seed, same bits).
+        return_vectors: return the eigenvectors as ``(k, d, r)`` horizontal matrices.
+        preconditioner: ``None`` | ``"auto"`` | ``"population"`` | callable (see above).
+
+    Raises:
+        ValueError: bad ``k``, ``which``, ``tol``, ``ncv``, ``maxiter``, ``preconditioner``.
+        RuntimeError: the eigensolver did not converge (message says what to change).
+    """
+    loss = _check_loss(loss)
+    U = _point(loss, U)
+    d, r = U.shape
+    n_h = horizontal_dimension(d, r)
+    if n_h < 2:
+        raise ValueError(f"effective_spectrum needs n_h >= 2 (got n_h = {n_h} for d = {d}, "
+                         f"r = {r}); use effective_hessian")
+    k = as_int(k, "k", minimum=1, maximum=n_h - 1)
+    if which not in ("smallest", "largest"):
+        raise ValueError(f"which must be 'smallest' or 'largest', got {which!r}")
+    if tol is not None and (isinstance(tol, bool) or not isinstance(tol, (int, float))
+                            or not 0 <= tol < 1):
+        raise ValueError(f"tol must be None or a number in [0, 1), got {tol!r}")
+    if ncv is not None:
+        ncv = as_int(ncv, "ncv", minimum=k + 1, maximum=d * r)
+    else:
+        ncv = min(max(2 * k + 1, 20), d * r)
+    if maxiter is not None:
+        maxiter = as_int(maxiter, "maxiter", minimum=1)
+    prec = _resolve_preconditioner(loss, U, preconditioner, which)
+    if n_h < 5 * k:
+        prec = None
+    rng = np.random.default_rng(seed)
+
+    op = _EffectiveOperator(loss, U, 0.0)
+    if prec is None:
+        v0 = _start_vector(op, rng)
+        vals, vecs = _eigsh_pairs(op, v0, k, which, 1e-10 if tol is None else float(tol),
+                                  ncv, maxiter)
+        method, sigma = "eigsh", op.sigma
+    else:
+        X0 = np.column_stack([_start_vector(op, rng) for _ in range(k)])
+        scale = float(np.linalg.norm(op.matvec(X0[:, 0])))
+        if not np.isfinite(scale):
+            raise ValueError("effective_spectrum: non-finite eigenvalues (the loss's HVP is "
+                             "not finite)")
+        tol_abs = (1e-6 if tol is None else float(tol)) * scale
+        vals, vecs = _lobpcg_pairs(op, prec, X0, tol_abs, 1000 if maxiter is None else maxiter)
+        method, sigma = "lobpcg", 0.0
+
+    X = np.empty((k, d, r))
+    res = np.empty(k)
+    for j in range(k):
+        Z = vecs[:, j].reshape(d, r)
+        Z = Z - op.vertical(Z)                       # exactly horizontal (was to ~1e-6)
+        Z /= np.linalg.norm(Z)
+        X[j] = Z
+        HZ = op.hvp(Z)
+        HZ = HZ - op.vertical(HZ)
+        res[j] = np.linalg.norm(HZ - vals[j] * Z)
+    if not np.all(np.isfinite(vals)) or not np.all(np.isfinite(res)):
+        raise ValueError("effective_spectrum: non-finite eigenvalues (the loss's HVP is not finite)")
+    return EffectiveSpectrum(vals, X if return_vectors else None, res, which, n_h, op.n_hvp,
+                             sigma, method)

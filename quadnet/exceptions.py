@@ -1,0 +1,95 @@
+"""Every warning and error class quadnet raises, in one place.
+
+Errors subclass :class:`ValueError` (bad numbers or a failed numerical premise) or
+:class:`RuntimeError` (a failure inside harness machinery), so ``except ValueError`` keeps
+working for callers who do not care about the specific class. Warnings subclass
+:class:`QuadnetWarning`, so ``warnings.simplefilter("error", quadnet.exceptions.QuadnetWarning)``
+turns every quadnet warning into an error at once.
+
+Examples
+--------
+>>> from quadnet.exceptions import DivergenceError
+>>> issubclass(DivergenceError, ValueError)
+True
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConvergenceWarning",
+    "DivergenceError",
+    "IndefiniteHessianWarning",
+    "InfeasibleError",
+    "NotAMinimiserWarning",
+    "NotCriticalWarning",
+    "QuadnetWarning",
+    "RFMWarning",
+    "SpectralInitWarning",
+    "SweepCellError",
+    "SweepStoreError",
+]
+
+
+class QuadnetWarning(UserWarning):
+    """Base class of every warning quadnet issues."""
+
+
+class NotCriticalWarning(QuadnetWarning):
+    """A statement that holds only at a critical point was asked for away from one.
+
+    Raised by FACT measurements (the identity holds at critical points of the regularised
+    objective) and by the local-rate tools (rates are predicted at minimisers). ``grad_norm``
+    is the gradient norm that triggered it (``nan`` when the caller did not supply one).
+    """
+
+    def __init__(self, message: str, grad_norm: float = float("nan")):
+        super().__init__(message)
+        self.grad_norm = float(grad_norm)
+
+
+#: Former name of :class:`NotCriticalWarning` in the local-rate tools (same class).
+NotAMinimiserWarning = NotCriticalWarning
+
+
+class IndefiniteHessianWarning(QuadnetWarning):
+    """The effective Hessian has a negative eigenvalue: the point is not a local minimiser."""
+
+
+class ConvergenceWarning(QuadnetWarning):
+    """An iterative method stopped before its tolerance; ``grad_norm`` says where."""
+
+    def __init__(self, message: str, grad_norm: float = float("nan")):
+        super().__init__(message)
+        self.grad_norm = float(grad_norm)
+
+
+class SpectralInitWarning(QuadnetWarning):
+    """The spectral estimate ``T^{-1}(M)`` has fewer than ``r`` positive eigenvalues."""
+
+
+class RFMWarning(QuadnetWarning):
+    """A numerical fallback happened in a recursive feature machine (e.g. a singular kernel)."""
+
+
+class DivergenceError(ValueError):
+    """A step size or an integration that diverges (non-finite or exploding iterates)."""
+
+
+class InfeasibleError(ValueError):
+    """``A diag(m) q = y`` has no solution ``q >= 0``.
+
+    ``certificate`` is a Farkas vector ``nu`` with ``(A diag(m))^T nu <= 0`` and
+    ``y^T nu > 0`` (then ``y^T nu = nu^T A diag(m) q <= 0`` for every ``q >= 0``: contradiction).
+    """
+
+    def __init__(self, message: str, certificate=None):
+        super().__init__(message)
+        self.certificate = certificate
+
+
+class SweepStoreError(ValueError):
+    """A sweep store that cannot be used: unwritable, or made by a different sweep or grid."""
+
+
+class SweepCellError(RuntimeError):
+    """A sweep cell function raised; the message names the cell and its parameters."""

@@ -1,0 +1,88 @@
+"""Features at convergence: FACT, bFACT and AGOP for quadratic and deep linear nets, recursive feature machines, representation diagnostics (quadnet theory §6).
+
+Every public name of the subpackage is re-exported here, one per line.
+"""
+
+from quadnet.features.fact import (
+    DeepLinearNet as DeepLinearNet,
+    QuadraticNet as QuadraticNet,
+    TrainInfo as TrainInfo,
+    agop as agop,
+    best_nfa_power as best_nfa_power,
+    bfact_matrix as bfact_matrix,
+    cosine as cosine,
+    fact_matrix as fact_matrix,
+    nfa_cosines as nfa_cosines,
+    psd_power as psd_power,
+)
+from quadnet.features.training import (
+    FactReport as FactReport,
+    fact_identity as fact_identity,
+    gd_path as gd_path,
+    grad_norm_at as grad_norm_at,
+    objective_and_grad as objective_and_grad,
+    train as train,
+)
+from quadnet.features.counterexample import (
+    NFACounterexample as NFACounterexample,
+    counterexample_prediction as counterexample_prediction,
+    nfa_counterexample as nfa_counterexample,
+)
+from quadnet.features.kernels import (
+    KERNELS as KERNELS,
+    kernel_agop as kernel_agop,
+    kernel_fact_matrix as kernel_fact_matrix,
+    input_gradients as input_gradients,
+    kernel_matrix as kernel_matrix,
+)
+from quadnet.features.rfm import (
+    Dataset as Dataset,
+    RecursiveFeatureMachine as RecursiveFeatureMachine,
+    block_circulant_score as block_circulant_score,
+    modular_arithmetic as modular_arithmetic,
+    sparse_parity as sparse_parity,
+)
+from quadnet.features.diagnostics import (
+    angle_correlation as angle_correlation,
+    distance_correlation as distance_correlation,
+    effective_rank as effective_rank,
+    feature_covariance as feature_covariance,
+    linear_readout_accuracy as linear_readout_accuracy,
+)
+
+__all__ = [
+    "Dataset",
+    "DeepLinearNet",
+    "FactReport",
+    "KERNELS",
+    "NFACounterexample",
+    "QuadraticNet",
+    "RecursiveFeatureMachine",
+    "TrainInfo",
+    "agop",
+    "angle_correlation",
+    "best_nfa_power",
+    "bfact_matrix",
+    "block_circulant_score",
+    "cosine",
+    "counterexample_prediction",
+    "distance_correlation",
+    "effective_rank",
+    "fact_identity",
+    "fact_matrix",
+    "feature_covariance",
+    "gd_path",
+    "grad_norm_at",
+    "input_gradients",
+    "kernel_agop",
+    "kernel_fact_matrix",
+    "kernel_matrix",
+    "linear_readout_accuracy",
+    "modular_arithmetic",
+    "nfa_cosines",
+    "nfa_counterexample",
+    "objective_and_grad",
+    "psd_power",
+    "sparse_parity",
+    "train",
+]

@@ -1,0 +1,103 @@
+"""A quadratic network where FACT holds and the NFA fails (THEORY.md §6; ``docs/fact.md``).
+
+Construction (all choices are ours; the seed only reports the outcome
+``cos(FACT, WᵀW) = 0.994`` vs ``cos(AGOP, WᵀW) < 0.068``):
+
+* ``d = K + 1`` inputs, an orthonormal basis ``(u_1, …, u_K, u_*)`` drawn at random;
+  ``x = Σ_k z_k u_k + √ρ z_* u_*`` with ``z ~ N(0, I)``: ``K`` *quiet* directions of variance 1
+  and one *loud* direction of variance ``ρ``.
+* target ``y = xᵀBx`` with ``B = Σ_k u_k u_kᵀ − γ u_* u_*ᵀ``: weight ``+1`` on every quiet
+  direction and a *negative* weight ``−γ`` on the loud one.
+* network ``f(x) = Σ_j a_j (w_jᵀx)²`` of width ``K + 1`` with fixed signed second layer
+  ``a = (α, …, α, −A)``: ``K`` weak positive units and one strong negative unit.
+
+Why it works. At a critical point ``λ w_j = −2 a_j C w_j``, so every unit is an eigenvector
+of ``C`` with eigenvalue ``−λ/(2a_j)``; units with different ``a_j`` are orthogonal, and
+``WᵀW = Σ_j ‖w_j‖² ŵ_jŵ_jᵀ`` while ``Q_a = Σ_j a_j‖w_j‖² ŵ_jŵ_jᵀ``. The sign of ``a`` pins
+the roles: only the negative unit can produce the negative loud component, only positive
+units the quiet ones. Ignoring the ``O(λ)`` shrinkage and sampling error (``Q_a ≈ B``,
+``Σ̂ ≈ Σ``):
+
+    WᵀW  ≈ (1/α) Σ_k u_k u_kᵀ + (γ/A) u_* u_*ᵀ          (the weak units must be long),
+    AGOP = 4 Q_a Σ̂ Q_a ≈ 4 (Σ_k u_k u_kᵀ + γ²ρ u_* u_*ᵀ)  (the loud direction dominates),
+
+so ``cos(WᵀW, AGOP^s) ≈ (K/α + (γ/A)(γ²ρ)^s) / (√(K/α² + γ²/A²) · √(K + (γ²ρ)^{2s}))``
+(:func:`counterexample_prediction`): small for every ``s`` once ``(γ²ρ)^s ≫ √K`` and
+``γ/A ≪ 1/α``. AGOP measures how strongly the *function* varies along a direction (large
+along the loud, strongly weighted ``u_*``), ``WᵀW`` how much *first-layer weight* was spent
+on it (large along the quiet ``u_k``, which the weak units can only reach with long
+weights). FACT sees both, because it is the first-order condition itself. With the defaults
+(``K = 6`` so width 7, ``α = 0.1``, ``A = 50``, ``ρ = 16``, ``γ = 25``) the prediction is
+``0.0207`` for ``s = 1`` and ``0.0449`` for ``s = ½``, and trained nets match it to about 1e-3.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from quadnet._validation import as_int, as_positive
+from quadnet.features.fact import QuadraticNet
+from quadnet._linalg import random_orthogonal
+
+__all__ = ["NFACounterexample", "counterexample_prediction", "nfa_counterexample"]
+
+
+@dataclass(frozen=True)
+class NFACounterexample:
+    """Data, an untrained net and the regularisation of the construction (module docstring).
+
+    Train with ``train(ex.net0, ex.X, ex.y, ex.lam)``. ``basis`` has columns
+    ``(u_1, …, u_K, u_*)``; ``params`` records ``K, α, A, ρ, γ``.
+    """
+
+    net0: object
+    X: np.ndarray
+    y: np.ndarray
+    lam: float
+    basis: np.ndarray
+    params: dict
+
+
+def counterexample_prediction(s, *, quiet: int = 6, alpha: float = 0.1, A: float = 50.0,
+                              rho: float = 16.0, gamma: float = 25.0) -> float:
+    """Idealised ``cos(WᵀW, AGOP^s)`` of the construction (no shrinkage, ``Σ̂ = Σ``).
+
+    ``(K/α + (γ/A)(γ²ρ)^s) / (√(K/α² + γ²/A²) · √(K + (γ²ρ)^{2s}))`` with ``K = quiet``.
+    """
+    s = as_positive(s, "s")
+    K = as_int(quiet, "quiet", minimum=1)
+    alpha, A = as_positive(alpha, "alpha"), as_positive(A, "A")
+    rho, gamma = as_positive(rho, "rho"), as_positive(gamma, "gamma")
+    g = (gamma**2 * rho) ** s
+    return float((K / alpha + gamma / A * g)
+                 / (np.sqrt(K / alpha**2 + (gamma / A) ** 2) * np.sqrt(K + g**2)))
+
+
+def nfa_counterexample(seed=0, *, n: int = 400, quiet: int = 6, alpha: float = 0.1,
+                       A: float = 50.0, rho: float = 16.0, gamma: float = 25.0,
+                       lam: float = 1e-3, init_scale: float = 0.3) -> NFACounterexample:
+    """Draw the construction of the module docstring (width ``quiet + 1 >= 7`` by default).
+
+    ``seed`` (int or ``numpy.random.Generator``) determines the basis, the ``n`` samples and
+    the initial weights (i.i.d. ``N(0, init_scale²)``).
+    """
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    K = as_int(quiet, "quiet", minimum=1)
+    n = as_int(n, "n", minimum=(K + 1) * (K + 2) // 2)
+    alpha, A = as_positive(alpha, "alpha"), as_positive(A, "A")
+    rho, gamma = as_positive(rho, "rho"), as_positive(gamma, "gamma")
+    lam, init_scale = as_positive(lam, "lam"), as_positive(init_scale, "init_scale")
+    d = K + 1
+    basis = random_orthogonal(d, rng)
+    scale = np.ones(d)
+    scale[-1] = np.sqrt(rho)
+    X = (rng.standard_normal((n, d)) * scale) @ basis.T
+    b = np.ones(d)
+    b[-1] = -gamma
+    y = np.einsum("ij,ij->i", (X @ basis) ** 2, np.broadcast_to(b, (n, d)))
+    a = np.r_[alpha * np.ones(K), -A]
+    net0 = QuadraticNet(init_scale * rng.standard_normal((d, d)), a)
+    return NFACounterexample(net0, X, y, lam, basis,
+                             {"quiet": K, "alpha": alpha, "A": A, "rho": rho, "gamma": gamma})

@@ -1,0 +1,179 @@
+"""Representation diagnostics of learned features (THEORY.md §6, seed 000 loosely).
+
+Applied to any feature map ``φ(x)`` given as the rows of a matrix ``Φ`` (``n × k``): an RFM's
+``M^{1/2} x``, a quadratic network's ``Uᵀ x``, ...
+
+* :func:`effective_rank` ``= exp(H(p))``, ``p = λ / Σλ`` the normalised eigenvalues of a PSD
+  matrix (e.g. :func:`feature_covariance`), ``H(p) = −Σ p_i log p_i`` (``0 log 0 = 0``); it runs
+  from 1 (one direction) to ``k`` (isotropic).
+* :func:`linear_readout_accuracy`: accuracy of a ridge-regularised least-squares linear read-out
+  (with intercept) trained on the features, evaluated on held-out features.
+* :func:`distance_correlation` / :func:`angle_correlation`: Pearson correlation, over all pairs
+  ``i < j``, between the input-space and feature-space Euclidean distances / angles.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import linalg
+
+from quadnet._validation import as_array, as_matrix, as_positive
+
+__all__ = [
+    "angle_correlation",
+    "distance_correlation",
+    "effective_rank",
+    "feature_covariance",
+    "linear_readout_accuracy",
+]
+
+#: Eigenvalues above ``−PSD_RTOL · max|λ|`` count as rounding of a PSD matrix and are clipped
+#: to 0; more negative ones make the input not PSD (an error).
+PSD_RTOL = 1e-10
+
+
+def feature_covariance(Phi, *, centre: bool = True) -> np.ndarray:
+    """``(1/n) Σ_i (φ_i − φ̄)(φ_i − φ̄)ᵀ`` (``φ̄ = 0`` if ``centre=False``), ``k × k``."""
+    Phi = as_matrix(Phi, "Phi")
+    if Phi.shape[0] < 1:
+        raise ValueError("Phi must have at least one row")
+    if centre:
+        Phi = Phi - Phi.mean(axis=0)
+    return Phi.T @ Phi / Phi.shape[0]
+
+
+def effective_rank(C) -> float:
+    """``exp(−Σ p_i log p_i)``, ``p = λ/Σλ``, of a symmetric PSD matrix ``C`` or of a 1-d array
+    of its (non-negative) eigenvalues."""
+    C = as_array(C, "C")
+    if C.ndim == 2:
+        if C.shape[0] != C.shape[1]:
+            raise ValueError(f"C must be a square matrix or a 1-d spectrum, got shape {C.shape}")
+        scale = np.linalg.norm(C)
+        if np.linalg.norm(C - C.T) > 1e-10 * max(scale, np.finfo(float).tiny):
+            raise ValueError("C must be symmetric")
+        lam = np.linalg.eigvalsh(0.5 * (C + C.T))
+    elif C.ndim == 1:
+        lam = C
+    else:
+        raise ValueError(f"C must be a square matrix or a 1-d spectrum, got shape {C.shape}")
+    if lam.size == 0:
+        raise ValueError("C is empty")
+    top = float(np.max(np.abs(lam)))
+    if top == 0.0:
+        raise ValueError("C is zero: the effective rank of a zero matrix is undefined")
+    if np.min(lam) < -PSD_RTOL * top:
+        raise ValueError(f"C must be positive semidefinite, smallest eigenvalue "
+                         f"{np.min(lam):.3e} (largest magnitude {top:.3e})")
+    p = np.clip(lam, 0.0, None)
+    p = p[p > 0] / p.sum()
+    return float(np.exp(-np.sum(p * np.log(p))))
+
+
+def _targets(y, n: int, name: str, classes: np.ndarray | None = None
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """``y`` as a target matrix and integer labels: 1-d labels → one-hot over ``classes``;
+    ``n × 1`` → ±1 signs; ``n × c`` → argmax labels."""
+    y = as_array(y, name)
+    if y.shape[0] != n:
+        raise ValueError(f"{name} must have {n} rows (one per feature row), got {y.shape[0]}")
+    if y.ndim == 1:
+        if not np.all(y == np.round(y)):
+            raise ValueError(f"{name} as a 1-d array must hold integer class labels")
+        cls = np.unique(y) if classes is None else classes
+        T = (y[:, None] == cls[None, :]).astype(float)
+        return T, y
+    if y.ndim != 2:
+        raise ValueError(f"{name} must be 1-d labels or a 2-d target matrix, got shape {y.shape}")
+    if y.shape[1] == 1:
+        return y, np.sign(y[:, 0])
+    return y, y.argmax(axis=1).astype(float)
+
+
+def linear_readout_accuracy(Phi_train, y_train, Phi_test, y_test, *, ridge: float = 1e-8
+                            ) -> float:
+    """Accuracy of the linear read-out ``ŷ = Wᵀφ + b`` fitted by ridge least squares.
+
+    ``W, b = argmin Σ_i ‖Wᵀφ_i + b − t_i‖² + ridge · n · ‖W‖²_F`` on the (centred) training
+    features, with targets ``t_i`` one-hot for integer labels ``y`` (argmax decides), the
+    given columns for a target matrix (argmax), or ``±1`` for one column (sign decides).
+    """
+    Ptr = as_matrix(Phi_train, "Phi_train")
+    Pte = as_matrix(Phi_test, "Phi_test", shape=(None, Ptr.shape[1]))
+    lam = as_positive(ridge, "ridge", allow_zero=True)
+    ytr = as_array(y_train, "y_train")
+    classes = np.unique(ytr) if ytr.ndim == 1 else None
+    Ttr, _ = _targets(ytr, Ptr.shape[0], "y_train")
+    yte = as_array(y_test, "y_test")
+    if (yte.ndim == 1) != (ytr.ndim == 1) or (yte.ndim == 2 and yte.shape[1] != Ttr.shape[1]):
+        raise ValueError(f"y_test must be of the same kind as y_train, got shapes {yte.shape} "
+                         f"and {ytr.shape}")
+    _, labels_te = _targets(yte, Pte.shape[0], "y_test", classes)
+    mu, tmu = Ptr.mean(axis=0), Ttr.mean(axis=0)
+    Z = Ptr - mu
+    n, k = Z.shape
+    if lam > 0:
+        G = Z.T @ Z
+        G[np.diag_indices(k)] += lam * n * max(np.trace(G) / k, np.finfo(float).tiny)
+        W = linalg.solve(G, Z.T @ (Ttr - tmu), assume_a="pos")
+    else:
+        W = linalg.lstsq(Z, Ttr - tmu)[0]
+    out = (Pte - mu) @ W + tmu
+    if ytr.ndim == 1:
+        pred = classes[out.argmax(axis=1)]
+        return float(np.mean(pred == labels_te))
+    if out.shape[1] == 1:
+        return float(np.mean(np.sign(out[:, 0]) == labels_te))
+    return float(np.mean(out.argmax(axis=1) == labels_te))
+
+
+def _pairwise_upper(D: np.ndarray) -> np.ndarray:
+    return D[np.triu_indices(D.shape[0], k=1)]
+
+
+def _pearson(a: np.ndarray, b: np.ndarray, what: str) -> float:
+    """Pearson correlation; values constant to 1e-12 relative (rounding) have none."""
+    scale_a, scale_b = np.linalg.norm(a), np.linalg.norm(b)
+    a = a - a.mean()
+    b = b - b.mean()
+    na, nb = np.linalg.norm(a), np.linalg.norm(b)
+    if na <= 1e-12 * scale_a or nb <= 1e-12 * scale_b:
+        raise ValueError(f"the pairwise {what} are constant in one of the spaces; their "
+                         f"correlation is undefined")
+    return float(np.clip(a @ b / (na * nb), -1.0, 1.0))
+
+
+def _two_spaces(X, Phi) -> tuple[np.ndarray, np.ndarray]:
+    X = as_matrix(X, "X")
+    Phi = as_matrix(Phi, "Phi", shape=(X.shape[0], None))
+    if X.shape[0] < 3:
+        raise ValueError(f"need at least 3 points for a correlation over pairs, got {X.shape[0]}")
+    return X, Phi
+
+
+def _distances(Z: np.ndarray) -> np.ndarray:
+    sq = np.einsum("ij,ij->i", Z, Z)
+    D2 = sq[:, None] + sq[None, :] - 2.0 * Z @ Z.T
+    return np.sqrt(np.clip(D2, 0.0, None))
+
+
+def _angles(Z: np.ndarray, name: str) -> np.ndarray:
+    norms = np.linalg.norm(Z, axis=1)
+    if np.any(norms == 0):
+        raise ValueError(f"{name} has a zero row; its angle to other rows is undefined")
+    U = Z / norms[:, None]
+    return np.arccos(np.clip(U @ U.T, -1.0, 1.0))
+
+
+def distance_correlation(X, Phi) -> float:
+    """Pearson correlation of ``‖x_i − x_j‖`` and ``‖φ_i − φ_j‖`` over all pairs ``i < j``."""
+    X, Phi = _two_spaces(X, Phi)
+    return _pearson(_pairwise_upper(_distances(X)), _pairwise_upper(_distances(Phi)),
+                    "distances")
+
+
+def angle_correlation(X, Phi) -> float:
+    """Pearson correlation of ``∠(x_i, x_j)`` and ``∠(φ_i, φ_j)`` over all pairs ``i < j``."""
+    X, Phi = _two_spaces(X, Phi)
+    return _pearson(_pairwise_upper(_angles(X, "X")), _pairwise_upper(_angles(Phi, "Phi")),
+                    "angles")

@@ -1,0 +1,467 @@
+"""Recursive feature machines (RFM) with FACT and NFA updates (THEORY.md §6).
+
+An RFM alternates two steps, starting from ``M_0 = I``:
+
+1. fit the kernel machine ``f(x) = Σ_j a_j k_M(x, x_j)`` by (ridgeless) kernel regression,
+   ``A = (K_M + λI)⁻¹ Y`` (``λ = ridge``, default 0);
+2. update the feature matrix from the fitted machine (closed forms in :mod:`quadnet.kernels`):
+
+   * ``update="nfa"``: ``M ← AGOP^s`` (``s = agop_power``, default ½; centred gradients by
+     default), the neural feature ansatz;
+   * ``update="fact"``: ``M ← (F Fᵀ)^{1/2}`` (``fact_form="ffT"``) or ``M ← (F M² Fᵀ)^{1/4}``
+     (``fact_form="fm"``), which equals ``(F M)^{1/2}`` whenever ``F M = M B M ⪰ 0``
+     (``docs/rfm.md``); ``F`` is the FACT matrix of the kernel machine.
+
+   then (``normalize="trace"``) ``M ← d · M / tr M``, so every iterate has the trace of ``M_0 = I``.
+
+A fixed point of the FACT update satisfies ``WᵀW = FACT`` for ``W = M^{1/2}`` up to scale; the
+recorded *fixed-point residual* is ``‖F/‖F‖_F − M/‖M‖_F‖_F``.
+
+Also here: the two data sets of the FACT seed document, modular arithmetic with one-hot inputs
+``e_a ⊕ e_b`` and sparse parity, and the block-circulant score of a learned ``M``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+from typing import Any, NamedTuple
+
+import numpy as np
+from scipy import linalg
+
+from quadnet._validation import as_int, as_matrix, as_positive
+from quadnet.features.fact import psd_power
+from quadnet.features.kernels import (
+    KERNELS,
+    agop_from_alpha,
+    check_kernel,
+    fact_from_alpha,
+    kernel_and_alpha,
+    kernel_matrix,
+)
+
+from quadnet.exceptions import RFMWarning
+
+__all__ = [
+    "Dataset",
+    "RecursiveFeatureMachine",
+    "block_circulant_score",
+    "modular_arithmetic",
+    "sparse_parity",
+]
+
+UPDATES = ("fact", "nfa")
+FACT_FORMS = ("ffT", "fm")
+NORMALIZATIONS = ("trace", None)
+
+
+# --------------------------------------------------------------------------------------------
+# data
+
+
+class Dataset(NamedTuple):
+    """A train/test split; ``info`` holds the generating parameters (``p``/``op``, ``support``)."""
+
+    X_train: np.ndarray
+    y_train: np.ndarray
+    X_test: np.ndarray
+    y_test: np.ndarray
+    info: dict
+
+
+_OPS = {
+    "add": lambda a, b, p: (a + b) % p,
+    "sub": lambda a, b, p: (a - b) % p,
+    "mul": lambda a, b, p: (a * b) % p,
+    "div": lambda a, b, p: (a * pow_mod_inverse(b, p)) % p,
+}
+
+
+def pow_mod_inverse(b: np.ndarray, p: int) -> np.ndarray:
+    """``b⁻¹ mod p`` elementwise (``p`` prime, ``b ≠ 0``), by Fermat: ``b^{p−2} mod p``."""
+    return np.array([pow(int(v), p - 2, p) for v in np.ravel(b)], dtype=np.int64).reshape(
+        np.shape(b))
+
+
+def _is_prime(p: int) -> bool:
+    return p >= 2 and all(p % q for q in range(2, int(p**0.5) + 1))
+
+
+def modular_arithmetic(p: int, op: str = "add", train_fraction: float = 0.5, *,
+                       seed: int | np.random.Generator = 0) -> Dataset:
+    """All pairs ``(a, b) ∈ Z_p²`` as one-hot inputs ``e_a ⊕ e_b ∈ R^{2p}`` with one-hot targets
+    ``e_{a∘b mod p} ∈ R^p``, split uniformly at random.
+
+    ``op`` is ``"add"``, ``"sub"``, ``"mul"`` or ``"div"`` (``div`` needs ``p`` prime and drops
+    ``b = 0``). ``info`` holds ``p``, ``op`` and the integer pairs/labels of both halves.
+    """
+    p = as_int(p, "p", minimum=2)
+    if op not in _OPS:
+        raise ValueError(f"op must be one of {sorted(_OPS)}, got {op!r}")
+    frac = as_positive(train_fraction, "train_fraction")
+    if not 0 < frac < 1:
+        raise ValueError(f"train_fraction must lie in (0, 1), got {train_fraction}")
+    if op == "div" and not _is_prime(p):
+        raise ValueError(f"op='div' needs a prime p, got p={p}")
+    rng = np.random.default_rng(seed)
+    a, b = (g.ravel() for g in np.meshgrid(np.arange(p), np.arange(p), indexing="ij"))
+    if op == "div":
+        a, b = a[b != 0], b[b != 0]
+    labels = _OPS[op](a, b, p)
+    N = a.size
+    n_train = round(frac * N)
+    if not 1 <= n_train < N:
+        raise ValueError(f"train_fraction={train_fraction} leaves an empty split of {N} pairs")
+    perm = rng.permutation(N)
+    eye = np.eye(p)
+    X = np.hstack([eye[a], eye[b]])
+    Y = eye[labels]
+    tr, te = perm[:n_train], perm[n_train:]
+    info = {"p": p, "op": op, "pairs_train": np.stack([a[tr], b[tr]], 1),
+            "pairs_test": np.stack([a[te], b[te]], 1), "labels_train": labels[tr],
+            "labels_test": labels[te]}
+    return Dataset(X[tr], Y[tr], X[te], Y[te], info)
+
+
+def sparse_parity(d: int, k: int, n: int, *, n_test: int = 2000,
+                  seed: int | np.random.Generator = 0) -> Dataset:
+    """``x ∈ {±1}^d`` uniform, ``y = Π_{j∈S} x_j`` for a uniformly random support ``|S| = k``.
+
+    Targets have shape ``(n, 1)``; ``info["support"]`` is the sorted support ``S``.
+    """
+    d = as_int(d, "d", minimum=1)
+    k = as_int(k, "k", minimum=1, maximum=d)
+    n = as_int(n, "n", minimum=1)
+    n_test = as_int(n_test, "n_test", minimum=1)
+    rng = np.random.default_rng(seed)
+    support = np.sort(rng.choice(d, size=k, replace=False))
+    X = rng.choice(np.array([-1.0, 1.0]), size=(n + n_test, d))
+    y = np.prod(X[:, support], axis=1, keepdims=True)
+    return Dataset(X[:n], y[:n], X[n:], y[n:], {"d": d, "k": k, "support": support})
+
+
+# --------------------------------------------------------------------------------------------
+# diagnostics of M and predictions
+
+
+def accuracy(Y_pred, Y_true) -> float:
+    """Classification accuracy: argmax agreement for ``c > 1`` outputs, sign agreement for one."""
+    P = np.asarray(Y_pred, dtype=float)
+    T = np.asarray(Y_true, dtype=float)
+    if P.ndim == 1:
+        P = P[:, None]
+    if T.ndim == 1:
+        T = T[:, None]
+    if P.shape != T.shape:
+        raise ValueError(f"Y_pred and Y_true must have the same shape, got {P.shape}, {T.shape}")
+    if P.shape[1] == 1:
+        return float(np.mean(np.sign(P[:, 0]) == np.sign(T[:, 0])))
+    return float(np.mean(P.argmax(axis=1) == T.argmax(axis=1)))
+
+
+def _circulant_energy(B: np.ndarray) -> float:
+    """Energy of the orthogonal projection of a ``p × p`` block onto circulant matrices
+    (constant along ``(i − j) mod p``): ``Σ_k (sum of diagonal k)² / p``."""
+    p = B.shape[0]
+    i, j = np.indices((p, p))
+    sums = np.bincount(((i - j) % p).ravel(), weights=B.ravel(), minlength=p)
+    return float(np.sum(sums**2) / p)
+
+
+def block_circulant_score(M, p: int | None = None) -> float:
+    """How block-circulant ``M`` is: the fraction of the Frobenius energy of ``M`` that lies in
+    matrices whose four ``p × p`` blocks are circulant (constant along ``(i − j) mod p``), after
+    removing the main diagonal and each block's mean off it (a constant block is trivially
+    circulant). RFM on ``(a + b) mod p`` with inputs ``e_a ⊕ e_b`` learns Fourier features
+    ``e^{iωa} + e^{iωb}``, whose ``M`` is block-circulant; for subtraction reverse the order of
+    the ``b`` coordinates first. 1 = exactly block-circulant; about ``1/p`` for noise; the
+    identity (``M_0``) scores 0. ``p`` defaults to ``d/2``.
+    """
+    M = as_matrix(M, "M")
+    d = M.shape[0]
+    if M.shape != (d, d):
+        raise ValueError(f"M must be square, got shape {M.shape}")
+    p = d // 2 if p is None else as_int(p, "p", minimum=1)
+    if 2 * p != d:
+        raise ValueError(f"M must be 2p x 2p for p={p}, got shape {M.shape}")
+    Mt = M - np.diag(np.diag(M))
+    total = kept = 0.0
+    for r in range(2):
+        for s in range(2):
+            B = Mt[r * p:(r + 1) * p, s * p:(s + 1) * p]
+            off = ~np.eye(p, dtype=bool) if r == s else np.ones((p, p), dtype=bool)
+            B = np.where(off, B - (B[off].mean() if off.any() else 0.0), 0.0)
+            total += float(np.sum(B**2))
+            kept += _circulant_energy(B)
+    return kept / total if total > 0 else 0.0
+
+
+# --------------------------------------------------------------------------------------------
+# the updates
+
+
+def sqrt_psd_update(G: np.ndarray, power: float) -> np.ndarray:
+    """``(G Gᵀ)^{power/2} = U Σ^power Uᵀ`` from the SVD ``G = U Σ Vᵀ`` (no squaring of ``G``).
+
+    FACT updates: ``G = F``, ``power = 1`` gives ``(F Fᵀ)^{1/2}``; ``G = F M``, ``power = ½``
+    gives ``(F M² Fᵀ)^{1/4}``.
+    """
+    U, s, _ = np.linalg.svd(G)
+    return (U * s**power) @ U.T
+
+
+def _normalise(M: np.ndarray, how: str | None) -> np.ndarray:
+    if how is None:
+        return M
+    tr = float(np.trace(M))
+    if not tr > 0:
+        raise FloatingPointError("the RFM update produced a feature matrix with zero trace "
+                                 "(all gradients vanished); cannot trace-normalise")
+    return M * (M.shape[0] / tr)
+
+
+def _relative_gap(A: np.ndarray, B: np.ndarray) -> float:
+    """``‖A/‖A‖_F − B/‖B‖_F‖_F`` (0 when both vanish)."""
+    na, nb = np.linalg.norm(A), np.linalg.norm(B)
+    if na == 0 or nb == 0:
+        return float(na != nb)
+    return float(np.linalg.norm(A / na - B / nb))
+
+
+# --------------------------------------------------------------------------------------------
+# the kernel solve
+
+
+def solve_kernel(K: np.ndarray, Y: np.ndarray, ridge: float) -> np.ndarray:
+    """``(K + λI)⁻¹ Y`` by Cholesky (``scipy.linalg.cho_factor``).
+
+    If ``K + λI`` is not numerically positive definite (a singular kernel matrix in a ridgeless
+    solve), retry with jitter ``ε · mean(diag K)``, ``ε = 1e-12, 1e-10, …, 1e-4``, and warn
+    (:class:`RFMWarning`): the result then approximates the minimum-norm interpolant, the
+    ``λ → 0`` limit of kernel ridge regression.
+    """
+    n = K.shape[0]
+    Kr = K.copy()
+    if ridge:
+        Kr[np.diag_indices(n)] += ridge
+    try:
+        return linalg.cho_solve(linalg.cho_factor(Kr, lower=True, overwrite_a=True,
+                                                  check_finite=False), Y, check_finite=False)
+    except linalg.LinAlgError:
+        pass
+    scale = float(np.mean(np.diag(K))) or 1.0
+    for eps in (1e-12, 1e-10, 1e-8, 1e-6, 1e-4):
+        Kr = K.copy()
+        Kr[np.diag_indices(n)] += ridge + eps * scale
+        try:
+            sol = linalg.cho_solve(linalg.cho_factor(Kr, lower=True, overwrite_a=True,
+                                                     check_finite=False), Y, check_finite=False)
+        except linalg.LinAlgError:
+            continue
+        warnings.warn(f"kernel matrix is not numerically positive definite (ridge={ridge:g}); "
+                      f"solved with jitter {eps:g} x mean(diag K)", RFMWarning, stacklevel=3)
+        return sol
+    raise linalg.LinAlgError("kernel matrix is not positive definite even with jitter 1e-4 x "
+                             "mean(diag K); increase ridge or the bandwidth")
+
+
+# --------------------------------------------------------------------------------------------
+# the estimator
+
+
+class RecursiveFeatureMachine:
+    """Recursive feature machine: kernel regression with a learned Mahalanobis matrix ``M``.
+
+    Parameters
+    ----------
+    kernel : ``"exp_inner"``, ``"gaussian"``, ``"laplace"`` or ``"quadratic"``
+        (formulas in :mod:`quadnet.kernels`).
+    bandwidth : ``L > 0``.
+    update : ``"fact"`` (``M`` from the FACT matrix) or ``"nfa"`` (``M ← AGOP^s``).
+    fact_form : ``"ffT"`` (``M ← (FFᵀ)^{1/2}``) or ``"fm"`` (``M ← (FM²Fᵀ)^{1/4} = (FM)^{1/2}``).
+    iters : number of updates of ``M``; the final predictor uses ``M_iters``.
+    normalize : ``"trace"`` (``tr M = d`` after each update) or ``None``.
+    ridge : ``λ ≥ 0`` added to the kernel matrix (0: ridgeless interpolation).
+    centre_agop : centre the gradients over the data before forming the AGOP (NFA only).
+    agop_power : ``s`` in ``M ← AGOP^s`` (NFA only).
+    block_size : ``p`` for the block-circulant score in ``history_`` (default ``d/2`` for even
+        ``d``; ``0`` switches it off).
+
+    Fitted attributes: ``M_`` (``d × d``), ``coef_`` (``n × c``), ``X_fit_``, ``history_``
+    (dict of per-iteration lists, index ``t`` = machine fitted with ``M_t``: ``train_acc``,
+    ``train_mse``, ``val_acc``, ``val_mse`` (if validation data given), ``circulant_score``,
+    ``fixed_point_residual`` ``‖F/‖F‖ − M/‖M‖‖``, ``update_change`` ``‖M_{t+1}/‖·‖ − M_t/‖·‖‖``).
+    """
+
+    def __init__(self, kernel: str = "gaussian", bandwidth: float = 1.0, update: str = "fact",
+                 fact_form: str = "ffT", iters: int = 10, normalize: str | None = "trace",
+                 ridge: float = 0.0, centre_agop: bool = True, agop_power: float = 0.5,
+                 block_size: int | None = None):
+        self.kernel = kernel
+        self.bandwidth = bandwidth
+        self.update = update
+        self.fact_form = fact_form
+        self.iters = iters
+        self.normalize = normalize
+        self.ridge = ridge
+        self.centre_agop = centre_agop
+        self.agop_power = agop_power
+        self.block_size = block_size
+        self._check_params()
+
+    # -- scikit-learn protocol ---------------------------------------------------------------
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        sig = inspect.signature(cls.__init__)
+        return [p for p in sig.parameters if p != "self"]
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The constructor parameters (scikit-learn protocol)."""
+        return {k: getattr(self, k) for k in self._param_names()}
+
+    def set_params(self, **params) -> RecursiveFeatureMachine:
+        """Set constructor parameters (scikit-learn protocol); unknown names are an error."""
+        names = self._param_names()
+        for k, v in params.items():
+            if k not in names:
+                raise ValueError(f"unknown parameter {k!r}; valid: {', '.join(names)}")
+            setattr(self, k, v)
+        self._check_params()
+        return self
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"RecursiveFeatureMachine({args})"
+
+    def _check_params(self) -> None:
+        check_kernel(self.kernel)
+        as_positive(self.bandwidth, "bandwidth")
+        if self.update not in UPDATES:
+            raise ValueError(f"update must be one of {UPDATES}, got {self.update!r}")
+        if self.fact_form not in FACT_FORMS:
+            raise ValueError(f"fact_form must be one of {FACT_FORMS}, got {self.fact_form!r}")
+        as_int(self.iters, "iters", minimum=0)
+        if self.normalize not in NORMALIZATIONS:
+            raise ValueError(f"normalize must be 'trace' or None, got {self.normalize!r}")
+        as_positive(self.ridge, "ridge", allow_zero=True)
+        if not isinstance(self.centre_agop, (bool, np.bool_)):
+            raise TypeError(f"centre_agop must be a bool, got {type(self.centre_agop).__name__}")
+        as_positive(self.agop_power, "agop_power")
+        if self.block_size is not None:
+            as_int(self.block_size, "block_size", minimum=0)
+
+    # -- fitting -----------------------------------------------------------------------------
+    def _targets(self, X: np.ndarray, Y, name: str) -> np.ndarray:
+        Y = np.asarray(Y) if not isinstance(Y, (str, bytes)) else Y
+        if isinstance(Y, np.ndarray) and Y.ndim == 1:
+            Y = Y[:, None]
+        Y = as_matrix(Y, name)
+        if Y.shape[0] != X.shape[0]:
+            raise ValueError(f"{name} must have one row per input row: got {Y.shape[0]} rows "
+                             f"for {X.shape[0]} inputs")
+        return Y
+
+    def _step(self, X: np.ndarray, Y: np.ndarray, M: np.ndarray, *, last: bool = False
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+        """One RFM iteration at ``M`` (the loop body of :meth:`fit`, inputs already checked):
+        the coefficients ``A``, the training predictions ``K A``, the FACT matrix ``F`` and the
+        next ``M`` (``None`` if ``last``). One kernel evaluation serves all of them."""
+        L, gamma = float(self.bandwidth), KERNELS[self.kernel]
+        K, alpha = kernel_and_alpha(self.kernel, X, X, M, L)
+        A = solve_kernel(K, Y, float(self.ridge))
+        F = fact_from_alpha(X, A, M, alpha, gamma)
+        if last:
+            return A, K @ A, F, None
+        if self.update == "nfa":
+            G = agop_from_alpha(X, A, M, alpha, gamma, centre=bool(self.centre_agop))
+            Mn = psd_power(G, float(self.agop_power))
+        elif self.fact_form == "ffT":
+            Mn = sqrt_psd_update(F, 1.0)
+        else:
+            Mn = sqrt_psd_update(F @ M, 0.5)
+        return A, K @ A, F, _normalise(0.5 * (Mn + Mn.T), self.normalize)
+
+    def fit(self, X, Y, X_val=None, Y_val=None) -> RecursiveFeatureMachine:
+        """Run ``iters`` RFM updates from ``M_0 = I``; record ``history_`` (validation metrics
+        when ``X_val``/``Y_val`` are given)."""
+        self._check_params()
+        X = as_matrix(X, "X")
+        Y = self._targets(X, Y, "Y")
+        n, d = X.shape
+        if n < 1 or d < 1:
+            raise ValueError(f"X must have at least one row and column, got shape {X.shape}")
+        has_val = X_val is not None or Y_val is not None
+        if has_val:
+            if X_val is None or Y_val is None:
+                raise ValueError("give both X_val and Y_val, or neither")
+            X_val = as_matrix(X_val, "X_val", shape=(None, d))
+            Y_val = self._targets(X_val, Y_val, "Y_val")
+            if Y_val.shape[1] != Y.shape[1]:
+                raise ValueError(f"Y_val must have {Y.shape[1]} columns like Y, got "
+                                 f"{Y_val.shape[1]}")
+        p = self.block_size
+        if p is None:
+            p = d // 2 if d % 2 == 0 and d >= 2 else 0
+        if p and 2 * p != d:
+            raise ValueError(f"block_size={p} needs d = 2 * block_size, got d={d}")
+        self.n_features_in_ = d
+        hist: dict[str, list] = {k: [] for k in ("train_acc", "train_mse", "val_acc", "val_mse",
+                                                 "circulant_score", "fixed_point_residual",
+                                                 "update_change")}
+        M = np.eye(d)
+        iters = int(self.iters)
+        for t in range(iters + 1):
+            A, P, F, Mn = self._step(X, Y, M, last=t == iters)
+            self.M_, self.coef_, self.X_fit_ = M, A, X
+            hist["train_acc"].append(accuracy(P, Y))
+            hist["train_mse"].append(float(np.mean((P - Y) ** 2)))
+            if has_val:
+                Pv = self.predict(X_val)
+                hist["val_acc"].append(accuracy(Pv, Y_val))
+                hist["val_mse"].append(float(np.mean((Pv - Y_val) ** 2)))
+            hist["circulant_score"].append(block_circulant_score(M, p) if p else None)
+            hist["fixed_point_residual"].append(_relative_gap(F, M))
+            if t == iters:
+                break
+            hist["update_change"].append(_relative_gap(Mn, M))
+            M = Mn
+        if not has_val:
+            del hist["val_acc"], hist["val_mse"]
+        self.history_ = hist
+        return self
+
+    # -- prediction --------------------------------------------------------------------------
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "coef_"):
+            raise RuntimeError("this RecursiveFeatureMachine is not fitted yet; call fit first")
+
+    def predict(self, X) -> np.ndarray:
+        """``f(x) = Σ_j a_j k_{M_}(x, x_j)`` for each row, an ``m × c`` array."""
+        self._check_fitted()
+        X = as_matrix(X, "X", shape=(None, self.n_features_in_))
+        return kernel_matrix(self.kernel, X, self.X_fit_, self.M_, self.bandwidth) @ self.coef_
+
+    def score(self, X, Y) -> float:
+        """Coefficient of determination ``R²`` averaged over outputs (scikit-learn convention)."""
+        X = as_matrix(X, "X")
+        Y = self._targets(X, Y, "Y")
+        P = self.predict(X)
+        ss_res = np.sum((Y - P) ** 2, axis=0)
+        ss_tot = np.sum((Y - Y.mean(axis=0)) ** 2, axis=0)
+        if np.any(ss_tot == 0):
+            raise ValueError("score: a target column is constant, R² is undefined")
+        return float(np.mean(1.0 - ss_res / ss_tot))
+
+    def accuracy(self, X, Y) -> float:
+        """Classification accuracy of :meth:`predict` (argmax, or sign for one output)."""
+        X = as_matrix(X, "X")
+        Y = self._targets(X, Y, "Y")
+        return accuracy(self.predict(X), Y)
+
+    def features(self, X) -> np.ndarray:
+        """Learned features ``M^{1/2} x`` (rows), the representation the kernel sees."""
+        self._check_fitted()
+        X = as_matrix(X, "X", shape=(None, self.n_features_in_))
+        return X @ psd_power(self.M_, 0.5)
+

@@ -1,0 +1,338 @@
+"""Training quadratic and deep linear nets on the weight-decayed squared loss (THEORY.md §6).
+
+The objective (written once in ``autograd.numpy``, :func:`_make_objective`, whose exact
+Hessian drives the Newton polish; the gradient used by L-BFGS is the hand-derived numpy
+version :func:`_make_value_and_grad`, tested against autograd):
+
+    J(θ) = (1/n) Σ_i ½‖f(x_i; θ) − y_i‖² + (λ/2)‖θ‖²_F,
+
+``θ = W`` for a :class:`~quadnet.fact.QuadraticNet` (``a`` is fixed) and ``θ = (W_1, …, W_L)``
+for a :class:`~quadnet.fact.DeepLinearNet`. :func:`train` minimises it in float64 with
+scipy's L-BFGS-B (``ftol = 0``: it stops on the gradient, not on a stalled objective) and,
+when that leaves ``‖∇J‖ > gtol``, polishes with scipy's ``trust-exact`` (Newton steps with
+the exact Hessian inside a trust region; they converge quadratically near a nondegenerate
+minimiser and also escape saddles). It never pretends: the returned net carries a
+:class:`~quadnet.fact.TrainInfo` with the final gradient norm, and a
+:class:`ConvergenceWarning` is issued when ``‖∇J‖ > gtol``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import autograd.numpy as anp
+import numpy as np
+from autograd import hessian
+from scipy.optimize import minimize
+
+from quadnet._validation import as_int, as_positive
+
+from quadnet.exceptions import ConvergenceWarning, NotCriticalWarning
+from quadnet.features.fact import (
+    QuadraticNet,
+    TrainInfo,
+    _check_data,
+    _check_layer,
+    _moment_C,
+    bfact_matrix,
+    cosine,
+    fact_matrix,
+)
+
+__all__ = [
+    "FactReport",
+    "fact_identity",
+    "gd_path",
+    "grad_norm_at",
+    "objective_and_grad",
+    "train",
+]
+
+
+def _shapes(net) -> list[tuple[int, int]]:
+    return [p.shape for p in net.params()]
+
+
+def _unflatten(theta, shapes):
+    out, k = [], 0
+    for (m, n) in shapes:
+        out.append(anp.reshape(theta[k:k + m * n], (m, n)))
+        k += m * n
+    return out
+
+
+def _flatten(params) -> np.ndarray:
+    return np.concatenate([np.ascontiguousarray(p).reshape(-1) for p in params])
+
+
+def _make_objective(net, X: np.ndarray, y: np.ndarray, lam: float):
+    """``θ ↦ J(θ)`` for the net's architecture (autograd-differentiable)."""
+
+    shapes = _shapes(net)
+    n = X.shape[0]
+    if isinstance(net, QuadraticNet):
+        a = np.asarray(net.a)
+
+        def J(theta):
+            (W,) = _unflatten(theta, shapes)
+            f = anp.dot(anp.dot(X, W.T) ** 2, a)
+            return 0.5 * anp.sum((f - y) ** 2) / n + 0.5 * lam * anp.sum(theta**2)
+    else:
+        def J(theta):
+            Ws = _unflatten(theta, shapes)
+            H = X.T
+            for Wl in Ws:
+                H = anp.dot(Wl, H)
+            return 0.5 * anp.sum((H.T - y) ** 2) / n + 0.5 * lam * anp.sum(theta**2)
+    return J
+
+
+def _make_value_and_grad(net, X: np.ndarray, y: np.ndarray, lam: float):
+    """``θ ↦ (J(θ), ∇J(θ))`` in plain numpy (≈15x faster than autograd on these sizes).
+
+    Quadratic net: ``∇_W J = 2 D_a W C + λW`` with ``C = (1/n) Σ r_i x_i x_iᵀ`` (the same
+    ``C`` as FACT's closed form). Deep linear net: backpropagation through ``H_l = H_{l−1}W_lᵀ``,
+    ``∇_{W_l} J = G_lᵀ H_{l−1} + λW_l``, ``G_{l−1} = G_l W_l``, ``G_L = (H_L − Y)/n``.
+    ``tests/test_fact.py`` checks both against autograd applied to :func:`_make_objective`.
+    """
+
+    shapes = _shapes(net)
+    n = X.shape[0]
+    if isinstance(net, QuadraticNet):
+        a = np.asarray(net.a)
+        (shape,) = shapes
+
+        def vg(theta):
+            W = theta.reshape(shape)
+            r = (X @ W.T) ** 2 @ a - y
+            val = 0.5 * (r @ r) / n + 0.5 * lam * (theta @ theta)
+            grad = 2.0 * a[:, None] * (W @ _moment_C(X, r)) + lam * W
+            return float(val), grad.reshape(-1)
+    else:
+        def vg(theta):
+            Ws = [np.asarray(W) for W in _unflatten(theta, shapes)]
+            Hs = [X]
+            for Wl in Ws:
+                Hs.append(Hs[-1] @ Wl.T)
+            E = Hs[-1] - y
+            val = 0.5 * np.sum(E * E) / n + 0.5 * lam * (theta @ theta)
+            G = E / n
+            grads = [None] * len(Ws)
+            for l in range(len(Ws) - 1, -1, -1):
+                grads[l] = G.T @ Hs[l] + lam * Ws[l]
+                G = G @ Ws[l]
+            return float(val), _flatten(grads)
+    return vg
+
+
+def _prepare(net, X, y, lam):
+
+    lam = as_positive(lam, "lam")
+    X, y = _check_data(net, X, y)
+    return X, y, lam
+
+
+def objective_and_grad(net, X, y, lam) -> tuple[float, tuple[np.ndarray, ...]]:
+    """``J`` and ``∇J``, the gradient as a tuple shaped like ``net.params()``."""
+    X, y, lam = _prepare(net, X, y, lam)
+    val, g = _make_value_and_grad(net, X, y, lam)(_flatten(net.params()))
+    return float(val), tuple(np.array(p) for p in _unflatten(g, _shapes(net)))
+
+
+def grad_norm_at(net, X, y, lam) -> float:
+    """Euclidean norm of the full gradient ``∇_θ J`` at ``net``."""
+    _, grads = objective_and_grad(net, X, y, lam)
+    return float(np.sqrt(sum(np.sum(g * g) for g in grads)))
+
+
+def train(net, X, y, lam, *, gtol: float = 1e-9, maxiter: int = 20000, polish: bool = True,
+          polish_maxiter: int = 200, callback=None, warn: bool = True):
+    """Minimise ``J`` from ``net``'s weights; return a new net of the same kind with ``.info``.
+
+    Stage 1: L-BFGS-B (``maxcor = 30``, ``ftol = 0``, ``gtol`` on the largest gradient
+    entry). Stage 2 (if ``polish`` and ``‖∇J‖ > gtol``): Newton steps on ``∇J = 0`` with the
+    exact (autograd) Hessian, pseudo-inverted (see :func:`_newton_on_gradient`); if that
+    does not reach ``gtol``, scipy ``trust-exact`` and Newton again. ``callback(net_k)`` is called at every L-BFGS iterate (for
+    paths). ``net.info`` (:class:`~quadnet.fact.TrainInfo`) reports the final gradient norm,
+    objective, iterations per stage; if ``‖∇J‖ > gtol`` a :class:`ConvergenceWarning`
+    saying where it stopped is issued (unless ``warn=False``).
+    """
+
+    X, y, lam = _prepare(net, X, y, lam)
+    gtol = as_positive(gtol, "gtol")
+    maxiter = as_int(maxiter, "maxiter", minimum=1)
+    polish_maxiter = as_int(polish_maxiter, "polish_maxiter", minimum=0)
+    shapes = _shapes(net)
+    J = _make_objective(net, X, y, lam)
+    fun = _make_value_and_grad(net, X, y, lam)
+
+    cb = None
+    if callback is not None:
+        def cb(theta):
+            callback(net.with_params([np.array(p) for p in _unflatten(theta, shapes)]))
+
+    theta = _flatten(net.params())
+    stages = []
+    res = minimize(fun, theta, jac=True, method="L-BFGS-B", callback=cb,
+                   options={"maxiter": maxiter, "maxcor": 30, "ftol": 0.0,
+                            "gtol": gtol / np.sqrt(theta.size), "maxls": 50})
+    theta = res.x
+    val, g = fun(theta)
+    gnorm = float(np.linalg.norm(g))
+    stages.append(("L-BFGS-B", int(res.nit), gnorm))
+    message = str(res.message)
+    if polish and gnorm > gtol and polish_maxiter > 0:
+        H = hessian(J)
+        # Newton on the gradient first: from an L-BFGS end point it usually needs 1-3 steps.
+        theta, val, gnorm, k = _newton_on_gradient(fun, H, theta, gtol, 10)
+        stages.append(("Newton-lstsq", k, gnorm))
+        if gnorm > gtol:
+            # still far: trust regions (globally convergent, escape saddles), then Newton again
+            with warnings.catch_warnings():
+                # scipy warns when the trust region collapses at the rounding floor of J;
+                # the final gradient norm is reported below instead.
+                warnings.simplefilter("ignore", RuntimeWarning)
+                warnings.simplefilter("ignore", UserWarning)
+                res2 = minimize(fun, theta, jac=True, hess=lambda t: np.asarray(H(t)),
+                                method="trust-exact",
+                                options={"gtol": gtol, "maxiter": polish_maxiter})
+            val2, g2 = fun(res2.x)
+            g2norm = float(np.linalg.norm(g2))
+            stages.append(("trust-exact", int(res2.nit), g2norm))
+            if g2norm < gnorm and val2 <= val + 1e-12 * max(1.0, abs(val)):
+                theta, val, gnorm, message = res2.x, val2, g2norm, str(res2.message)
+            if gnorm > gtol:
+                theta, val, gnorm, k = _newton_on_gradient(fun, H, theta, gtol, polish_maxiter)
+                stages.append(("Newton-lstsq", k, gnorm))
+    converged = gnorm <= gtol
+    info = TrainInfo(grad_norm=gnorm, objective=float(val), converged=bool(converged), gtol=gtol,
+                     n_iter=int(sum(s[1] for s in stages)), stages=tuple(stages), message=message)
+    if warn and not converged:
+        warnings.warn(ConvergenceWarning(
+            f"train stopped with ||grad J|| = {gnorm:.3e} > gtol = {gtol:.1e} after "
+            f"{info.n_iter} iterations ({'; '.join(f'{m}: {k} it, |g|={v:.2e}' for m, k, v in stages)})",
+            gnorm), stacklevel=2)
+    return net.with_params([np.array(p) for p in _unflatten(theta, shapes)], info)
+
+
+def _newton_on_gradient(fun, H, theta, gtol: float, maxiter: int):
+    """Newton iteration on ``∇J = 0``: ``δ = −H⁺ g`` (pseudo-inverse, eigenvalues below
+    ``1e-12·max|eig|`` dropped), accepted only if it lowers ``‖∇J‖`` (halving up to 20 times).
+
+    A trust-region method measures progress by the *objective*, whose changes fall below the
+    rounding of ``J`` long before ``‖∇J‖`` reaches 1e-9 on degenerate minimisers (the
+    continuous symmetries of the nets make ``H`` singular); the gradient is the quantity we
+    certify, so this last stage works on it directly. The gradient of an invariant objective
+    is orthogonal to the symmetry orbits, i.e. to ``ker H`` at the minimiser, so ``H⁺g`` is
+    the right step.
+    """
+    val, g = fun(theta)
+    gnorm = float(np.linalg.norm(g))
+    k = 0
+    while gnorm > gtol and k < maxiter:
+        k += 1
+        w, V = np.linalg.eigh(np.asarray(H(theta)))
+        keep = np.abs(w) > 1e-12 * np.abs(w).max()
+        step = -V[:, keep] @ ((V[:, keep].T @ g) / w[keep])
+        t, improved = 1.0, False
+        for _ in range(20):
+            v_new, g_new = fun(theta + t * step)
+            if np.isfinite(v_new) and np.linalg.norm(g_new) < gnorm:
+                theta, val, g = theta + t * step, v_new, g_new
+                gnorm, improved = float(np.linalg.norm(g_new)), True
+                break
+            t *= 0.5
+        if not improved:
+            break
+    return theta, float(val), gnorm, k
+
+
+def gd_path(net, X, y, lam, *, lr: float, steps: int, record_every: int = 1):
+    """Plain gradient descent ``θ ← θ − lr ∇J(θ)``; returns ``[(step, net_step), ...]``.
+
+    Records step 0 and every ``record_every``-th step (and the last). Raises ``ValueError``
+    if the iterates blow up (non-finite objective): choose a smaller ``lr``.
+    """
+    X, y, lam = _prepare(net, X, y, lam)
+    lr = as_positive(lr, "lr")
+    steps = as_int(steps, "steps", minimum=0)
+    record_every = as_int(record_every, "record_every", minimum=1)
+    shapes = _shapes(net)
+    vg = _make_value_and_grad(net, X, y, lam)
+    theta = _flatten(net.params())
+    path = [(0, net)]
+    for k in range(1, steps + 1):
+        v, g = vg(theta)
+        if not np.isfinite(v):
+            raise ValueError(f"gradient descent diverged at step {k} (lr = {lr:g} is too large)")
+        theta = theta - lr * np.asarray(g)
+        if k % record_every == 0 or k == steps:
+            path.append((k, net.with_params([np.array(p) for p in _unflatten(theta, shapes)])))
+    return path
+
+
+@dataclass(frozen=True)
+class FactReport:
+    """The identity (★) at one point: ``‖WᵀW − FACT‖_F`` against ``‖W‖₂‖∇_W J‖_F/λ``.
+
+    ``residual_identity`` is ``‖(WᵀW − FACT) − Wᵀ∇_W J/λ‖_F / ‖WᵀW‖_F`` (rounding only).
+    ``cos_lower_bound = √(1 − (bound/‖WᵀW‖_F)²)`` (``−1`` when ``bound ≥ ‖WᵀW‖_F``) is a
+    certified lower bound on ``cos_fact``: every matrix within Frobenius distance ``b`` of
+    ``WᵀW`` makes an angle at most ``arcsin(b/‖WᵀW‖_F)`` with it.
+    """
+
+    cos_fact: float
+    cos_bfact: float
+    error: float
+    bound: float
+    berror: float
+    grad_norm_layer: float
+    grad_norm: float
+    rel_error: float
+    residual_identity: float
+    cos_lower_bound: float
+    wtw_norm: float
+
+
+def fact_identity(net, X, y, lam, layer: int = 0, *, tol: float = 1e-6) -> FactReport:
+    """Measure FACT at ``net``: cosines, the error of ``WᵀW = FACT`` and its a-priori bound.
+
+    Uses the exact identity (★) ``WᵀW − FACT = Wᵀ(∇_W J)/λ`` (for ``a = 1``:
+    ``U(∇_U J)ᵀ/λ``, THEORY.md §6), so ``error <= bound = ‖W‖₂ ‖∇_W J‖_F / λ`` always.
+    Warns :class:`NotCriticalWarning` (with the gradient norm) when the relative gradient
+    ``‖∇_θ J‖ / (λ‖θ‖)`` exceeds ``tol``: FACT is then not expected to hold.
+    """
+    lam = as_positive(lam, "lam")
+    tol = as_positive(tol, "tol")
+    X, y = _check_data(net, X, y)
+    layer = _check_layer(net, layer)
+    _, grads = objective_and_grad(net, X, y, lam)
+    params = net.params()
+    W, G = params[layer], grads[layer]
+    WtW, WWt = W.T @ W, W @ W.T
+    F = fact_matrix(net, X, y, lam, layer)
+    bF = bfact_matrix(net, X, y, lam, layer)
+    gnorm = float(np.sqrt(sum(np.sum(g * g) for g in grads)))
+    pnorm = float(np.sqrt(sum(np.sum(p * p) for p in params)))
+    if gnorm > tol * lam * max(pnorm, np.finfo(float).tiny):
+        warnings.warn(NotCriticalWarning(
+            f"net is not near a critical point of J: ||grad J|| = {gnorm:.3e} > tol*lam*||theta|| "
+            f"= {tol * lam * pnorm:.3e}; FACT holds only at critical points", gnorm), stacklevel=2)
+    err = float(np.linalg.norm(WtW - F))
+    wnorm = float(np.linalg.norm(WtW))
+    resid = np.linalg.norm((WtW - F) - W.T @ G / lam) / max(wnorm, np.finfo(float).tiny)
+    bound = float(np.linalg.norm(W, 2) * np.linalg.norm(G) / lam)
+    return FactReport(
+        cos_fact=cosine(WtW, F),
+        cos_bfact=cosine(WWt, bF),
+        error=err,
+        bound=bound,
+        berror=float(np.linalg.norm(WWt - bF)),
+        grad_norm_layer=float(np.linalg.norm(G)),
+        grad_norm=gnorm,
+        rel_error=err / max(wnorm, np.finfo(float).tiny),
+        residual_identity=float(resid),
+        cos_lower_bound=float(np.sqrt(1.0 - (bound / wnorm) ** 2)) if bound < wnorm else -1.0,
+        wtw_norm=wnorm,
+    )

@@ -1,0 +1,234 @@
+"""The built-in sweeps of ``quadnet sweep`` and their cell functions (see :mod:`quadnet.sweeps`).
+
+* ``quotient-gd``: factor gradient descent on ``1/2 ||U U^T - T||_F^2`` (foundation API only);
+* ``recovery``: the Gaussian sensing phase transition (:mod:`quadnet.recovery`);
+* ``selection``: the small-initialisation selection law in the commuting case
+  (:mod:`quadnet.commuting`).
+
+The cell functions import their feature modules lazily, so a missing module makes only its
+sweep unavailable.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from quadnet._validation import as_int, as_positive
+from quadnet.commuting.algebra import random_commuting_instance
+from quadnet.commuting.bregman import bregman_projection, min_trace_solution
+from quadnet.exceptions import DivergenceError, SpectralInitWarning
+from quadnet.sensing.gaussian import GaussianSensing, relative_error
+from quadnet.sensing.recovery import CELL_MAX_ITER, SDP_SUCCESS_TOL, SUCCESS_TOL, recover
+from quadnet.harness.sweeps import Scalar, Sweep, register_sweep
+
+__all__ = [
+    "phase_transition_cell",
+    "quotient_gd_cell",
+    "recovery_sweep_cell",
+    "selection_cell",
+    "selection_sweep_cell",
+]
+
+
+def quotient_gd_cell(d: int, r: int, eta_scale: float, trial: int, steps: int,
+                     seed: int) -> dict[str, Scalar]:
+    """Factor gradient descent on ``L(U) = 1/2 ||U U^T - T||_F^2``, ``T = U* U*^T`` (THEORY §2).
+
+    ``U*`` and the start ``U_0`` are Gaussian ``d x r`` (``U_0`` scaled by 1/2) drawn from
+    ``seed``; the step is ``eta = eta_scale / ||T||_2``. Returns the final loss, the quotient
+    distance ``min_R ||U R - U*||_F`` relative to ``||U*||_F`` after ``steps`` steps, and whether
+    the iteration diverged (then the loss and distance are ``nan`` and ``diverged`` is true).
+    ``trial`` only labels the cell (the seed already differs between trials).
+    """
+    from quadnet.dynamics import gradient_descent
+    from quadnet.losses import FrobeniusLoss
+    from quadnet.geometry.manifold import PSDQuotient
+
+    d = as_int(d, "d", minimum=1)
+    r = as_int(r, "r", minimum=1)
+    if r > d:
+        raise ValueError(f"r must be at most d = {d}, got {r}")
+    steps = as_int(steps, "steps", minimum=1)
+    rng = np.random.default_rng(as_int(seed, "seed", minimum=0))
+    U_star = rng.standard_normal((d, r))
+    U0 = 0.5 * rng.standard_normal((d, r))
+    T = U_star @ U_star.T
+    eta = float(eta_scale) / float(np.linalg.norm(T, 2))
+    try:
+        traj = gradient_descent(FrobeniusLoss(T), U0, eta, steps, record_every=steps)
+    except DivergenceError:
+        return {"eta": eta, "final_loss": math.nan, "rel_dist": math.nan, "diverged": True}
+    U = traj.U[-1]
+    rel = PSDQuotient(d, r).dist(U, U_star) / float(np.linalg.norm(U_star))
+    return {"eta": eta, "final_loss": float(traj.loss[-1]), "rel_dist": rel, "diverged": False}
+
+
+def phase_transition_cell(d: int, r: int, m: int, trial: int, init: str = "spectral",
+                          method: str = "lbfgs", seed: int = 0, *, restarts: int = 0) -> dict:
+    """One trial of the phase-transition sweep; a pure function of its arguments.
+
+    The instance is ``GaussianSensing.random(d, r, m, seed=[seed, d, r, m, trial])`` (so all
+    inits and methods of a trial see the same data); the ``"small"`` start draws from
+    ``[seed, d, r, m, trial, 1]``. ``method`` may also be ``"sdp"`` (the convex baseline of
+    :mod:`quadnet.baselines`; ``init`` ignored, needs cvxpy). ``restarts`` is passed to
+    :func:`recover` (restarts from small random starts while the loss is not interpolating).
+
+    Returns a JSON-able dict: the arguments, ``n_h``, ``success`` (relative error
+    ``<= success_tol``: :data:`SUCCESS_TOL`, or :data:`SDP_SUCCESS_TOL` for ``"sdp"``),
+    ``rel_error`` (``inf`` when diverged or the solver failed), ``iterations``,
+    ``converged``, ``diverged``, ``success_tol`` and ``kappa = sigma_1(Q*) / sigma_r(Q*)``.
+    Budget: ``CELL_MAX_ITER`` iterations per run.
+    """
+    d = as_int(d, "d", minimum=1)
+    r = as_int(r, "r", minimum=1, maximum=d)
+    m = as_int(m, "m", minimum=1)
+    trial = as_int(trial, "trial", minimum=0)
+    seed = as_int(seed, "seed", minimum=0)
+    prob = GaussianSensing.random(d, r, m, seed=[seed, d, r, m, trial])
+    restarts = as_int(restarts, "restarts", minimum=0)
+    out = {"d": d, "r": r, "m": m, "trial": trial, "init": init, "method": method, "seed": seed,
+           "restarts": restarts, "n_h": d * r - r * (r - 1) // 2}
+    diverged, tol = False, SUCCESS_TOL
+    if method == "sdp":
+        from quadnet.sensing.baselines import trace_min_sdp
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # cvxpy "may be inaccurate"
+            try:
+                sol = trace_min_sdp(prob)
+                Q, iterations, converged = sol.Q, sol.iterations, sol.converged
+            except ValueError:  # solver failure: counted as a failed trial
+                Q, iterations, converged = None, 0, False
+        tol = SDP_SUCCESS_TOL
+    else:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", SpectralInitWarning)
+                res = recover(prob, r, method=method, init=init, seed=[seed, d, r, m, trial, 1],
+                              restarts=restarts, max_iter=CELL_MAX_ITER)
+            Q, iterations, converged = res.Q, res.iterations, res.converged
+        except DivergenceError:
+            Q, iterations, converged, diverged = None, 0, False, True
+    err = float("inf") if Q is None else relative_error(Q, prob.Q_star)
+    out.update(success=bool(err <= tol), rel_error=err, iterations=int(iterations),
+               converged=bool(converged), diverged=diverged, success_tol=tol,
+               kappa=float(np.linalg.cond(prob.U_star) ** 2))
+    return out
+
+
+def _entropy(q: np.ndarray, w: np.ndarray) -> float:
+    """``H(q) = sum q log(q/w) - q`` (``0 log 0 = 0``)."""
+    pos = q > 0
+    return float(np.sum(q[pos] * np.log(q[pos] / w[pos])) - q.sum())
+
+
+def selection_cell(eps: float | None, instance_seed: int, *, d: int = 24, m: int = 6,
+                   log_inv_eps: float | None = None) -> dict:
+    r"""One cell of the small-initialisation sweep (THEORY.md §5): a pure function.
+
+    On :func:`random_commuting_instance` ``(instance_seed, d, m)`` computes the flow's limit from
+    ``q0 = eps * 1`` (the Bregman projection, start passed in log form, so ``log_inv_eps`` may
+    go beyond ``eps = 1e-308``) and compares it with :func:`quadnet.min_trace_solution`.
+
+    Returns a dict of floats: ``log_inv_eps``, ``trace``, ``min_trace``, ``trace_gap``
+    (``tr q_eps - tr q_mt``), ``dist`` (``||q_eps - q_mt|| / ||q_mt||``), ``entropy_bound``
+    (``(H(q_mt) - H(q_eps)) / log(1/eps)``, which bounds ``trace_gap`` because
+    ``D(q, eps 1) = H(q) + log(1/eps) tr q + const``), ``kkt_residual``, ``iterations``.
+    """
+    if (eps is None) == (log_inv_eps is None):
+        raise TypeError("give exactly one of eps or log_inv_eps")
+    if eps is not None:
+        eps = as_positive(eps, "eps")
+        if eps >= 1:
+            raise ValueError(f"eps must be in (0, 1), got {eps}")
+        L = float(-np.log(eps))
+    else:
+        L = as_positive(log_inv_eps, "log_inv_eps")
+    inst = random_commuting_instance(instance_seed, d, m)
+    A, y, w = inst["spectra"], inst["y"], inst["w"]
+    br = bregman_projection(A, y, log_q0=np.log(w) - L)
+    mt = min_trace_solution(A, y, weights=w)
+    q, qm = br.q, mt.q
+    return {"eps": float(np.exp(-L)), "log_inv_eps": L, "instance_seed": int(instance_seed),
+            "d": d, "m": m, "trace": float(q.sum()), "min_trace": mt.trace,
+            "trace_gap": float(q.sum() - mt.trace),
+            "dist": float(np.linalg.norm(q - qm) / np.linalg.norm(qm)),
+            "entropy_bound": float((_entropy(qm, w) - _entropy(q, w)) / L),
+            "kkt_residual": br.kkt_residual, "iterations": br.iterations,
+            "face_dimension": mt.face_dimension,
+            "min_reduced_cost": mt.info["min_reduced_cost_off_face"]}
+
+
+register_sweep(Sweep(
+    name="quotient-gd",
+    description="factor gradient descent on 1/2||UU^T - T||_F^2 vs step size (foundation API)",
+    cell="quadnet.harness.cells:quotient_gd_cell",
+    quick={"d": (3, 5), "r": (1, 2), "eta_scale": (0.1, 0.3), "trial": (0, 1, 2),
+           "steps": (500,)},
+    full={"d": (3, 5, 8, 12), "r": (1, 2, 3), "eta_scale": (0.05, 0.1, 0.2, 0.3, 0.4, 0.5),
+          "trial": tuple(range(10)), "steps": (3000,)},
+    results=("eta", "final_loss", "rel_dist", "diverged"),
+    seed_keys=("d", "r", "trial"),
+))
+
+
+def recovery_sweep_cell(d: int, r: int, ratio: float, trial: int, init: str, method: str,
+                  seed: int) -> dict[str, Scalar]:
+    """One trial of the sensing phase transition (THEORY.md §4) with ``m = round(ratio n_h)``
+    measurements, ``n_h = dr - r(r-1)/2``: :func:`quadnet.recovery.phase_transition_cell`
+    (imported here, lazily). The instance depends on ``(seed, d, r, m, trial)`` only, so every
+    init and method of a trial sees the same data."""
+    d = as_int(d, "d", minimum=1)
+    r = as_int(r, "r", minimum=1, maximum=d)
+    n_h = d * r - r * (r - 1) // 2
+    m = max(1, round(float(ratio) * n_h))
+    out = phase_transition_cell(d, r, m, trial, init=init, method=method, seed=seed)
+    return {"m": m, **{k: out[k] for k in _RECOVERY_RESULTS[1:]}}
+
+
+_RECOVERY_RESULTS = ("m", "n_h", "success", "rel_error", "iterations", "converged", "diverged")
+
+
+def selection_sweep_cell(instance: int, log_inv_eps: float, d: int, m: int,
+                         instance_seed: int) -> dict[str, Scalar]:
+    """One cell of the small-initialisation selection sweep (THEORY.md §5): the flow's limit
+    from ``q0 = eps 1``, ``eps = exp(-log_inv_eps)``, against the minimum-trace interpolant, by
+    :func:`quadnet.commuting.selection_cell` (imported here, lazily). ``instance`` labels the
+    random instance; its seed ``instance_seed`` is the cell seed (shared by all ``eps``)."""
+    out = selection_cell(None, instance_seed, d=d, m=m, log_inv_eps=log_inv_eps)
+    return {k: out[k] for k in _SELECTION_RESULTS}
+
+
+_SELECTION_RESULTS = ("eps", "trace", "min_trace", "trace_gap", "dist", "entropy_bound",
+                      "kkt_residual", "iterations", "face_dimension")
+
+register_sweep(Sweep(
+    name="recovery",
+    description="Gaussian rank-one sensing phase transition: success vs m / n_h",
+    cell="quadnet.harness.cells:recovery_sweep_cell",
+    quick={"d": (8,), "r": (1, 2), "ratio": (1.0, 1.5, 2.0, 2.5, 3.0, 4.0),
+           "trial": tuple(range(5)), "init": ("spectral",), "method": ("lbfgs",)},
+    full={"d": (10, 20), "r": (1, 2, 3),
+          "ratio": (0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.25, 2.5, 2.75, 3.0, 3.5, 4.0),
+          "trial": tuple(range(20)), "init": ("spectral", "small"), "method": ("lbfgs",)},
+    results=_RECOVERY_RESULTS,
+    requires=("quadnet.sensing.recovery",),
+    seed_keys=(),  # one master seed: the instance is drawn from (seed, d, r, m, trial)
+))
+
+register_sweep(Sweep(
+    name="selection",
+    description="commuting case: limit from eps*I vs the minimum-trace interpolant as eps -> 0",
+    cell="quadnet.harness.cells:selection_sweep_cell",
+    quick={"instance": (0, 1, 2, 3), "log_inv_eps": (1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0),
+           "d": (24,), "m": (6,)},
+    full={"instance": tuple(range(20)),
+          "log_inv_eps": tuple(float(2.0 ** k) for k in range(13)), "d": (24,), "m": (6,)},
+    results=_SELECTION_RESULTS,
+    seed_keys=("instance",),
+    seed_arg="instance_seed",
+    requires=("quadnet.commuting.algebra",),
+))

@@ -1,0 +1,161 @@
+r"""An explicit sufficient sample size for Gaussian rank-one sensing (THEORY.md §4).
+
+The guarantee chain, with every constant (full derivation in ``docs/sample_bound.md``).
+Notation: ``Q* = U* U*^T`` of rank ``r`` with eigenvalues ``sigma_1 >= ... >= sigma_r > 0``,
+``kappa = sigma_1 / sigma_r``; ``T_m``, ``T`` the empirical and population normal operators
+on ``Sym(d)`` (Frobenius inner product), ``Delta = T_m - T``; ``dist(U, U*) =
+min_{R in O(r)} ||U R - U*||_F``; the loss is ``L(U) = 1/2 <E, T_m(E)>``, ``E = U U^T - Q*``
+(noiseless data).
+
+1. Concentration (second moment). ``Z = A (x) A`` (``H -> <A, H> A``, ``A = x x^T``) has
+   Hilbert–Schmidt norm ``||x||^4``, so ``E ||Delta||_HS^2 = (E ||x||^8 - ||T||_HS^2) / m
+   <= d (d+2) (d+4) (d+6) / m`` (moments of chi-square). Markov:
+   ``P(||Delta||_op > delta) <= d (d+2) (d+4) (d+6) / (m delta^2)``.
+2. Conditioning. ``T`` has eigenvalues ``2`` (on the traceless matrices) and ``d + 2`` (on
+   ``I``), so on ``||Delta||_op <= delta`` every eigenvalue of ``T_m`` lies in
+   ``[alpha, beta] = [2 - delta, d + 2 + delta]`` and ``||T^{-1}||_op = 1/2``.
+3. Spectral start. ``Q_hat = T^{-1}(M) = Q* + T^{-1} Delta(Q*)``, so
+   ``||Q_hat - Q*||_F <= delta ||Q*||_F / 2``; the top-r positive part ``Q_0`` is the nearest
+   PSD rank-``<= r`` matrix to ``Q_hat``, hence ``||Q_0 - Q*||_F <= delta ||Q*||_F
+   <= delta sqrt(r) sigma_1``, and ``dist(U_0, U*)^2 <= ||Q_0 - Q*||_F^2 / (2 (sqrt 2 - 1)
+   sigma_r)`` (Tu et al. 2016, Lemma 5.4).
+4. Basin. For an aligned ``H = U - U*`` (``U*^T H`` symmetric) with ``||H||_F <= rho
+   sqrt(sigma_r)``: ``||E||_F >= (sqrt 2 - rho) sqrt(sigma_r) ||H||_F`` and
+   ``<grad L(U), H> = <T_m E, E> + <T_m E, H H^T> >= (alpha - beta rho / (sqrt 2 - rho)) ||E||^2
+   >= (alpha / 2) ||E||_F^2`` as soon as ``rho <= sqrt 2 alpha / (2 beta + alpha)``. With
+   ``delta <= 1`` (``alpha >= 1``, ``beta <= d + 3``) the radius ``rho = sqrt 2 / (2 d + 7)``
+   works for every such instance.
+5. Rates. ``||grad L(U)||_F <= 2 beta (1 + rho) sqrt(sigma_1) ||E||_F``. Gradient descent with
+   ``eta = alpha / (8 beta^2 (1 + rho)^2 sigma_1)`` gives ``dist_{k+1}^2 <= (1 - c) dist_k^2``,
+   ``c = eta alpha (sqrt 2 - rho)^2 sigma_r / 2``; the flow gives
+   ``dist(t) <= exp(-gamma t) dist(0)``, ``gamma = alpha (sqrt 2 - rho)^2 sigma_r / 2``.
+6. Chain. The start is in the basin when ``delta sqrt(r) kappa <= rho sqrt(2 (sqrt 2 - 1))``;
+   so ``delta = min(1, sqrt(2 (sqrt 2 - 1)) rho / (kappa sqrt r))`` and, with failure
+   probability ``p``,
+
+       m >= d (d+2) (d+4) (d+6) / (p delta^2)
+         = d (d+2) (d+4) (d+6) (2d+7)^2 r kappa^2 / (4 (sqrt 2 - 1) p)
+
+   samples suffice: ``O(r kappa^2 d^6 / p)``, deliberately conservative (the paper's chain
+   scales like ``r^2 d^8``); experiments need ``m ~ 2 n_h``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from quadnet._validation import as_int, as_positive
+
+__all__ = [
+    "SampleBound",
+    "basin_radius",
+    "concentration_samples",
+    "prescribed_step",
+    "sample_bound",
+    "sufficient_sample_size",
+]
+
+_TU = math.sqrt(2.0 * (math.sqrt(2.0) - 1.0))  # Tu et al. (2016) Lemma 5.4 constant
+
+
+def _moment8(d: int) -> int:
+    """``E ||x||^8 = d (d+2) (d+4) (d+6)`` for ``x ~ N(0, I_d)``."""
+    return d * (d + 2) * (d + 4) * (d + 6)
+
+
+def concentration_samples(d: int, delta: float, failure_probability: float = 0.1) -> int:
+    """Smallest ``m`` with ``P(||T_m - T||_op > delta) <= failure_probability`` by step 1:
+    ``m = ceil(d (d+2) (d+4) (d+6) / (p delta^2))``."""
+    d = as_int(d, "d", minimum=1)
+    delta = as_positive(delta, "delta")
+    p = _probability(failure_probability)
+    return math.ceil(_moment8(d) / (p * delta * delta))
+
+
+def basin_radius(d: int) -> float:
+    """``rho = sqrt 2 / (2 d + 7)``: the basin is ``dist(U, U*) <= rho sqrt(sigma_r)`` (step 4)."""
+    d = as_int(d, "d", minimum=1)
+    return math.sqrt(2.0) / (2 * d + 7)
+
+
+def prescribed_step(d: int, sigma_1: float, delta: float = 0.0) -> float:
+    """``eta = alpha / (8 beta^2 (1 + rho)^2 sigma_1)``, ``alpha = 2 - delta``,
+    ``beta = d + 2 + delta``, ``rho`` = :func:`basin_radius` (step 5).
+
+    ``sigma_1 = ||Q*||_2`` (in practice estimated, e.g. from the spectral start);
+    ``delta`` in ``[0, 1]`` is the concentration level (0: the population operator).
+    """
+    d = as_int(d, "d", minimum=1)
+    sigma_1 = as_positive(sigma_1, "sigma_1")
+    delta = as_positive(delta, "delta", allow_zero=True)
+    if delta > 1:
+        raise ValueError(f"delta must be in [0, 1], got {delta}")
+    alpha, beta, rho = 2.0 - delta, d + 2.0 + delta, basin_radius(d)
+    return alpha / (8.0 * beta * beta * (1.0 + rho) ** 2 * sigma_1)
+
+
+def _probability(p) -> float:
+    p = as_positive(p, "failure_probability")
+    if p >= 1:
+        raise ValueError(f"failure_probability must be in (0, 1), got {p}")
+    return p
+
+
+@dataclass(frozen=True)
+class SampleBound:
+    """Every quantity of the guarantee chain for one ``(d, r, kappa, p)`` (module docstring).
+
+    ``step`` and ``gd_contraction``/``flow_rate`` are for ``sigma_1 = 1``: the step scales
+    like ``1/sigma_1`` and the flow rate like ``sigma_r = 1/kappa`` times that.
+    """
+
+    d: int
+    r: int
+    kappa: float
+    failure_probability: float
+    m: int
+    delta: float
+    rho: float
+    alpha: float
+    beta: float
+    step: float
+    gd_contraction: float
+    flow_rate: float
+
+
+def sample_bound(d: int, r: int, *, kappa: float = 1.0,
+                 failure_probability: float = 0.1) -> SampleBound:
+    """The full guarantee chain (module docstring, steps 1–6) as a :class:`SampleBound`."""
+    d = as_int(d, "d", minimum=1)
+    r = as_int(r, "r", minimum=1)
+    if r > d:
+        raise ValueError(f"r must satisfy 1 <= r <= d, got r = {r} > d = {d}")
+    kappa = as_positive(kappa, "kappa")
+    if kappa < 1:
+        raise ValueError(f"kappa = sigma_1 / sigma_r must be >= 1, got {kappa}")
+    p = _probability(failure_probability)
+    rho = basin_radius(d)
+    delta = min(1.0, _TU * rho / (kappa * math.sqrt(r)))
+    alpha, beta = 2.0 - delta, d + 2.0 + delta
+    step = prescribed_step(d, 1.0, delta)
+    sigma_r = 1.0 / kappa
+    s2 = (math.sqrt(2.0) - rho) ** 2
+    return SampleBound(d=d, r=r, kappa=kappa, failure_probability=p,
+                       m=concentration_samples(d, delta, p), delta=delta, rho=rho,
+                       alpha=alpha, beta=beta, step=step,
+                       gd_contraction=1.0 - step * alpha * s2 * sigma_r / 2.0,
+                       flow_rate=alpha * s2 * sigma_r / 2.0)
+
+
+def sufficient_sample_size(d: int, r: int, *, kappa: float = 1.0,
+                           failure_probability: float = 0.1) -> int:
+    r"""Samples that suffice for spectral start + linear convergence (module docstring).
+
+    ``m = ceil(d (d+2) (d+4) (d+6) / (p delta^2))`` with
+    ``delta = min(1, sqrt(2 (sqrt 2 - 1)) rho / (kappa sqrt r))``, ``rho = sqrt 2 / (2d+7)``:
+    with probability ``>= 1 - p`` over ``X`` (noiseless data, ``kappa = sigma_1/sigma_r`` of
+    ``Q*``) the spectral start lies within ``rho sqrt(sigma_r)`` of ``U*`` and gradient
+    descent with :func:`prescribed_step` converges linearly, the flow exponentially.
+    """
+    return sample_bound(d, r, kappa=kappa, failure_probability=failure_probability).m

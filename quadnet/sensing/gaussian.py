@@ -1,0 +1,287 @@
+r"""Gaussian rank-one sensing (THEORY.md §4).
+
+Data ``x_i ~ N(0, I_d)`` i.i.d. (rows of ``X``, ``m x d``), measurement matrices
+``A_i = x_i x_i^T`` and ``y_i = x_i^T Q* x_i (+ noise)``. The binding normalisation is
+
+    L(U) = (1/(2m)) sum_i (||U^T x_i||^2 - y_i)^2,
+
+so with residuals ``res_i = x_i^T Q x_i - y_i``:
+
+* ``S = sym grad ell(Q) = (1/m) sum_i res_i A_i = (1/m) X^T diag(res) X``;
+* ``grad L(U) = 2 S U = (2/m) X^T (res * (X U))``;
+* ``ell`` is quadratic in ``Q`` and ``DS[H] = T_m(H) = (1/m) sum_i <A_i, H> A_i``
+  (the empirical normal operator);
+* ``D^2 L(U)[xi] = 2 S xi + 2 T_m(xi U^T + U xi^T) U
+  = (2/m) X^T (res * (X xi) + a * (X U))`` with ``a_i = 2 <(X xi)_i, (X U)_i>``
+  (``<A_i, xi U^T + U xi^T> = 2 (x_i^T xi)(U^T x_i)``).
+
+The factor paths never form an ``A_i``, a ``d x d`` matrix or an ``m x d x d`` array: each
+costs two or three ``O(m d r)`` products (``X U``, ``X xi``, ``X^T W``) and ``O(m r)``
+memory besides ``X``. Predictor-level methods (``value``, ``gradient``, ``hessian_vector``,
+``normal_operator``) cost ``O(m d^2)`` and one ``m x d`` temporary.
+
+Population operator: ``T(H) = E[(x^T H x) x x^T] = 2 H + tr(H) I`` (Isserlis), inverse
+``T^{-1}(Y) = (Y - tr(Y)/(d+2) I) / 2``.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import scipy.linalg
+
+from quadnet._validation import (
+    as_array,
+    as_directions,
+    as_factor,
+    as_int,
+    as_matrix,
+    as_positive,
+    as_symmetric,
+)
+from quadnet.losses import Loss
+from quadnet.sensing.population import PopulationInverse
+
+from quadnet.exceptions import SpectralInitWarning
+
+__all__ = [
+    "GaussianSensing",
+    "inverse_population_normal_operator",
+    "population_normal_operator",
+]
+
+
+#: Scratch entries (float64) per block of directions in :meth:`GaussianSensing.hvp_at`.
+HVP_SCRATCH_ENTRIES = 1 << 22
+
+
+def population_normal_operator(H) -> np.ndarray:
+    """``T(H) = E[(x^T H x) x x^T] = 2 H + tr(H) I`` for ``x ~ N(0, I_d)`` (THEORY.md §4)."""
+    H = as_symmetric(H, "H")
+    return 2.0 * H + np.trace(H) * np.eye(H.shape[0])
+
+
+def inverse_population_normal_operator(Y) -> np.ndarray:
+    """``T^{-1}(Y) = (Y - tr(Y)/(d+2) I) / 2`` (THEORY.md §4).
+
+    From ``tr T(H) = (d+2) tr H``: ``tr H = tr Y / (d+2)`` and ``H = (Y - tr(H) I) / 2``.
+    """
+    Y = as_symmetric(Y, "Y")
+    d = Y.shape[0]
+    return 0.5 * (Y - (np.trace(Y) / (d + 2)) * np.eye(d))
+
+
+def relative_error(Q, Q_star) -> float:
+    """``||Q - Q*||_F / ||Q*||_F`` (the recovery error used throughout)."""
+    Q = as_matrix(Q, "Q")
+    Q_star = as_matrix(Q_star, "Q_star", shape=Q.shape)
+    den = np.linalg.norm(Q_star)
+    if den == 0:
+        raise ValueError("Q_star must be nonzero to define a relative error")
+    return float(np.linalg.norm(Q - Q_star) / den)
+
+
+class GaussianSensing(Loss):
+    r"""Rank-one sensing loss ``L(U) = (1/(2m)) sum_i (||U^T x_i||^2 - y_i)^2`` (THEORY.md §4).
+
+    Args:
+        X: ``m x d`` design, rows ``x_i`` (finite). Stored C-contiguous float64, not copied
+            when already so.
+        y: ``m`` measurements (finite).
+
+    Attributes:
+        X, y, m, d: the data and its sizes.
+        U_star, Q_star: the planted truth for :meth:`random` instances, ``None`` otherwise.
+        noise: standard deviation of the additive noise of :meth:`random` (0 otherwise).
+    """
+
+    def __init__(self, X, y):
+        X = as_matrix(X, "X")
+        m, d = X.shape
+        if m < 1 or d < 1:
+            raise ValueError(f"X must have at least one row and one column, got shape {X.shape}")
+        y = as_array(y, "y", ndim=1)
+        if y.shape[0] != m:
+            raise ValueError(f"y must have one entry per row of X: len(y) = {y.shape[0]} but "
+                             f"X has m = {m} rows")
+        self.X = np.ascontiguousarray(X)
+        self.y = np.ascontiguousarray(y)
+        self.m, self.d = m, d
+        self.U_star: np.ndarray | None = None
+        self.Q_star: np.ndarray | None = None
+        self.noise = 0.0
+
+    @classmethod
+    def random(cls, d: int, r: int, m: int, *, seed=None, noise: float = 0.0) -> GaussianSensing:
+        """A planted instance: ``U*`` with i.i.d. ``N(0, 1/d)`` entries, ``X`` i.i.d. ``N(0, 1)``.
+
+        ``y_i = ||U*^T x_i||^2 + noise * g_i`` with ``g_i ~ N(0, 1)``. Draw order from
+        ``numpy.random.default_rng(seed)``: ``U*``, then ``X``, then the noise (only if
+        ``noise > 0``), so the same seed gives the same bits.
+        """
+        d = as_int(d, "d", minimum=1)
+        r = as_int(r, "r", minimum=1)
+        if r > d:
+            raise ValueError(f"r must satisfy 1 <= r <= d, got r = {r} > d = {d}")
+        m = as_int(m, "m", minimum=1)
+        noise = as_positive(noise, "noise", allow_zero=True)
+        rng = np.random.default_rng(seed)
+        U_star = rng.standard_normal((d, r)) / np.sqrt(d)
+        X = rng.standard_normal((m, d))
+        XU = X @ U_star
+        y = np.einsum("ij,ij->i", XU, XU)
+        if noise > 0:
+            y = y + noise * rng.standard_normal(m)
+        prob = cls(X, y)
+        prob.U_star, prob.Q_star, prob.noise = U_star, U_star @ U_star.T, noise
+        return prob
+
+    # ------------------------------------------------------------ measurement map
+    def measure(self, Q) -> np.ndarray:
+        """``A(Q)_i = <A_i, Q> = x_i^T Q x_i`` for symmetric ``Q`` (``O(m d^2)``)."""
+        Q = self._predictor(Q)
+        return np.einsum("ij,ij->i", self.X @ Q, self.X)
+
+    def _adjoint(self, w: np.ndarray) -> np.ndarray:
+        """``(1/m) sum_i w_i A_i = (1/m) X^T diag(w) X`` (symmetric to the last bit)."""
+        G = self.X.T @ (w[:, None] * self.X) / self.m
+        return 0.5 * (G + G.T)
+
+    def normal_operator(self, H) -> np.ndarray:
+        """Empirical normal operator ``T_m(H) = (1/m) sum_i <A_i, H> A_i``."""
+        return self._adjoint(self.measure(H))
+
+    # ------------------------------------------------------------ predictor level
+    def value(self, Q) -> float:
+        """``ell(Q) = (1/(2m)) ||A(Q) - y||^2``."""
+        res = self.measure(Q) - self.y
+        return float(res @ res) / (2 * self.m)
+
+    def gradient(self, Q) -> np.ndarray:
+        """``S = (1/m) sum_i (A(Q)_i - y_i) A_i``."""
+        return self._adjoint(self.measure(Q) - self.y)
+
+    def hessian_vector(self, Q, H) -> np.ndarray:
+        """``DS[H] = T_m(H)`` (``ell`` is quadratic, so independent of ``Q``)."""
+        self._predictor(Q)
+        return self.normal_operator(H)
+
+    # --------------------------------------------------------------- factor level
+    def _residual(self, U: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        XU = self.X @ U
+        res = np.einsum("ij,ij->i", XU, XU)
+        res -= self.y
+        return XU, res
+
+    def factor_value(self, U) -> float:
+        """``L(U)`` in ``O(m d r)``."""
+        _, res = self._residual(self._factor(U))
+        return float(res @ res) / (2 * self.m)
+
+    def factor_gradient(self, U) -> np.ndarray:
+        """``grad L(U) = (2/m) X^T (res * (X U))`` in ``O(m d r)``."""
+        XU, res = self._residual(self._factor(U))
+        XU *= res[:, None]
+        return self.X.T @ XU * (2.0 / self.m)
+
+    def factor_value_and_gradient(self, U) -> tuple[float, np.ndarray]:
+        """``(L(U), grad L(U))`` sharing the product ``X U`` (for quasi-Newton methods)."""
+        return self._value_and_gradient(self._factor(U))
+
+    def _value_and_gradient(self, U: np.ndarray) -> tuple[float, np.ndarray]:
+        """Unchecked ``(L(U), grad L(U))`` for a validated ``d x r`` float64 ``U`` (inner loops)."""
+        XU, res = self._residual(U)
+        val = float(res @ res) / (2 * self.m)
+        XU *= res[:, None]
+        return val, self.X.T @ XU * (2.0 / self.m)
+
+    def factor_hvp(self, U, xi) -> np.ndarray:
+        """``D^2 L(U)[xi] = (2/m) X^T (res * (X xi) + a * (X U))``, ``a_i = 2 <(X xi)_i, (X U)_i>``.
+
+        Equals ``2 S xi + 2 T_m(xi U^T + U xi^T) U`` (module docstring), in ``O(m d r)``.
+        One direction of :meth:`hvp_at`.
+        """
+        U = self._factor(U)
+        xi = as_matrix(xi, "xi", shape=U.shape)
+        return self._hvp_columns(*self._residual(U), xi)
+
+    def _hvp_columns(self, XU: np.ndarray, res: np.ndarray, W: np.ndarray) -> np.ndarray:
+        """The formula of :meth:`factor_hvp` on ``W = [xi_1 ... xi_c]`` (``d x c r``), all at once.
+
+        Two products with ``X`` (BLAS-3 when ``c > 1``); returns ``[D^2 L(U)[xi_1] ...]``.
+        """
+        m, r = self.m, XU.shape[1]
+        XW = self.X @ W
+        V = XW.reshape(m, -1, r)                              # (m, c, r) view
+        a = 2.0 * np.einsum("ick,ik->ic", V, XU)
+        V *= res[:, None, None]
+        V += a[:, :, None] * XU[:, None, :]
+        return self.X.T @ XW * (2.0 / m)
+
+    def hvp_at(self, U):
+        """``xi -> D^2 L(U)[xi]`` (formula of :meth:`factor_hvp`) with ``X U`` and ``res`` computed once.
+
+        Takes one ``d x r`` direction or a stack ``(b, d, r)``. A stack is applied in blocks
+        of ``c`` directions with two GEMMs each, ``X (d x c r)`` and ``X^T (m x c r)``
+        (BLAS-3; ``c r m <= HVP_SCRATCH_ENTRIES = 2^22``: two 32 MB temporaries), instead of
+        ``2 b`` thin products. Cost ``O(m d r)`` per direction either way; never an
+        ``m x d x d`` array.
+        """
+        U = self._factor(U)
+        XU, res = self._residual(U)
+        d, r = U.shape
+        block = max(1, HVP_SCRATCH_ENTRIES // (self.m * r))
+
+        def apply(xi) -> np.ndarray:
+            stack, single = as_directions(xi, "xi", (d, r))
+            if single:
+                return self._hvp_columns(XU, res, stack[0])
+            out = np.empty_like(stack)
+            for s in range(0, len(stack), block):
+                Z = stack[s:s + block]
+                G = self._hvp_columns(XU, res, Z.transpose(1, 0, 2).reshape(d, -1))
+                out[s:s + block] = G.reshape(d, len(Z), r).transpose(1, 0, 2)
+            return out
+        return apply
+
+    # ------------------------------------------------------------ initialisation
+    def default_preconditioner(self, U):
+        """The inverse of the population effective Hessian at ``U`` (quadnet theory §4).
+
+        Used by ``effective_spectrum(..., preconditioner="auto")``; see
+        :class:`quadnet.PopulationInverse`.
+        """
+        return PopulationInverse(self._factor(U))
+
+    def moment_matrix(self) -> np.ndarray:
+        """``M = (1/m) sum_i y_i x_i x_i^T`` (``= T_m(Q*)`` without noise)."""
+        return self._adjoint(self.y)
+
+    def spectral_init(self, r: int, *, strict: bool = True) -> np.ndarray:
+        r"""Spectral (moment) initialiser ``U_0 = V_r diag(sqrt(lambda_r))`` (THEORY.md §4).
+
+        ``(lambda_r, V_r)`` are the top-``r`` eigenpairs of ``Q_hat = T^{-1}(M)``. If fewer
+        than ``r`` of them are positive the positive part has rank ``< r`` and no full-rank
+        ``d x r`` factor represents it: with ``strict=True`` (default) a ``ValueError``
+        naming ``r`` is raised; with ``strict=False`` a :class:`SpectralInitWarning` is
+        issued and the non-positive eigenvalues are replaced by ``1e-6 lambda_max`` (a
+        nearly rank-deficient but valid start). If none is positive, ``ValueError`` always.
+        """
+        r = as_int(r, "r", minimum=1, maximum=self.d)
+        Q_hat = inverse_population_normal_operator(self.moment_matrix())
+        lam, V = scipy.linalg.eigh(Q_hat, subset_by_index=[self.d - r, self.d - 1])
+        lam, V = lam[::-1], V[:, ::-1]
+        npos = int(np.sum(lam > 0))
+        if npos < r:
+            msg = (f"spectral initialiser: T^-1(M) has only {npos} positive eigenvalue(s) "
+                   f"among its top r = {r}; the measurements do not determine a rank-{r} start")
+            if strict or npos == 0:
+                raise ValueError(msg + (" (pass strict=False to pad)" if npos else ""))
+            warnings.warn(msg + "; padding with 1e-6 * lambda_max", SpectralInitWarning,
+                          stacklevel=2)
+            lam = np.where(lam > 0, lam, 1e-6 * lam[0])
+        return V * np.sqrt(lam)
+
+    def _factor(self, U) -> np.ndarray:
+        return as_factor(U, "U", d=self.d, full_rank=False)

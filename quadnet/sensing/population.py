@@ -1,0 +1,144 @@
+r"""The population effective Hessian of Gaussian rank-one sensing (THEORY.md §4).
+
+Population form (THEORY.md §4). For Gaussian rank-one sensing the population loss has, at a
+zero-residual point ``Q* = U U^T``, the Hessian form ``2 ||zeta||_F^2 + tr(zeta)^2``,
+``zeta = xi U^T + U xi^T``, i.e. the operator ``xi -> 2 T(zeta) U = 4 (xi G + U xi^T U) +
+4 tr(U^T xi) U`` with ``G = U^T U``. Its spectrum in terms of the eigenvalues ``g_1..g_r`` of
+``G`` (derivation in ``docs/curvature.md``):
+
+* ``4 g_j`` with multiplicity ``d - r`` each (``j = 1..r``; directions ``P_perp B``);
+* ``4 (g_i + g_j)`` for ``i < j`` (the ``r(r-1)/2`` symmetric off-diagonal directions);
+* the ``r`` eigenvalues of ``8 diag(g) + 4 w w^T``, ``w = sqrt(g)`` (the diagonal directions);
+
+``r = 1``: ``4 ||u||^2`` (``d - 1`` times) and ``12 ||u||^2``.
+
+Derivations (spectrum and explicit inverse) in ``docs/curvature.md`` §2 and §4. The inverse is
+the ``"population"`` preconditioner of :func:`quadnet.effective_spectrum`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from quadnet._validation import as_factor, as_matrix, as_symmetric
+from quadnet.geometry.manifold import PSDQuotient
+
+__all__ = [
+    "PopulationInverse",
+    "population_effective_hessian",
+    "population_effective_hvp",
+    "population_effective_inverse",
+    "population_effective_spectrum",
+]
+
+
+def _population_hvp(U: np.ndarray, Xi: np.ndarray) -> np.ndarray:
+    """``4 (xi G + U xi^T U) + 4 tr(U^T xi) U`` for one ``xi`` or a stack ``(n, d, r)`` (unchecked)."""
+    UtXi = U.T @ Xi
+    out = 4.0 * (Xi @ (U.T @ U) + U @ np.swapaxes(UtXi, -1, -2))
+    out += 4.0 * np.trace(UtXi, axis1=-2, axis2=-1)[..., None, None] * U
+    return out
+
+
+def population_effective_hvp(U, xi) -> np.ndarray:
+    r"""The population Hessian operator of Gaussian sensing at ``Q* = U U^T`` (THEORY.md §4).
+
+    ``xi -> 2 T(zeta) U = 4 (xi G + U xi^T U) + 4 tr(U^T xi) U``, ``zeta = xi U^T + U xi^T``,
+    ``G = U^T U``, ``T(H) = 2 H + tr(H) I``: the operator of the form ``2 ||zeta||^2 + tr(zeta)^2``
+    (``O(d r^2)``, never ``d x d``). Vertical ``xi`` give ``zeta = 0`` and hence zero.
+    """
+    U = as_factor(U, "U", full_rank=False)
+    xi = as_matrix(xi, "xi", shape=U.shape)
+    return _population_hvp(U, xi)
+
+
+def population_effective_hessian(U) -> np.ndarray:
+    r"""The population effective Hessian (``n_h x n_h``) in ``PSDQuotient.horizontal_basis(U)``.
+
+    The matrix of ``xi -> 2 ||zeta||_F^2 + tr(zeta)^2`` (as a quadratic form; see
+    :func:`population_effective_hvp`) on ``H_U``. Its spectrum is
+    :func:`population_effective_spectrum`.
+    """
+    U = as_factor(U, "U")
+    d, r = U.shape
+    B = PSDQuotient(d, r).horizontal_basis(U)
+    out = _population_hvp(U, B.T.reshape(-1, d, r))             # one column per basis vector
+    return as_symmetric(B.T @ out.reshape(len(out), -1).T, "population effective Hessian")
+
+
+def population_effective_spectrum(U, *, grouped: bool = False):
+    r"""Closed-form spectrum of the population effective Hessian at ``Q* = U U^T``.
+
+    With ``g_1 <= ... <= g_r`` the eigenvalues of ``G = U^T U`` (derivation in
+    ``docs/curvature.md``):
+
+    * ``"normal"``: ``4 g_j``, each with multiplicity ``d - r``;
+    * ``"offdiagonal"``: ``4 (g_i + g_j)``, ``i < j``;
+    * ``"diagonal"``: the eigenvalues of ``8 diag(g) + 4 sqrt(g) sqrt(g)^T`` (they interlace
+      ``8 g``; for equal ``g_j = g``: ``8 g`` (``r - 1`` times) and ``(8 + 4 r) g``).
+
+    ``r = 1``: ``4 ||u||^2`` (``d - 1`` times) and ``12 ||u||^2``. The smallest is
+    ``4 g_1 = 4 sigma_min(U)^2`` when ``d > r``.
+
+    Returns all ``n_h`` eigenvalues ascending, or with ``grouped=True`` a dict of the three
+    groups (``"normal"`` lists each ``4 g_j`` once; key ``"multiplicity_normal"`` = ``d - r``).
+    """
+    U = as_factor(U, "U")
+    d, r = U.shape
+    g = np.linalg.eigvalsh(U.T @ U)
+    normal = 4.0 * g
+    iu = np.triu_indices(r, 1)
+    offdiag = np.sort(4.0 * (g[:, None] + g[None, :])[iu])
+    w = np.sqrt(g)
+    diag = np.linalg.eigvalsh(8.0 * np.diag(g) + 4.0 * np.outer(w, w))
+    if grouped:
+        return {"normal": normal, "multiplicity_normal": d - r, "offdiagonal": offdiag,
+                "diagonal": diag}
+    return np.sort(np.concatenate([np.repeat(normal, d - r), offdiag, diag]))
+
+
+class PopulationInverse:
+    r"""``Z -> H_pop^{-1} P_h Z`` on ``H_U`` in ``O(d r^2 + r^3)`` (see :func:`population_effective_inverse`)."""
+
+    def __init__(self, U: np.ndarray):
+        self.W, self.s, self.Vt = np.linalg.svd(U, full_matrices=False)
+        self.g = self.s**2
+        self.gsum = self.g[:, None] + self.g[None, :]
+        self.r = U.shape[1]
+
+    def __call__(self, Z: np.ndarray) -> np.ndarray:
+        s, g, r = self.s, self.g, self.r
+        Zt = Z @ self.Vt.T                           # xi V = W A + W_perp B
+        A = self.W.T @ Zt
+        R = Zt - self.W @ A                          # W_perp B, without forming W_perp
+        K = s[:, None] * A
+        A = A - s[:, None] * ((K - K.T) / self.gsum)  # P_h: S A symmetric (Lyapunov in V-frame)
+        C = s[:, None] * A
+        C = 0.5 * (C + C.T)                          # C' = S A' (symmetric to rounding)
+        Cn = C / (4.0 * self.gsum)                   # off-diagonal: C_ij = C'_ij / (4 (g_i + g_j))
+        c = np.diag(C) / (8.0 * g)                   # diagonal: (8 diag(g) + 4 g 1^T)^{-1} c'
+        c -= 0.5 * c.sum() / (1.0 + 0.5 * r)         # Sherman-Morrison
+        np.fill_diagonal(Cn, c)
+        out = self.W @ (Cn / s[:, None]) + R / (4.0 * g)   # A = S^{-1} C; B_j = B'_j / (4 g_j)
+        return out @ self.Vt
+
+
+def population_effective_inverse(U, eta) -> np.ndarray:
+    r"""``xi = H_pop^{-1} P_h(eta)``: the inverse of the population effective Hessian on ``H_U``.
+
+    ``H_pop xi = 2 T(zeta) U`` (:func:`population_effective_hvp`, THEORY.md §4) maps ``H_U``
+    to itself and is SPD there for full-rank ``U``. With the thin SVD ``U = W S V^T``
+    (``g = s^2``) write ``xi V = W A + W_perp B``; horizontality is ``C = S A`` symmetric and
+
+    * ``B -> 4 B diag(g)`` (column ``j`` times ``4 g_j``);
+    * ``C -> 4 (C G + G C) + 4 tr(C) G``: off-diagonal ``C_ij -> 4 (g_i + g_j) C_ij``,
+      diagonal ``c -> (8 diag(g) + 4 g 1^T) c``,
+
+    so the inverse is explicit (Sherman–Morrison on the diagonal:
+    ``c = c'/(8 g) - (1/2) 1 sum_k (c'_k / (8 g_k)) / (1 + r/2)``), ``O(d r^2 + r^3)``,
+    ``W_perp`` never formed (docs/curvature.md §4). ``eta`` is first projected on ``H_U``.
+    Used as the ``"population"`` preconditioner of :func:`effective_spectrum`.
+    """
+    U = as_factor(U, "U")
+    eta = as_matrix(eta, "eta", shape=U.shape)
+    return PopulationInverse(U)(eta)

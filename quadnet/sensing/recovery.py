@@ -1,0 +1,306 @@
+r"""Recovery of ``Q* = U* U*^T`` from rank-one measurements (THEORY.md §4).
+
+:func:`recover` minimises ``L(U) = (1/(2m)) sum_i (||U^T x_i||^2 - y_i)^2`` over ``d x r``
+factors with one of
+
+* ``"gd"``: gradient descent ``U <- U - eta grad L(U)`` with ``eta="tuned"`` (``1 / lambda_max``
+  of the Hessian at the spectral start, by Lanczos on :meth:`GaussianSensing.factor_hvp`),
+  ``eta="prescribed"`` (the step of the guarantee, :func:`quadnet.bounds.prescribed_step`, with
+  ``sigma_1`` estimated by the top eigenvalue of the spectral estimate) or a number;
+* ``"lbfgs"``: L-BFGS on the factor, :func:`scipy.optimize.minimize` (``L-BFGS-B`` without
+  bounds), value and gradient from one product ``X U``;
+* ``"trust-regions"``: pymanopt's Riemannian trust regions on :class:`quadnet.PSDQuotient`
+  via :func:`quadnet.pymanopt_problem` (exact Hessian-vector products);
+
+from ``init="spectral"`` (:meth:`GaussianSensing.spectral_init`), ``"small"`` (i.i.d.
+Gaussian scaled to ``init_scale * sqrt(mean(y) / (d r))``; ``E y = tr Q* = ||U*||_F^2``) or a
+given ``d x r`` array.
+
+Stopping rule (all methods): the scale-free gradient ``||grad L(U)||_F / g_0 <= gtol`` with
+``g_0 = 2 rms(y)^{3/2}`` (``grad L = 2 S U`` with ``S ~ y`` and ``U ~ y^{1/2}``), or the
+iteration budget. ``converged`` reports that rule, not success: recovery is judged
+against ``Q*`` by :func:`quadnet.sensing.relative_error`.
+
+Divergence (non-finite or exploding iterates, e.g. too large a step ``eta``) raises
+:class:`quadnet.DivergenceError` naming the step, never returns NaN.
+
+The pure unit of work of the phase-transition sweep is :func:`quadnet.harness.cells.phase_transition_cell`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.optimize
+import scipy.sparse.linalg
+
+from quadnet._validation import as_factor, as_int, as_positive
+from quadnet.sensing.bounds import prescribed_step
+from quadnet.dynamics import DivergenceError
+from quadnet.sensing.gaussian import GaussianSensing, SpectralInitWarning, relative_error
+
+# Constants (METHODS, INITS, SUCCESS_TOL, SDP_SUCCESS_TOL, CELL_MAX_ITER) stay module-level:
+# ``quadnet.recovery.SUCCESS_TOL``, not re-exported at the package top level.
+__all__ = ["RecoveryResult", "recover"]
+
+METHODS = ("gd", "lbfgs", "trust-regions")
+INITS = ("spectral", "small")
+#: A trial succeeds when ``||Q - Q*||_F / ||Q*||_F <= SUCCESS_TOL`` (issue 3).
+SUCCESS_TOL = 1e-6
+#: Success tolerance for the SDP baseline: interior-point solutions of the rank-deficient
+#: optimum are accurate to ~ sqrt(solver tolerance), 1e-7..1e-5 at d = 20 (measured).
+SDP_SUCCESS_TOL = 1e-4
+#: Iteration budget of one phase-transition cell (successful L-BFGS runs need 100-400).
+CELL_MAX_ITER = 2000
+_BLOWUP = 1e100
+
+
+@dataclass
+class RecoveryResult:
+    """Outcome of :func:`recover`.
+
+    Attributes:
+        U: final factor (``d x r``, finite); ``Q`` its predictor ``U U^T``.
+        converged: the stopping rule (relative gradient ``<= gtol``) was met.
+        iterations: iterations of the method (steps, L-BFGS iterations, TR outer iterations).
+        history: ``{"loss": [...], "grad_norm": [...], "restarts": k}``: per iteration for
+            gd and lbfgs (``grad_norm`` is the relative gradient of the stopping rule); for
+            trust regions ``loss`` is per cost evaluation and ``grad_norm`` only the final one
+            (pymanopt 2.2 keeps no iteration log for TrustRegions).
+        method, init: what ran; ``eta`` for ``"gd"``; ``message`` from the optimiser.
+    """
+
+    U: np.ndarray
+    converged: bool
+    iterations: int
+    history: dict = field(default_factory=dict)
+    method: str = ""
+    init: str = ""
+    eta: float | None = None
+    message: str = ""
+
+    @property
+    def Q(self) -> np.ndarray:
+        return self.U @ self.U.T
+
+
+def _grad_scale(problem: GaussianSensing) -> float:
+    rms = float(np.sqrt(np.mean(problem.y ** 2)))
+    return 2.0 * rms ** 1.5 if rms > 0 else 1.0
+
+
+def _initial_factor(problem: GaussianSensing, r: int, init, init_scale: float, rng):
+    if isinstance(init, str):
+        if init == "spectral":
+            return problem.spectral_init(r, strict=False), "spectral"
+        if init == "small":
+            scale = init_scale * np.sqrt(max(float(np.mean(problem.y)), 0.0) / (problem.d * r))
+            if scale == 0:
+                raise ValueError("init='small' needs mean(y) > 0 to set its scale")
+            return scale * rng.standard_normal((problem.d, r)), "small"
+        raise ValueError(f"init must be one of {INITS} or a d x r array, got {init!r}")
+    return as_factor(init, "init", d=problem.d, r=r).copy(), "array"
+
+
+def _lambda_max(problem: GaussianSensing, U: np.ndarray) -> float:
+    """Largest eigenvalue of the factor Hessian at ``U`` (Lanczos on ``hvp_at(U)``)."""
+    n = U.size
+    hvp = problem.hvp_at(U)
+    op = scipy.sparse.linalg.LinearOperator(
+        (n, n), matvec=lambda v: hvp(v.reshape(U.shape)).reshape(-1), dtype=float)
+    if n <= 3:
+        dense = np.column_stack([op.matvec(e) for e in np.eye(n)])
+        return float(np.linalg.eigvalsh(0.5 * (dense + dense.T))[-1])
+    v0 = np.full(n, 1.0 / np.sqrt(n))
+    return float(scipy.sparse.linalg.eigsh(op, k=1, which="LA", v0=v0, tol=1e-3,
+                                           return_eigenvectors=False)[0])
+
+
+def _spectral_quiet(problem: GaussianSensing, r: int) -> np.ndarray:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SpectralInitWarning)
+        return problem.spectral_init(r, strict=False)
+
+
+def _step(problem: GaussianSensing, r: int, eta) -> float:
+    if isinstance(eta, str):
+        Us = _spectral_quiet(problem, r)
+        if eta == "tuned":
+            lam = _lambda_max(problem, Us)
+            if not lam > 0:
+                raise ValueError(f"eta='tuned': the Hessian at the spectral start has "
+                                 f"lambda_max = {lam:g} <= 0; give eta as a number")
+            return 1.0 / lam
+        if eta == "prescribed":
+            return prescribed_step(problem.d, float(np.linalg.norm(Us, 2) ** 2))
+        raise ValueError(f"eta must be 'tuned', 'prescribed' or a positive number, got {eta!r}")
+    return as_positive(eta, "eta")
+
+
+def _diverged_msg(k: int, eta: float, what: str) -> str:
+    return (f"gradient descent diverged at step {k} with eta = {eta:g}: {what}; use a smaller "
+            "step size eta (e.g. eta='tuned')")
+
+
+def _gd(problem, U, eta, max_iter, gtol, g0):
+    hist_loss, hist_g = [], []
+    converged = False
+    k = 0
+    for k in range(max_iter + 1):
+        with np.errstate(over="ignore", invalid="ignore"):
+            val, g = problem._value_and_gradient(U)
+            gn = float(np.linalg.norm(g)) / g0
+        if not (np.isfinite(val) and np.isfinite(gn)):
+            raise DivergenceError(_diverged_msg(k, eta, "the loss or gradient overflowed"))
+        hist_loss.append(val)
+        hist_g.append(gn)
+        if gn <= gtol:
+            converged = True
+            break
+        if k == max_iter:
+            break
+        U = U - eta * g
+        if np.max(np.abs(U)) > _BLOWUP:
+            raise DivergenceError(_diverged_msg(k + 1, eta, "the iterate exceeds 1e100"))
+    return U, converged, k, {"loss": hist_loss, "grad_norm": hist_g}, ""
+
+
+def _lbfgs(problem, U0, max_iter, gtol, g0, memory):
+    shape = U0.shape
+    last = {"x": None, "g": None}
+
+    def fun(v):
+        with np.errstate(over="ignore", invalid="ignore"):
+            val, g = problem._value_and_gradient(v.reshape(shape))
+        if not (np.isfinite(val) and np.all(np.isfinite(g))):
+            return np.inf, np.zeros_like(v)
+        last["x"], last["g"] = v.copy(), g
+        return val, g.reshape(-1)
+
+    val0, grad0 = problem.factor_value_and_gradient(U0)
+    hist = {"loss": [val0], "grad_norm": [float(np.linalg.norm(grad0)) / g0]}
+
+    def callback(intermediate_result):
+        x = intermediate_result.x
+        g = last["g"] if last["x"] is not None and np.array_equal(last["x"], x) else \
+            problem._value_and_gradient(x.reshape(shape))[1]
+        hist["loss"].append(float(intermediate_result.fun))
+        hist["grad_norm"].append(float(np.linalg.norm(g)) / g0)
+
+    # L-BFGS-B stops on max_i |g_i| <= gtol_abs; our rule is on ||g||_F, which is at most
+    # sqrt(d r) times larger, so iterate to the stricter gtol_abs and then test our rule.
+    gtol_abs = gtol * g0 / np.sqrt(U0.size)
+    res = scipy.optimize.minimize(fun, U0.reshape(-1), jac=True, method="L-BFGS-B",
+                                  callback=callback,
+                                  options={"maxiter": max_iter, "maxcor": memory, "ftol": 0.0,
+                                           "gtol": gtol_abs, "maxls": 50})
+    U = res.x.reshape(shape)
+    if not np.all(np.isfinite(U)) or np.max(np.abs(U)) > _BLOWUP:
+        raise DivergenceError(f"L-BFGS diverged: {res.message}")
+    gn = float(np.linalg.norm(problem.factor_gradient(U))) / g0
+    return U, gn <= gtol, int(res.nit), hist, str(res.message)
+
+
+class _Recorder(GaussianSensing):
+    """Shares ``problem``'s data (no copy) and records every cost evaluation."""
+
+    def __init__(self, problem: GaussianSensing):
+        self.__dict__.update(problem.__dict__)
+        self.costs: list[float] = []
+
+    def factor_value(self, U) -> float:
+        val = super().factor_value(U)
+        self.costs.append(val)
+        return val
+
+
+def _trust_regions(problem, U0, max_iter, gtol, g0):
+    import pymanopt
+
+    from quadnet.losses import pymanopt_problem
+    from quadnet.geometry.manifold import PSDQuotient
+
+    manifold = PSDQuotient(problem.d, U0.shape[1])
+    rec = _Recorder(problem)
+    opt = pymanopt.optimizers.TrustRegions(max_iterations=max_iter, min_gradient_norm=gtol * g0,
+                                           min_step_size=0.0, max_cost_evaluations=10 * max_iter,
+                                           max_time=np.inf, verbosity=0)
+    res = opt.run(pymanopt_problem(rec, manifold), initial_point=U0)
+    U = np.asarray(res.point, dtype=float)
+    if not np.all(np.isfinite(U)) or np.max(np.abs(U)) > _BLOWUP:
+        raise DivergenceError(f"trust regions diverged: {res.stopping_criterion}")
+    gn = float(np.linalg.norm(problem.factor_gradient(U))) / g0
+    hist = {"loss": rec.costs, "grad_norm": [gn]}
+    return U, gn <= gtol, int(res.iterations), hist, str(res.stopping_criterion)
+
+
+def recover(problem: GaussianSensing, r: int, method: str = "lbfgs", init="spectral", *,
+            eta="tuned", max_iter: int | None = None, gtol: float = 1e-13,
+            init_scale: float = 1e-3, seed=None, lbfgs_memory: int = 20, restarts: int = 0,
+            restart_tol: float = 1e-20) -> RecoveryResult:
+    """Minimise the sensing loss over ``d x r`` factors (module docstring).
+
+    Args:
+        problem: a :class:`GaussianSensing` instance.
+        r: rank of the factor, ``1 <= r <= d``.
+        method: ``"gd"``, ``"lbfgs"`` or ``"trust-regions"``.
+        init: ``"spectral"``, ``"small"`` or a ``d x r`` full-rank array. A spectral start
+            with fewer than ``r`` positive eigenvalues is padded with a
+            :class:`SpectralInitWarning` (see :meth:`GaussianSensing.spectral_init`).
+        eta: step of ``"gd"``: ``"tuned"``, ``"prescribed"`` or a positive number.
+        max_iter: iteration budget (default 20000 for gd, 5000 for lbfgs, 500 for
+            trust regions).
+        gtol: stopping tolerance on ``||grad L||_F / (2 rms(y)^{3/2})``.
+        init_scale: relative scale of ``init="small"``.
+        seed: seed or Generator for ``init="small"``.
+        lbfgs_memory: number of L-BFGS correction pairs.
+        restarts: at most this many restarts from a fresh ``"small"`` start while the
+            relative loss ``L(U) / L(0)`` exceeds ``restart_tol`` (a non-interpolating
+            stationary point: noiseless data only); the lowest-loss run is returned and
+            ``history["restarts"]`` says how many were used, ``iterations`` counts all runs.
+
+    Raises:
+        DivergenceError: the iterates became non-finite or exceeded ``1e100`` (message names
+            the step ``eta``).
+    """
+    if not isinstance(problem, GaussianSensing):
+        raise TypeError(f"problem must be a GaussianSensing instance, got {type(problem).__name__}")
+    r = as_int(r, "r", minimum=1)
+    if r > problem.d:
+        raise ValueError(f"r must satisfy 1 <= r <= d, got r = {r} > d = {problem.d}")
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    gtol = as_positive(gtol, "gtol")
+    init_scale = as_positive(init_scale, "init_scale")
+    restart_tol = as_positive(restart_tol, "restart_tol", allow_zero=True)
+    lbfgs_memory = as_int(lbfgs_memory, "lbfgs_memory", minimum=1)
+    default_iter = {"gd": 20000, "lbfgs": 5000, "trust-regions": 500}[method]
+    max_iter = default_iter if max_iter is None else as_int(max_iter, "max_iter", minimum=0)
+    restarts = as_int(restarts, "restarts", minimum=0)
+    rng = np.random.default_rng(seed)
+    U0, init_name = _initial_factor(problem, r, init, init_scale, rng)
+    g0 = _grad_scale(problem)
+    step = _step(problem, r, eta) if method == "gd" else None
+    loss0 = float(problem.y @ problem.y) / (2 * problem.m)  # L(0)
+    best, total_it, used = None, 0, 0
+    while True:
+        if method == "gd":
+            run = _gd(problem, U0, step, max_iter, gtol, g0)
+        elif method == "lbfgs":
+            run = _lbfgs(problem, U0, max_iter, gtol, g0, lbfgs_memory)
+        else:
+            run = _trust_regions(problem, U0, max_iter, gtol, g0)
+        total_it += run[2]
+        rel_loss = problem.factor_value(run[0]) / loss0 if loss0 > 0 else 0.0
+        if best is None or rel_loss < best[0]:
+            best = (rel_loss, run)
+        if rel_loss <= restart_tol or used == restarts:
+            break
+        used += 1
+        U0, _ = _initial_factor(problem, r, "small", init_scale, rng)
+    U, conv, _, hist, msg = best[1]
+    hist = dict(hist, restarts=used)
+    return RecoveryResult(U=U, converged=bool(conv), iterations=int(total_it), history=hist,
+                          method=method, init=init_name, eta=step, message=msg)
