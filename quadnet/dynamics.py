@@ -16,7 +16,7 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 from quadnet._validation import as_array, as_factor, as_int, as_positive, as_symmetric
-from quadnet.losses import Loss
+from quadnet.losses import Loss, as_loss
 
 from quadnet.exceptions import DivergenceError
 
@@ -58,10 +58,7 @@ class Trajectory:
         return len(self.t)
 
 
-def _check_loss(loss) -> Loss:
-    if not isinstance(loss, Loss):
-        raise TypeError(f"loss must implement the quadnet.Loss protocol, got {type(loss).__name__}")
-    return loss
+_check_loss = as_loss
 
 
 def _diverged(U: np.ndarray) -> bool:

@@ -20,7 +20,15 @@ import numpy as np
 
 from quadnet._validation import as_array, as_directions, as_factor, as_matrix, as_symmetric
 
-__all__ = ["AutogradLoss", "FrobeniusLoss", "Loss", "MeasurementLoss", "pymanopt_problem", "sym"]
+__all__ = [
+    "AutogradLoss",
+    "FrobeniusLoss",
+    "Loss",
+    "MeasurementLoss",
+    "as_loss",
+    "pymanopt_problem",
+    "sym",
+]
 
 
 def sym(A: np.ndarray) -> np.ndarray:
@@ -116,6 +124,21 @@ class Loss(ABC):
 
     def _predictor(self, Q) -> np.ndarray:
         return as_symmetric(Q, "Q", self.d)
+
+
+def as_loss(loss, name: str = "loss") -> Loss:
+    """``loss`` if it implements the :class:`Loss` protocol, else a ``TypeError`` naming ``name``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> as_loss(FrobeniusLoss(np.eye(2))).d
+    2
+    """
+    if not isinstance(loss, Loss):
+        raise TypeError(f"{name} must implement the quadnet.Loss protocol, got "
+                        f"{type(loss).__name__}")
+    return loss
 
 
 class FrobeniusLoss(Loss):

@@ -53,7 +53,8 @@ import numpy as np
 import scipy.sparse.linalg as spla
 
 from quadnet._validation import as_factor, as_int, as_matrix
-from quadnet.losses import Loss
+from quadnet.geometry.manifold import horizontal_dimension
+from quadnet.losses import Loss, as_loss
 from quadnet.geometry.manifold import PSDQuotient, lyapunov_skew
 
 __all__ = [
@@ -72,21 +73,11 @@ _COLUMN_BLOCK = 128               # directions per hvp_at call when building den
 
 
 # ----------------------------------------------------------------------------- helpers
-def _check_loss(loss) -> Loss:
-    if not isinstance(loss, Loss):
-        raise TypeError(f"loss must implement the quadnet.Loss protocol, got {type(loss).__name__}")
-    return loss
+_check_loss = as_loss
 
 
 def _point(loss: Loss, U) -> np.ndarray:
     return as_factor(U, "U", d=loss.d)
-
-
-def horizontal_dimension(d: int, r: int) -> int:
-    """``n_h = d r - r(r-1)/2 = dim M_r^+`` (THEORY.md §1)."""
-    d = as_int(d, "d", minimum=1)
-    r = as_int(r, "r", minimum=1, maximum=d)
-    return d * r - r * (r - 1) // 2
 
 
 def _symmetrised(H: np.ndarray, what: str) -> np.ndarray:

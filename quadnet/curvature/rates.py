@@ -49,7 +49,8 @@ import scipy.optimize
 from scipy.integrate import solve_ivp
 
 from quadnet._validation import as_array, as_factor, as_int, as_positive
-from quadnet.curvature.hessian import _check_loss, effective_hessian, effective_spectrum, horizontal_dimension
+from quadnet.losses import as_loss as _check_loss
+from quadnet.curvature.hessian import effective_hessian, effective_spectrum, horizontal_dimension
 from quadnet.losses import Loss
 from quadnet.geometry.manifold import PSDQuotient
 

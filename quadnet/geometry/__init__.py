@@ -7,6 +7,7 @@ from quadnet.geometry.manifold import (
     PSDQuotient as PSDQuotient,
     align as align,
     bures_wasserstein as bures_wasserstein,
+    horizontal_dimension as horizontal_dimension,
     lyapunov_skew as lyapunov_skew,
 )
 from quadnet.geometry.conformance import (
@@ -25,6 +26,7 @@ __all__ = [
     "check_gradient",
     "check_hessian",
     "check_manifold",
+    "horizontal_dimension",
     "lyapunov_skew",
     "random_orthogonal",
     "taylor_errors",

@@ -21,9 +21,23 @@ import numpy as np
 import scipy.linalg
 from pymanopt.manifolds.manifold import Manifold
 
+from quadnet.geometry._kernels import horizontal_dim, vertical_dim
 from quadnet._validation import as_factor, as_int, as_matrix, as_symmetric, vec
 
-__all__ = ["PSDQuotient", "align", "bures_wasserstein", "lyapunov_skew"]
+__all__ = ["PSDQuotient", "align", "bures_wasserstein", "horizontal_dimension", "lyapunov_skew"]
+
+
+def horizontal_dimension(d: int, r: int) -> int:
+    """``n_h = d r - r(r-1)/2 = dim M_r^+`` (quadnet theory §1).
+
+    Examples
+    --------
+    >>> horizontal_dimension(5, 2)
+    9
+    """
+    d = as_int(d, "d", minimum=1)
+    r = as_int(r, "r", minimum=1, maximum=d)
+    return horizontal_dim(d, r)
 
 
 def _eig_gram(U: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -98,7 +112,7 @@ class PSDQuotient(Manifold):
             raise ValueError(f"r must satisfy 1 <= r <= d, got r = {r} > d = {d}")
         self.d, self.r = d, r
         self._rng = np.random.default_rng(seed)
-        super().__init__(f"PSDQuotient(d={d}, r={r})", d * r - r * (r - 1) // 2)
+        super().__init__(f"PSDQuotient(d={d}, r={r})", horizontal_dim(d, r))
 
     # ------------------------------------------------------------------ helpers
     def _point(self, U, name: str = "U") -> np.ndarray:
@@ -169,7 +183,7 @@ class PSDQuotient(Manifold):
         """
         U = self._point(U)
         d, r = self.d, self.r
-        k = r * (r - 1) // 2
+        k = vertical_dim(r)
         if k == 0:
             return np.eye(d * r)
         vert = np.empty((d * r, k))
