@@ -103,3 +103,17 @@ def test_old_names_warn_and_resolve_to_the_new_objects():
     assert mod.recover is quadnet.recover
     with pytest.raises(AttributeError, match="no attribute"):
         quadnet.not_a_name  # noqa: B018
+
+
+def test_architecture_page_draws_the_checked_layers():
+    """docs/ARCHITECTURE.md's layer block is the import-linter contract, line for line."""
+    import tomllib
+
+    conf = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    contract = next(c for c in conf["tool"]["importlinter"]["contracts"] if c["type"] == "layers")
+    page = (ROOT / "docs" / "ARCHITECTURE.md").read_text()
+    block = page.split("```text\n", 1)[1].split("```", 1)[0].strip().splitlines()
+    assert [line.strip() for line in block] == contract["layers"]
+    for layer in contract["layers"]:
+        for pkg in layer.split(" | "):
+            assert f"`{pkg}`" in page, pkg
