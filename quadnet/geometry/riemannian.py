@@ -1,0 +1,602 @@
+r"""Curvature and parallel transport of :math:`M_r^+ \cong F_{d,r}/O(r)` (quadnet theory §1).
+
+The projection ``pi(U) = U U^T`` from the flat space ``R^{d x r}`` (Frobenius metric) to
+``M_r^+`` (quotient metric, i.e. Bures–Wasserstein) is a Riemannian submersion on the
+full-rank stratum. Everything here follows from that fact and O'Neill (1966), "The fundamental
+equations of a submersion", Michigan Math. J. 13:
+
+* **Sectional curvature.** For horizontal ``xi, eta`` at ``U``, O'Neill's formula with a flat
+  total space reads ``K(xi, eta) = (3/4) ||[X, Y]^v||^2 / |X ^ Y|^2`` for horizontal
+  extensions ``X, Y``. The vertical part of the bracket is ``2 A_xi eta`` with
+  ``A_xi eta = P_v(D_xi Y) = -U Omega`` and ``(U^T U) Omega + Omega (U^T U) = xi^T eta -
+  eta^T xi`` (differentiate ``P_h(U) eta`` in ``U`` along ``xi``; ``Omega(U, eta) = 0`` because
+  ``eta`` is horizontal). Hence::
+
+      K(xi, eta) = 3 ||U Omega||_F^2 / (||xi||^2 ||eta||^2 - <xi, eta>^2).
+
+  In the right singular basis ``E`` of ``U`` (``U = P diag(sigma) E^T``, ``lambda = sigma^2``)
+  this is ``3 sum_{a<b} C_ab^2 / (lambda_a + lambda_b) / |xi ^ eta|^2`` with
+  ``C = E^T (xi^T eta - eta^T xi) E``.
+* **Ricci and scalar curvature.** ``Ric(xi, xi) = 3 sum_i ||A_xi e_i||^2 = 3 ||A_xi^*||_HS^2``
+  with ``A_xi^*(U W) = -P_h(xi W)`` on the vertical space, whose orthonormal basis is
+  ``U W_ab / sqrt(lambda_a + lambda_b)``, ``W_ab = E (e_a e_b^T - e_b e_a^T) E^T``::
+
+      Ric(xi, eta) = 3 sum_{a<b} <P_h(xi W_ab), P_h(eta W_ab)> / (lambda_a + lambda_b),
+
+      scal = 6 sum_{a<b} [d - r + 1 + sum_{i != a,b} lambda_a lambda_b /
+                          ((lambda_a + lambda_i)(lambda_b + lambda_i))] / (lambda_a + lambda_b).
+
+* **Bounds** (``r >= 2``): ``0 <= K <= 3 / (lambda_{r-1} + lambda_r)`` and
+  ``0 <= Ric(xi, xi) / ||xi||^2 <= 3 sum_{b < r} 1 / (lambda_b + lambda_r)`` (eigenvalues of
+  ``Q`` in decreasing order); both upper bounds are attained when ``d > r`` and ``K = Ric = 0``
+  along the radial direction ``xi = U`` (``M_r^+`` is a cone). ``r = 1``: ``K = 0``.
+  The bounds stay finite when only ``sigma_r -> 0`` and grow like ``1/(lambda_{r-1} +
+  lambda_r)`` when the two smallest singular values vanish together.
+* **Parallel transport** along the horizontal geodesic ``U(s) = U + s xi``: the horizontal lift
+  ``V(s)`` of a parallel field has vertical derivative (``nabla_X Y = P_h(D_X Y)`` for a
+  submersion). Differentiating ``U(s)^T V(s)`` symmetric with ``V' = -U(s) Omega(s)`` gives the
+  linear ODE::
+
+      V'(s) = -U(s) Omega(s),   (G(s) Omega + Omega G(s)) = xi^T V - V^T xi,  G(s) = U(s)^T U(s),
+
+  integrated with scipy's ``DOP853`` (an explicit Runge–Kutta method of order 8, Hairer,
+  Nørsett & Wanner 1993) at ``rtol = 1e-13``.
+
+Derivations, the checks and the figures: ``docs/riemannian.md`` and ``quadnet verify geometry``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.integrate
+import scipy.linalg
+
+from quadnet._validation import as_factor, as_matrix, as_positive, as_symmetric
+from quadnet.geometry.manifold import PSDQuotient, align, lyapunov_skew
+
+__all__ = [
+    "CurvatureBounds",
+    "bures_wasserstein_sectional_curvature",
+    "curvature_bounds",
+    "holonomy",
+    "parallel_transport",
+    "ricci_curvature",
+    "scalar_curvature",
+    "sectional_curvature",
+]
+
+#: Relative size of a vertical component (``||P_v xi|| / ||xi||``) above which a direction is
+#: refused as not horizontal.
+HORIZONTAL_RTOL = 1e-8
+#: ``|xi ^ eta| / (||xi|| ||eta||)`` below which two directions are refused as parallel.
+PARALLEL_RTOL = 1e-10
+
+
+# ------------------------------------------------------------------ raw kernels
+def _vertical_part(U: np.ndarray, Z: np.ndarray) -> np.ndarray:
+    K = U.T @ Z
+    return U @ lyapunov_skew(U, K - K.T)
+
+
+def _sectional(U: np.ndarray, xi: np.ndarray, eta: np.ndarray) -> float:
+    """O'Neill's formula on raw horizontal ``xi, eta`` (no checks)."""
+    C = xi.T @ eta
+    Omega = lyapunov_skew(U, C - C.T)
+    num = 3.0 * float(np.sum((U @ Omega) ** 2))
+    area2 = float(np.sum(xi * xi) * np.sum(eta * eta) - np.sum(xi * eta) ** 2)
+    return num / area2
+
+
+def _gram_eig_desc(U: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Eigenvalues ``lambda = sigma^2`` of ``U^T U`` in decreasing order and the vectors ``E``."""
+    s, E = np.linalg.eigh(U.T @ U)
+    return s[::-1], E[:, ::-1]
+
+
+def _ricci_form(U: np.ndarray, Xs: np.ndarray, Ys: np.ndarray) -> np.ndarray:
+    """``Ric(X_j, Y_k)`` for stacks ``Xs`` (p, d, r) and ``Ys`` (q, d, r) by the vertical-basis
+    formula ``3 sum_{a<b} <P_h(X W_ab), P_h(Y W_ab)> / (lambda_a + lambda_b)``."""
+    lam, E = _gram_eig_desc(U)
+    r = U.shape[1]
+    out = np.zeros((Xs.shape[0], Ys.shape[0]))
+    eig = (lam[::-1], E[:, ::-1])
+    for a in range(r):
+        for b in range(a + 1, r):
+            W = np.outer(E[:, a], E[:, b])
+            W = W - W.T
+            PX = np.array([_proj_h(U, X @ W, eig) for X in Xs])
+            PY = PX if Ys is Xs else np.array([_proj_h(U, Y @ W, eig) for Y in Ys])
+            out += np.tensordot(PX, PY, axes=([1, 2], [1, 2])) / (lam[a] + lam[b])
+    return 3.0 * out
+
+
+def _proj_h(U: np.ndarray, Z: np.ndarray, eig) -> np.ndarray:
+    K = U.T @ Z
+    return Z - U @ lyapunov_skew(U, K - K.T, eig=eig)
+
+
+def _scalar_closed_form(lam: np.ndarray, d: int) -> float:
+    r = lam.size
+    total = 0.0
+    for a in range(r):
+        for b in range(a + 1, r):
+            rest = np.delete(lam, [a, b])
+            inner = np.sum(lam[a] * lam[b] / ((lam[a] + rest) * (lam[b] + rest)))
+            total += (d - r + 1 + inner) / (lam[a] + lam[b])
+    return float(6.0 * total)
+
+
+def _transport_rhs(U: np.ndarray, xi: np.ndarray):
+    d, r = U.shape
+
+    def rhs(s, y):
+        V = y.reshape(d, r)
+        Us = U + s * xi
+        C = xi.T @ V
+        return (-(Us @ lyapunov_skew(Us, C - C.T))).reshape(-1)
+
+    return rhs
+
+
+def _transport(U: np.ndarray, xi: np.ndarray, V: np.ndarray, t: float, rtol: float,
+               atol: float) -> np.ndarray:
+    if t == 0.0:
+        return V.copy()
+    sol = scipy.integrate.solve_ivp(_transport_rhs(U, xi), (0.0, t), V.reshape(-1),
+                                    method="DOP853", rtol=rtol, atol=atol)
+    if not sol.success:  # pragma: no cover - DOP853 on a smooth linear ODE
+        raise RuntimeError(f"parallel_transport: the ODE solver failed: {sol.message}")
+    return sol.y[:, -1].reshape(U.shape)
+
+
+# ------------------------------------------------------------------ validation
+def _as_horizontal(U: np.ndarray, Z, name: str, project: bool) -> np.ndarray:
+    Z = as_matrix(Z, name, shape=U.shape)
+    nz = float(np.linalg.norm(Z))
+    if nz == 0.0:
+        raise ValueError(f"{name} must be a nonzero tangent vector, got the zero matrix")
+    Zv = _vertical_part(U, Z)
+    if project:
+        return Z - Zv
+    rel = float(np.linalg.norm(Zv)) / nz
+    if rel > HORIZONTAL_RTOL:
+        raise ValueError(
+            f"{name} is not horizontal at U: ||P_v({name})|| / ||{name}|| = {rel:.3e} > "
+            f"{HORIZONTAL_RTOL:g} (U^T {name} must be symmetric); pass project=True to use its "
+            f"horizontal projection")
+    return Z
+
+
+def _check_plane(xi: np.ndarray, eta: np.ndarray) -> None:
+    nx, ne = float(np.linalg.norm(xi)), float(np.linalg.norm(eta))
+    area2 = (nx * ne) ** 2 - float(np.sum(xi * eta)) ** 2
+    rel = np.sqrt(max(area2, 0.0)) / (nx * ne)
+    if not rel > PARALLEL_RTOL:
+        raise ValueError(
+            f"xi and eta are parallel (|xi ^ eta| / (||xi|| ||eta||) = {rel:.3e} <= "
+            f"{PARALLEL_RTOL:g}): the sectional curvature of a degenerate plane is undefined")
+
+
+# ------------------------------------------------------------------ public API
+def sectional_curvature(U, xi, eta, *, project: bool = False) -> float:
+    r"""Sectional curvature of ``M_r^+`` at ``Q = U U^T`` on the plane of horizontal ``xi, eta``.
+
+    O'Neill's formula for the Riemannian submersion ``U -> U U^T`` from flat ``R^{d x r}``
+    (quadnet theory §1; O'Neill 1966)::
+
+        K(xi, eta) = 3 ||U Omega||_F^2 / (||xi||^2 ||eta||^2 - <xi, eta>^2),
+        (U^T U) Omega + Omega (U^T U) = xi^T eta - eta^T xi.
+
+    ``r = 1`` gives ``K = 0`` exactly (``Omega`` is a ``1 x 1`` skew matrix). The metric is the
+    Bures–Wasserstein one, normalised so that the distance is ``min_R ||U_1 R - U_2||_F``.
+
+    Parameters
+    ----------
+    U : array_like, shape (d, r)
+        Full-column-rank factor.
+    xi, eta : array_like, shape (d, r)
+        Horizontal lifts (``U^T xi`` symmetric) spanning a plane.
+    project : bool, default False
+        ``False``: a direction with a vertical part above ``1e-8`` (relative) raises.
+        ``True``: its horizontal projection is used instead.
+
+    Returns
+    -------
+    float
+        ``K >= 0``, invariant under ``(U, xi, eta) -> (U R, xi R, eta R)`` for ``R`` in ``O(r)``.
+
+    Raises
+    ------
+    ValueError
+        ``U`` rank deficient, a direction zero or not horizontal (``project=False``), or
+        ``xi, eta`` parallel (the curvature of a degenerate plane is undefined).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> U = np.diag([1.0, 2.0])                  # lambda = (1, 4)
+    >>> xi = np.array([[0., 1.], [0.5, 0.]])     # U^T xi symmetric
+    >>> eta = np.diag([1.0, 0.0])
+    >>> round(sectional_curvature(U, xi, eta), 12)   # 3 (1/25 + 4/25) / 1.25
+    0.48
+    >>> sectional_curvature(np.ones((3, 1)), np.array([[1.], [-1.], [0.]]),
+    ...                     np.array([[1.], [1.], [-2.]]))
+    0.0
+    """
+    U = as_factor(U, "U")
+    xi = _as_horizontal(U, xi, "xi", project)
+    eta = _as_horizontal(U, eta, "eta", project)
+    _check_plane(xi, eta)
+    return _sectional(U, xi, eta)
+
+
+def ricci_curvature(U, xi=None, eta=None, *, project: bool = False):
+    r"""Ricci curvature of ``M_r^+`` at ``U U^T``: the form ``Ric(xi, eta)`` or its matrix.
+
+    ``Ric(xi, xi) = sum_i K(xi, e_i) |xi ^ e_i|^2`` over an orthonormal basis of ``H_U``; by
+    O'Neill's ``A``-tensor (quadnet theory §1, ``docs/riemannian.md``)::
+
+        Ric(xi, eta) = 3 sum_{a<b} <P_h(xi W_ab), P_h(eta W_ab)> / (lambda_a + lambda_b),
+
+    ``W_ab = E (e_a e_b^T - e_b e_a^T) E^T`` with ``U^T U = E diag(lambda) E^T``.
+
+    Parameters
+    ----------
+    U : array_like, shape (d, r)
+        Full-column-rank factor.
+    xi, eta : array_like, shape (d, r), optional
+        Horizontal directions. Both omitted: the ``n_h x n_h`` matrix of ``Ric`` in the
+        orthonormal basis :meth:`PSDQuotient.horizontal_basis` (row-major columns).
+        ``eta`` omitted: ``Ric(xi, xi)``.
+    project : bool, default False
+        Project non-horizontal directions instead of raising.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        ``Ric(xi, eta)``, or the symmetric positive-semidefinite matrix of ``Ric``.
+
+    Raises
+    ------
+    ValueError
+        ``U`` rank deficient; a direction zero or not horizontal (``project=False``);
+        ``eta`` given without ``xi``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> U = np.array([[1.0, 0.0], [0.0, 2.0], [0.0, 0.0]])
+    >>> R = ricci_curvature(U)
+    >>> R.shape, bool(np.all(np.linalg.eigvalsh(R) > -1e-12))
+    ((5, 5), True)
+    >>> bool(abs(np.trace(R) - scalar_curvature(U)) < 1e-12)
+    True
+    >>> ricci_curvature(U, U)                     # the radial (cone) direction is flat
+    0.0
+    """
+    U = as_factor(U, "U")
+    if xi is None:
+        if eta is not None:
+            raise ValueError("ricci_curvature: eta given without xi")
+        d, r = U.shape
+        B = PSDQuotient(d, r).horizontal_basis(U)
+        Xs = B.T.reshape(-1, d, r)
+        R = _ricci_form(U, Xs, Xs)
+        return 0.5 * (R + R.T)
+    xi = _as_horizontal(U, xi, "xi", project)
+    eta_arr = xi if eta is None else _as_horizontal(U, eta, "eta", project)
+    val = float(_ricci_form(U, xi[None], eta_arr[None])[0, 0])
+    return 0.0 if val == 0.0 else val
+
+
+def scalar_curvature(U) -> float:
+    r"""Scalar curvature of ``M_r^+`` at ``U U^T`` in closed form in ``lambda = sigma(U)^2``.
+
+    The trace of :func:`ricci_curvature` over ``H_U`` (quadnet theory §1,
+    ``docs/riemannian.md``)::
+
+        scal = 6 sum_{a<b} [d - r + 1 + sum_{i != a,b} lambda_a lambda_b /
+                           ((lambda_a + lambda_i)(lambda_b + lambda_i))] / (lambda_a + lambda_b).
+
+    Parameters
+    ----------
+    U : array_like, shape (d, r)
+        Full-column-rank factor.
+
+    Returns
+    -------
+    float
+        ``scal >= 0``; ``0`` for ``r = 1``.
+
+    Raises
+    ------
+    ValueError
+        ``U`` rank deficient.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> scalar_curvature(np.diag([1.0, 1.0]))   # 6 (2 - 2 + 1) / (1 + 1)
+    3.0
+    >>> scalar_curvature(np.ones((4, 1)))
+    0.0
+    """
+    U = as_factor(U, "U")
+    lam, _ = _gram_eig_desc(U)
+    return float(_scalar_closed_form(lam, U.shape[0]))
+
+
+@dataclass(frozen=True)
+class CurvatureBounds:
+    """Curvature bounds at ``U U^T`` from the singular values of ``U`` (see
+    :func:`curvature_bounds`)."""
+
+    sigma: np.ndarray
+    sectional_min: float
+    sectional_max: float
+    ricci_max: float
+    scalar: float
+    attained: bool
+
+
+def curvature_bounds(U) -> CurvatureBounds:
+    r"""Bounds on the sectional and Ricci curvature at ``U U^T`` from ``sigma(U)``.
+
+    With ``lambda_1 >= ... >= lambda_r`` the eigenvalues of ``Q = U U^T`` (``sigma^2``) and
+    ``r >= 2`` (quadnet theory §1, derived in ``docs/riemannian.md``)::
+
+        0 <= K(xi, eta) <= 3 / (lambda_{r-1} + lambda_r),
+        0 <= Ric(xi, xi) / ||xi||^2 <= 3 sum_{b < r} 1 / (lambda_b + lambda_r).
+
+    The upper bounds are attained when ``d > r`` (``xi = x e_r^T E^T``, ``eta = x
+    e_{r-1}^T E^T`` with ``x`` orthogonal to the range of ``U``); the lower ones along the
+    radial direction ``xi = U``. For ``r = 1`` every bound is 0.
+
+    Parameters
+    ----------
+    U : array_like, shape (d, r)
+        Full-column-rank factor.
+
+    Returns
+    -------
+    CurvatureBounds
+        ``sigma`` (decreasing), ``sectional_min`` (0), ``sectional_max``, ``ricci_max``,
+        ``scalar`` (the exact :func:`scalar_curvature`) and ``attained`` (``d > r``).
+
+    Raises
+    ------
+    ValueError
+        ``U`` rank deficient.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> b = curvature_bounds(np.diag([2.0, 1.0, 0.0])[:, :2])
+    >>> round(b.sectional_max, 12), round(b.ricci_max, 12), b.attained
+    (0.6, 0.6, True)
+    """
+    U = as_factor(U, "U")
+    lam, _ = _gram_eig_desc(U)
+    lam = np.clip(lam, 0.0, None)
+    r = lam.size
+    if r == 1:
+        smax = rmax = 0.0
+    else:
+        smax = 3.0 / (lam[-2] + lam[-1])
+        rmax = 3.0 * float(np.sum(1.0 / (lam[:-1] + lam[-1])))
+    return CurvatureBounds(np.sqrt(lam), 0.0, float(smax), float(rmax),
+                           _scalar_closed_form(lam, U.shape[0]), U.shape[0] > r)
+
+
+def bures_wasserstein_sectional_curvature(Sigma, X, Y) -> float:
+    r"""Sectional curvature of the Bures–Wasserstein metric on SPD matrices, in SPD coordinates.
+
+    The closed form in the eigenvalues of the covariance (Takatsu (2011) "Wasserstein geometry
+    of Gaussian measures", Osaka J. Math. 48), written for the metric
+    ``g_Sigma(X, Y) = tr(L_X Sigma L_Y)`` with ``Sigma L_X + L_X Sigma = X`` (Bhatia, Jain &
+    Lim (2019) "On the Bures–Wasserstein distance between positive definite matrices")::
+
+        K(X, Y) = 3 sum_{i<j} lambda_i lambda_j [L_X, L_Y]_ij^2 / (lambda_i + lambda_j)
+                  / (g(X, X) g(Y, Y) - g(X, Y)^2),
+
+    entries in the eigenbasis of ``Sigma = E diag(lambda) E^T``. An independent route to
+    :func:`sectional_curvature` for ``r = d`` (no factor, no horizontal lift: ``L_X`` from
+    :func:`scipy.linalg.solve_sylvester`).
+
+    Parameters
+    ----------
+    Sigma : array_like, shape (d, d)
+        Symmetric positive-definite matrix.
+    X, Y : array_like, shape (d, d)
+        Symmetric tangent vectors spanning a plane.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        ``Sigma`` not symmetric positive definite, ``X``/``Y`` not symmetric, or parallel.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> S = np.diag([1.0, 4.0])
+    >>> X = np.array([[0., 3.], [3., 0.]]); Y = np.diag([2.0, 0.0])
+    >>> round(bures_wasserstein_sectional_curvature(S, X, Y), 12)  # = the factor route
+    0.48
+    """
+    Sigma = as_symmetric(Sigma, "Sigma")
+    n = Sigma.shape[0]
+    X = as_symmetric(X, "X", n)
+    Y = as_symmetric(Y, "Y", n)
+    lam, E = np.linalg.eigh(Sigma)
+    if not lam[0] > 1e-12 * max(lam[-1], 0.0) or lam[-1] <= 0:
+        raise ValueError("Sigma must be symmetric positive definite")
+    LX = scipy.linalg.solve_sylvester(Sigma, Sigma, X)
+    LY = scipy.linalg.solve_sylvester(Sigma, Sigma, Y)
+    gXX = float(np.trace(LX @ Sigma @ LX))
+    gYY = float(np.trace(LY @ Sigma @ LY))
+    gXY = float(np.trace(LX @ Sigma @ LY))
+    area2 = gXX * gYY - gXY ** 2
+    if not area2 > (PARALLEL_RTOL ** 2) * gXX * gYY:
+        raise ValueError("X and Y are parallel: the sectional curvature is undefined")
+    C = E.T @ (LX @ LY - LY @ LX) @ E
+    iu = np.triu_indices(n, 1)
+    li, lj = lam[iu[0]], lam[iu[1]]
+    return float(3.0 * np.sum(li * lj * C[iu] ** 2 / (li + lj)) / area2)
+
+
+def parallel_transport(U, xi, v, t=1.0, *, project: bool = False, rtol: float = 1e-13,
+                       atol: float | None = None) -> np.ndarray:
+    r"""Levi-Civita parallel transport of ``v`` along the geodesic ``U + s xi``, ``s in [0, t]``.
+
+    The horizontal lift ``V(s)`` of the parallel field has a vertical derivative (quadnet
+    theory §1; O'Neill 1966: ``nabla_X Y = P_h(D_X Y)``), which with ``U(s)^T V(s)`` symmetric
+    gives the linear ODE::
+
+        V' = -U(s) Omega,   G(s) Omega + Omega G(s) = xi^T V - V^T xi,   G(s) = U(s)^T U(s),
+
+    solved by scipy's ``DOP853`` (explicit Runge–Kutta of order 8) at ``rtol``. The result is
+    horizontal at ``U + t xi`` and ``||V(t)|| = ||v||``, ``<V_1(t), V_2(t)> = <v_1, v_2>``
+    to the integration tolerance; ``v = xi`` is transported to itself exactly. pymanopt's
+    projection transport ``P_h(U + t xi)[v]`` agrees to first order only (``O(t^2)``).
+
+    Parameters
+    ----------
+    U : array_like, shape (d, r)
+        Full-column-rank factor.
+    xi : array_like, shape (d, r)
+        Horizontal velocity of the geodesic.
+    v : array_like, shape (d, r)
+        Horizontal vector at ``U`` to transport.
+    t : float, default 1.0
+        End time; ``U + s xi`` must stay full rank on ``[0, t]`` (``t`` may be negative).
+    project : bool, default False
+        Project ``xi`` and ``v`` onto ``H_U`` instead of raising when they are not horizontal.
+    rtol, atol : float
+        ODE tolerances; ``atol`` defaults to ``1e-15 ||v||``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (d, r)
+        The transported vector, horizontal at ``U + t xi``.
+
+    Raises
+    ------
+    ValueError
+        ``U`` or ``U + s xi`` rank deficient on ``[0, t]``; ``xi`` or ``v`` not horizontal
+        (``project=False``); ``t`` not finite; tolerances not positive.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> U = np.array([[1.0, 0.0], [0.0, 2.0], [0.0, 0.0]])
+    >>> xi = np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 0.0]])
+    >>> v = np.array([[0.0, 0.0], [0.0, 0.0], [0.0, 1.0]])
+    >>> V = parallel_transport(U, xi, v, 1.0)
+    >>> W = U + xi
+    >>> bool(np.allclose(W.T @ V, (W.T @ V).T)), round(float(np.linalg.norm(V)), 10)
+    (True, 1.0)
+    """
+    U = as_factor(U, "U")
+    try:
+        t = float(t)
+    except (TypeError, ValueError):
+        raise TypeError(f"t must be a real number, got {type(t).__name__}") from None
+    if not np.isfinite(t):
+        raise ValueError(f"t must be finite, got {t}")
+    rtol = as_positive(rtol, "rtol")
+    xi = _as_horizontal(U, xi, "xi", project)
+    v = as_matrix(v, "v", shape=U.shape)
+    if float(np.linalg.norm(v)) == 0.0:
+        return np.zeros_like(v)
+    v = _as_horizontal(U, v, "v", project)
+    atol = 1e-15 * float(np.linalg.norm(v)) if atol is None else as_positive(atol, "atol")
+    _check_segment(U, xi, t)
+    return _transport(U, xi, v, t, rtol, atol)
+
+
+def _check_segment(U: np.ndarray, xi: np.ndarray, t: float) -> None:
+    """``U + s xi`` full rank on ``[0, t]``: ``sigma_min`` along the segment is checked at the
+    minimiser of ``det((U + s xi)^T (U + s xi))`` over a fine grid plus the end point."""
+    for s in np.linspace(0.0, t, 65):
+        try:
+            as_factor(U + s * xi, "U + s xi")
+        except ValueError:
+            raise ValueError(f"the geodesic U + s xi leaves the full-rank stratum at s = "
+                             f"{s:.4g} in [0, {t:g}]") from None
+
+
+def holonomy(U, xi, eta, eps: float, *, rtol: float = 1e-13) -> dict:
+    r"""Holonomy of parallel transport around the geodesic quadrilateral with corners
+    ``U, U + eps xi, U + eps (xi + eta), U + eps eta`` (in this order).
+
+    Each side is the quotient geodesic between consecutive corners (its velocity is
+    :meth:`PSDQuotient.log`); ``eta`` is transported once around and brought back to ``U``'s
+    fibre representative by alignment. For orthonormal horizontal ``xi, eta`` the loop encloses
+    area ``A = eps^2 (1 + O(eps^2))`` and the transported ``eta`` turns (from ``eta`` towards
+    ``-xi``, the sense of the loop) by the angle ``K(xi, eta) A + o(A)`` (the curvature
+    operator, quadnet theory §1; ``docs/riemannian.md``). Against ``K`` at the corner ``U``
+    the relative error is ``O(eps)`` (``K`` varies along the loop); against ``K`` at the
+    centre ``U + eps (xi + eta)/2`` it is ``O(eps^2)``.
+
+    Parameters
+    ----------
+    U : array_like, shape (d, r)
+        Full-column-rank factor.
+    xi, eta : array_like, shape (d, r)
+        Horizontal directions at ``U``; they are orthonormalised (Gram–Schmidt) first.
+    eps : float
+        Side length, ``> 0``.
+    rtol : float
+        Tolerance of each transport.
+
+    Returns
+    -------
+    dict
+        ``angle`` (``atan2(-<Hol eta, xi>, <Hol eta, eta>)``), ``area`` (``eps^2``), ``K``
+        (:func:`sectional_curvature` at ``U``), ``K_centre`` (at the centre of the loop),
+        ``norm_drift`` (``| ||Hol eta|| - 1 |``) and ``transported`` (the vector).
+
+    Raises
+    ------
+    ValueError
+        As :func:`sectional_curvature`; ``eps`` not positive; a side leaving the stratum.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> U = np.array([[1.0, 0.0], [0.0, 1.5], [0.0, 0.0]])
+    >>> xi = np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 0.0]])
+    >>> eta = np.array([[0.0, 0.0], [0.0, 0.0], [0.0, 1.0]])
+    >>> h = holonomy(U, xi, eta, 1e-2)
+    >>> bool(abs(h["angle"] / (h["K_centre"] * h["area"]) - 1) < 1e-3)
+    True
+    """
+    U = as_factor(U, "U")
+    xi = _as_horizontal(U, xi, "xi", False)
+    eta = _as_horizontal(U, eta, "eta", False)
+    _check_plane(xi, eta)
+    eps = as_positive(eps, "eps")
+    e1 = xi / np.linalg.norm(xi)
+    e2 = eta - np.sum(eta * e1) * e1
+    e2 = e2 / np.linalg.norm(e2)
+    corners = [U + eps * e1, U + eps * (e1 + e2), U + eps * e2, U]
+    W, V = U, e2.copy()
+    for C in corners:
+        C_al = C @ align(C, W)          # representative of C nearest to W
+        vel = C_al - W                   # log_W(C): horizontal at W
+        vel = vel - _vertical_part(W, vel)  # rounding-level clean-up
+        V = _transport(W, vel, V, 1.0, rtol, 1e-16)
+        W = W + vel
+    R = align(W, U)                      # W R = U (W is U's fibre point after the loop)
+    V = V @ R
+    Cm = U + 0.5 * eps * (e1 + e2)       # centre of the loop, for the O(eps^2) comparison
+    c1, c2 = e1 - _vertical_part(Cm, e1), e2 - _vertical_part(Cm, e2)
+    return {"angle": float(np.arctan2(-np.sum(V * e1), np.sum(V * e2))), "area": eps ** 2,
+            "K": _sectional(U, e1, e2), "K_centre": _sectional(Cm, c1, c2),
+            "norm_drift": abs(float(np.linalg.norm(V)) - 1.0), "transported": V}
