@@ -105,11 +105,12 @@ def test_align_allows_improper_rotations():
     assert M.dist(U, U @ R) < 1e-12 * np.linalg.norm(U)
 
 
-def test_exp_refuses_rank_loss():
+def test_exp_runs_onto_the_boundary():
+    """U + xi is a point of the total space at every rank: exp never refuses (rank 2 -> 1)."""
     M = qn.PSDQuotient(3, 2)
     U = np.eye(3)[:, :2]
-    with pytest.raises(ValueError, match="full-rank"):
-        M.exp(U, -U * np.array([1.0, 0.0]))
+    W = M.exp(U, -U * np.array([1.0, 0.0]))
+    assert M.rank(W) == 1 and np.all(np.isfinite(M.horizontal_projection(W, np.ones((3, 2)))))
 
 
 @pytest.mark.parametrize("Optimizer", [pymanopt.optimizers.TrustRegions,
@@ -135,9 +136,14 @@ def test_pymanopt_optimizers_converge(Optimizer):
 
 
 @pytest.mark.parametrize("call,match", [
-    (lambda M: M.horizontal_projection(np.zeros((4, 2)), np.ones((4, 2))), "rank deficient"),
-    (lambda M: M.horizontal_projection(np.eye(4)[:, :2] * [1, 1e-12], np.ones((4, 2))),
-     "rank deficient"),
+    (lambda M: M.horizontal_projection(np.full((4, 2), np.nan), np.ones((4, 2))), "U has"),
+    (lambda M: M.vertical_projection(np.eye(4)[:, :2], np.full((4, 2), -np.inf)), "Z has"),
+    (lambda M: M.exp(np.eye(4)[:, :2], np.full((4, 2), np.inf)), "tangent_vector has"),
+    (lambda M: M.retraction(np.full((4, 2), np.inf), -np.full((4, 2), np.inf)), "point has"),
+    (lambda M: M.log(np.eye(4)[:, :2], np.full((4, 2), np.nan)), "point_b has"),
+    (lambda M: M.lift(np.eye(4)[:, :2], np.eye(4), exact=True), "not in the image"),
+    (lambda M: M.projection(np.ones((4, 3)), np.ones((4, 2))), r"point must have shape"),
+    (lambda M: M.transport(None, np.ones((4, 2)), np.ones((2, 4))), r"tangent_vector must"),
     (lambda M: M.horizontal_projection(np.ones((4, 3)), np.ones((4, 2))), r"shape \(4, 2\)"),
     (lambda M: M.horizontal_projection(np.eye(4)[:, :2], np.full((4, 2), np.nan)), "non-finite"),
     (lambda M: M.lift(np.eye(4)[:, :2], np.triu(np.ones((4, 4)))), "Qdot must be symmetric"),
@@ -155,3 +161,8 @@ def test_bad_sizes():
         qn.PSDQuotient(3.5, 1)
     with pytest.raises(TypeError, match="U must be an array"):
         qn.PSDQuotient(3, 1).predictor("abc")
+    for bad in (0.0, 1.0, -1e-3, 2.0, float("nan")):
+        with pytest.raises(ValueError, match="rank_rtol must be in"):
+            qn.PSDQuotient(3, 2, rank_rtol=bad)
+    with pytest.raises(TypeError, match="rank_rtol"):
+        qn.PSDQuotient(3, 2, rank_rtol="1e-10")

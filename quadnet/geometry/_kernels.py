@@ -1,14 +1,66 @@
-"""Fibre-bundle kernels on raw arrays (quadnet theory §1): no validation, called by the
-public :class:`quadnet.PSDQuotient` methods and by other layers after they validated."""
+r"""Fibre-bundle kernels on raw arrays (quadnet theory §1; stratified geometry in
+``docs/stratified.md``): no validation, called by the public :class:`quadnet.PSDQuotient`
+methods and by other layers after they validated their arguments.
+
+Every geometric operation at a factor ``U`` goes through one :class:`Frame`, built once per
+point by :func:`frame`: the right singular vectors ``E`` and singular values ``sigma`` of ``U``
+(from one ``eigh(U^T U)`` when ``U`` is well conditioned, from one thin SVD of ``U`` otherwise),
+its numerical rank and the minimum-norm inverse of the Lyapunov operator
+``Omega -> G Omega + Omega G`` (``G = U^T U``) in that basis. The rank test, every Lyapunov solve,
+both projections, the lift and the vertical basis at that point reuse it.
+
+Conventions (quadnet theory §1, ``docs/stratified.md``):
+
+* ``U = P diag(sigma) E^T`` (thin SVD), ``Zt = P^T Z E``;
+* rank ``k = #{i : sigma_i > RANK_RTOL * sigma_max}`` -- the one rank tolerance;
+* a pair ``(i, j)`` is *kept* unless both ``sigma_i`` and ``sigma_j`` are at or below the
+  tolerance; the minimum-norm Lyapunov solution sets the dropped pairs to zero;
+* ``P_v(Z) = P [sigma_i (sigma_i Zt_ij - sigma_j Zt_ji) / (sigma_i^2 + sigma_j^2)] E^T``, whose
+  coefficients are bounded by 1 whatever the conditioning of ``U``.
+"""
 
 from __future__ import annotations
 
-__all__ = ["horizontal_dim", "vertical_dim"]
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from quadnet._linalg import psd_power
+from quadnet._validation import RANK_RTOL
+
+__all__ = [
+    "GRAM_RTOL",
+    "RANK_RTOL",
+    "Frame",
+    "fro_norm",
+    "frame",
+    "frame_from_eig",
+    "horizontal_basis",
+    "horizontal_dim",
+    "horizontal_part",
+    "lift",
+    "lyapunov",
+    "procrustes",
+    "psd_power",
+    "vertical_basis",
+    "vertical_dim",
+    "vertical_generator",
+    "vertical_part",
+]
+
+#: ``eigh(U^T U)`` is used (instead of an SVD of ``U``) only when its smallest eigenvalue
+#: exceeds ``GRAM_RTOL`` times its largest (``kappa(U) < 100``): the Gram route then carries an
+#: error ``<= c eps kappa(U)^2 <= 1e4 c eps``; below that the SVD route (error
+#: ``c eps sigma_max / sigma_{(r-1)}``, ``docs/stratified.md``) takes over.
+GRAM_RTOL = 1e-4
+
+_BIG, _SMALL = 1e150, 1e-150  # outside [_SMALL, _BIG]^2 the Gram matrix over/underflows
 
 
 def vertical_dim(r: int, k: int | None = None) -> int:
     """``dim V_U = r(r-1)/2 - (r-k)(r-k-1)/2`` for a ``d x r`` factor of rank ``k``
-    (``k = r``, the full-rank stratum, by default)."""
+    (``k = r``, the full-rank stratum, by default; ``docs/stratified.md`` derives it)."""
     k = r if k is None else k
     return r * (r - 1) // 2 - (r - k) * (r - k - 1) // 2
 
@@ -16,3 +68,200 @@ def vertical_dim(r: int, k: int | None = None) -> int:
 def horizontal_dim(d: int, r: int, k: int | None = None) -> int:
     """``dim H_U = d r - dim V_U``; at full rank ``n_h = d r - r(r-1)/2 = dim M_r^+``."""
     return d * r - vertical_dim(r, k)
+
+
+class Frame(NamedTuple):
+    """Everything the geometry needs at one factor, computed once (see :func:`frame`).
+
+    ``Un = U / scale`` (``scale = 1`` unless ``U`` would over/underflow its Gram matrix),
+    ``sigma`` the singular values of ``Un`` (any order, matching the columns of ``E``),
+    ``s = sigma**2``, ``P`` the left singular vectors (``None`` on the Gram route, where
+    ``P = Un E / sigma`` is formed only if needed), ``rank`` the numerical rank, ``tol`` the
+    absolute singular-value threshold, ``inv`` the ``r x r`` array ``1/(s_i + s_j)`` with the
+    dropped pairs set to 0.
+    """
+
+    Un: np.ndarray
+    scale: float
+    sigma: np.ndarray
+    s: np.ndarray
+    E: np.ndarray
+    P: np.ndarray | None
+    rank: int
+    tol: float
+    inv: np.ndarray
+
+
+def _pair_inverse(sigma: np.ndarray, s: np.ndarray, tol: float) -> np.ndarray:
+    den = s[:, None] + s[None, :]
+    keep = np.maximum(sigma[:, None], sigma[None, :]) > tol
+    inv = np.zeros_like(den)
+    np.divide(1.0, den, out=inv, where=keep)
+    return inv
+
+
+def frame(U: np.ndarray, rtol: float = RANK_RTOL) -> Frame:
+    """The :class:`Frame` of a finite ``d x r`` factor (one ``eigh`` or one SVD)."""
+    d, r = U.shape
+    s, E = np.linalg.eigh(U.T @ U)
+    if not _SMALL**2 * r < s[-1] < _BIG**2:       # rare: zero, tiny or huge factor
+        m = float(np.abs(U).max())
+        if m == 0.0:
+            z = np.zeros(r)
+            return Frame(U, 1.0, z, z, np.eye(r), np.eye(d, r), 0, 0.0, np.zeros((r, r)))
+        return _svd_frame(U / m, m, rtol)
+    if s[0] > GRAM_RTOL * s[-1]:                  # well conditioned: the Gram route
+        sigma = np.sqrt(s)
+        return Frame(U, 1.0, sigma, s, E, None, r, rtol * float(sigma[-1]),
+                     1.0 / (s[:, None] + s[None, :]))
+    return _svd_frame(U, 1.0, rtol)
+
+
+def _svd_frame(Un: np.ndarray, scale: float, rtol: float) -> Frame:
+    P, sigma, Wt = np.linalg.svd(Un, full_matrices=False)
+    tol = rtol * float(sigma[0])
+    s = sigma * sigma
+    rank = int(np.count_nonzero(sigma > tol))
+    return Frame(Un, scale, sigma, s, Wt.T, P, rank, tol, _pair_inverse(sigma, s, tol))
+
+
+def frame_from_eig(U: np.ndarray, eig, rtol: float = RANK_RTOL) -> Frame:
+    """A :class:`Frame` from a caller's ``numpy.linalg.eigh(U.T @ U)`` (Gram route), or from
+    the SVD of ``U`` when that eigendecomposition is too ill-conditioned to trust."""
+    s, E = eig
+    if s[-1] > 0 and s[0] > GRAM_RTOL * s[-1] and _SMALL**2 < s[-1] < _BIG**2:
+        sigma = np.sqrt(s)
+        return Frame(U, 1.0, sigma, s, E, None, U.shape[1], rtol * float(sigma[-1]),
+                     1.0 / (s[:, None] + s[None, :]))
+    return frame(U, rtol)
+
+
+def _left(fr: Frame) -> np.ndarray:
+    """Left singular vectors ``P`` (``d x r``; columns of rank-dropped values arbitrary)."""
+    if fr.P is not None:
+        return fr.P
+    return (fr.Un @ fr.E) / fr.sigma
+
+
+def lyapunov(fr: Frame, K: np.ndarray) -> np.ndarray:
+    """Minimum-norm solution of ``(U^T U) Omega + Omega (U^T U) = K`` (``K`` skew or symmetric).
+
+    ``Omega = E [ (E^T K E)_ij / (s_i + s_j) ] E^T`` over kept pairs, 0 on dropped pairs
+    (``K`` in the units of ``U^T U``; the frame's scaling is undone).
+    """
+    Kt = fr.E.T @ K @ fr.E
+    return (fr.E @ (Kt * fr.inv) @ fr.E.T) / (fr.scale * fr.scale)
+
+
+def _omega_tilde(fr: Frame, Z: np.ndarray) -> np.ndarray:
+    """``Omega`` of ``P_v(Z) = Un Omega`` in the ``E`` basis (minimum norm)."""
+    if fr.P is None:
+        Kt = (fr.Un @ fr.E).T @ (Z @ fr.E)
+        Kt = Kt - Kt.T
+    else:
+        Zt = fr.sigma[:, None] * (fr.P.T @ Z @ fr.E)
+        Kt = Zt - Zt.T
+    return Kt * fr.inv
+
+
+def vertical_generator(fr: Frame, Z: np.ndarray) -> np.ndarray:
+    """The minimum-norm skew ``Omega`` with ``P_v(Z) = U Omega``."""
+    return (fr.E @ _omega_tilde(fr, Z) @ fr.E.T) / fr.scale
+
+
+def vertical_part(fr: Frame, Z: np.ndarray) -> np.ndarray:
+    """``P_v(Z)``: the orthogonal projection onto ``V_U = {U Omega : Omega skew}``."""
+    Wt = _omega_tilde(fr, Z)
+    if fr.P is None:
+        return fr.Un @ (fr.E @ Wt @ fr.E.T)
+    return fr.P @ ((fr.sigma[:, None] * Wt) @ fr.E.T)
+
+
+def horizontal_part(fr: Frame, Z: np.ndarray) -> np.ndarray:
+    """``P_h(Z) = Z - P_v(Z)``: the orthogonal projection onto ``H_U = {xi : U^T xi sym}``."""
+    return Z - vertical_part(fr, Z)
+
+
+def lift(fr: Frame, Qdot: np.ndarray) -> tuple[np.ndarray, float]:
+    r"""Minimum-norm least-squares solution ``xi`` of ``xi U^T + U xi^T = Qdot`` (horizontal).
+
+    With ``P_k, sigma_k, E_k`` the rank-``k`` part of the SVD and ``Pi = P_k P_k^T``:
+    ``xi = [P_k A + (I - Pi) Qdot P_k diag(1/sigma_k)] E_k^T``,
+    ``A_ij = (P_k^T Qdot P_k)_ij sigma_j / (sigma_i^2 + sigma_j^2)``. Returns ``(xi, res)``
+    with ``res = ||(I - Pi) Qdot (I - Pi)||_F``, the distance of ``Qdot`` to the image of
+    ``D pi(U)``.
+    """
+    keep = fr.sigma > fr.tol
+    P = _left(fr)[:, keep]
+    sig, E = fr.sigma[keep], fr.E[:, keep]
+    M = Qdot @ P                                  # d x k
+    top = P.T @ M                                 # k x k, symmetric
+    C = M - P @ top                               # (I - Pi) Qdot P_k
+    A = top * (sig[None, :] / (sig[:, None] ** 2 + sig[None, :] ** 2))
+    xi = (P @ A + C / sig[None, :]) @ E.T / fr.scale
+    R = Qdot - P @ M.T                            # (I - Pi) Qdot
+    res = fro_norm(R - (R @ P) @ P.T)
+    return xi, res
+
+
+def vertical_basis(fr: Frame) -> np.ndarray:
+    r"""Frobenius-orthonormal basis of ``V_U``, ``(d r) x dim V_U`` (row-major ``vec``).
+
+    One column per kept pair ``i < j``:
+    ``P (sigma_i e_i e_j^T - sigma_j e_j e_i^T) E^T / sqrt(sigma_i^2 + sigma_j^2)``, i.e. the
+    normalised ``U (E_i E_j^T - E_j E_i^T)``; different pairs occupy different entries of
+    ``P^T Z E``, so the columns are orthonormal by construction (no QR).
+    """
+    d, r = fr.Un.shape
+    P, sig, E = _left(fr), fr.sigma, fr.E
+    cols = []
+    for i in range(r):
+        for j in range(i + 1, r):
+            if max(sig[i], sig[j]) <= fr.tol:
+                continue
+            n = math.hypot(sig[i], sig[j])
+            V = (sig[i] / n) * np.outer(P[:, i], E[:, j]) - (sig[j] / n) * np.outer(P[:, j], E[:, i])
+            cols.append(V.reshape(-1))
+    if not cols:
+        return np.zeros((d * r, 0))
+    return np.array(cols).T
+
+
+def horizontal_basis(fr: Frame) -> np.ndarray:
+    """Frobenius-orthonormal basis of ``H_U``, ``(d r) x (d r - dim V_U)``: the orthogonal
+    complement of :func:`vertical_basis` by one full QR (the identity when ``V_U = 0``)."""
+    d, r = fr.Un.shape
+    V = vertical_basis(fr)
+    if V.shape[1] == 0:
+        return np.eye(d * r)
+    Qfull, _ = np.linalg.qr(V, mode="complete")
+    return Qfull[:, V.shape[1]:]
+
+
+def procrustes(U: np.ndarray, V: np.ndarray) -> np.ndarray:
+    r"""``argmin_{R in O(r)} ||U R - V||_F = A B^T`` with ``U^T V = A Sigma B^T`` (improper ``R``
+    allowed). The one Procrustes of quadnet; ``U^T V`` is rescaled when it would
+    over/underflow (the minimiser is invariant under positive scaling)."""
+    M = U.T @ V
+    try:
+        A, sv, Bt = np.linalg.svd(M)
+        ok = _SMALL**2 < sv[0] < _BIG**2
+    except np.linalg.LinAlgError:                 # overflow to inf (or a NaN input)
+        ok = False
+    if not ok:
+        mu, mv = float(np.abs(U).max()), float(np.abs(V).max())
+        if not (mu > 0 and mv > 0 and math.isfinite(mu) and math.isfinite(mv)):
+            return np.eye(U.shape[1]) if mu == 0 or mv == 0 else np.full((U.shape[1],) * 2, np.nan)
+        A, sv, Bt = np.linalg.svd((U / mu).T @ (V / mv))
+    return A @ Bt
+
+
+def fro_norm(A: np.ndarray) -> float:
+    """``||A||_F`` without overflow or underflow of the squares (rescaled only when needed)."""
+    n = float(np.linalg.norm(A))
+    if 1e-140 < n < 1e140 or n == 0.0 and not A.any():
+        return n
+    m = float(np.abs(A).max())
+    if m == 0.0 or not math.isfinite(m):
+        return m
+    return m * float(np.linalg.norm(A / m))

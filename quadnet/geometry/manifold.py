@@ -1,262 +1,857 @@
-r"""Quotient geometry of rank-r PSD matrices, :math:`M_r^+ \cong F_{d,r} / O(r)` (THEORY.md §1).
+r"""Quotient geometry of PSD matrices, :math:`M_r^+ \cong F_{d,r} / O(r)`, at every factor
+(quadnet theory §1; the rank-deficient strata in ``docs/stratified.md``).
 
-A point is represented by a full-column-rank factor ``U`` (``d x r``); the predictor is
-``Q = U U^T``. All ``U R`` with ``R`` in ``O(r)`` represent the same point (the *fibre*).
-Tangent vectors are represented by their *horizontal lifts*: ``d x r`` matrices ``xi`` with
-``U^T xi`` symmetric. The metric is the Frobenius inner product of horizontal lifts
-(Bures–Wasserstein up to a constant factor).
+A point is represented by a factor ``U`` (``d x r``); the predictor is ``Q = U U^T``. All
+``U R`` with ``R`` in ``O(r)`` represent the same point (the *fibre*). Tangent vectors are
+represented by horizontal lifts: ``d x r`` matrices ``xi`` with ``U^T xi`` symmetric. The metric
+is the Frobenius inner product of horizontal lifts (Bures–Wasserstein, Massart & Absil 2020).
 
-Lyapunov solves. Every projection needs the skew ``Omega`` with
-``G Omega + Omega G = K`` (``G = U^T U``, ``K`` skew). With ``G = E diag(s) E^T`` this is
-``Omega = E [ (E^T K E)_{ij} / (s_i + s_j) ] E^T``: one ``r x r`` symmetric eigendecomposition,
-``O(d r^2 + r^3)``, exact for a symmetric positive-definite ``G``. Conditioning: the divisor
-is at least ``2 sigma_min(U)^2``, so the solve amplifies errors by at most
-``kappa(U)^2``; factors with ``sigma_min/sigma_max <= RANK_RTOL`` (``1e-10``) are refused with a
-``ValueError`` because the quotient is not a manifold there (the rank-deficient boundary).
+Every method accepts any finite ``d x r`` factor of numerical rank ``k <= r`` (``U = 0``
+included): ``rank(U) = #{i : sigma_i(U) > rank_rtol * sigma_max(U)}`` with the one tolerance
+:data:`quadnet._validation.RANK_RTOL` (``1e-10``) unless the manifold is built with another.
+The projections are the orthogonal projections onto ``V_U = {U Omega : Omega skew}`` (dimension
+``r(r-1)/2 - (r-k)(r-k-1)/2``) and its complement ``H_U``, through the minimum-norm solution
+of the (possibly singular) Lyapunov equation ``G Omega + Omega G = U^T Z - Z^T U``
+(``G = U^T U``). All work at a point goes through one eigendecomposition of ``G`` (or one SVD
+of ``U`` when ``kappa(U) >= 100``), see :mod:`quadnet.geometry._kernels`.
+
+Validation happens once, at the public methods: a non-array, a wrong shape or a non-finite
+entry raises ``TypeError``/``ValueError`` naming the argument. For speed the structural
+checks (type, dtype, shape) run first and finiteness is checked once on the result (a NaN or
+inf in an input always reaches the result); a non-finite result re-runs the full checks,
+which name the offending argument.
 """
 
 from __future__ import annotations
 
+import math
+import numbers
+
 import numpy as np
-import scipy.linalg
 from pymanopt.manifolds.manifold import Manifold
 
+from quadnet._validation import RANK_RTOL, as_factor, as_int, as_matrix, as_rng, as_symmetric
+from quadnet.geometry import _kernels as K
 from quadnet.geometry._kernels import horizontal_dim, vertical_dim
-from quadnet._validation import as_factor, as_int, as_matrix, as_symmetric, vec
 
 __all__ = ["PSDQuotient", "align", "bures_wasserstein", "horizontal_dimension", "lyapunov_skew"]
 
+_F64 = np.dtype(np.float64)
 
-def horizontal_dimension(d: int, r: int) -> int:
-    """``n_h = d r - r(r-1)/2 = dim M_r^+`` (quadnet theory §1).
+
+def _as_rtol(rtol, name: str = "rank_rtol") -> float:
+    if isinstance(rtol, bool) or not isinstance(rtol, numbers.Real):
+        raise TypeError(f"{name} must be a real number in (0, 1), got {type(rtol).__name__}")
+    rtol = float(rtol)
+    if not 0.0 < rtol < 1.0:
+        raise ValueError(f"{name} must be in (0, 1), got {rtol}")
+    return rtol
+
+
+def _finite(a: np.ndarray) -> bool:
+    """All entries finite: one dot product (NaN/inf propagate into it), exact fallback."""
+    v = a.reshape(-1)
+    try:
+        if math.isfinite(float(v @ v)):
+            return True
+    except (RuntimeWarning, FloatingPointError):  # overflow of |a| > 1e154 under -W error
+        pass
+    return bool(np.isfinite(a).all())
+
+
+def horizontal_dimension(d: int, r: int, k: int | None = None) -> int:
+    r"""Dimension of the horizontal space ``H_U`` at a ``d x r`` factor of rank ``k``.
+
+    ``dim H_U = d r - r(r-1)/2 + (r-k)(r-k-1)/2`` (quadnet theory §1 and
+    ``docs/stratified.md``); at full rank (``k = r``, the default) this is
+    ``n_h = d r - r(r-1)/2 = dim M_r^+``.
+
+    Parameters
+    ----------
+    d, r : int
+        Ambient dimension and width, ``1 <= r <= d``.
+    k : int, optional
+        Rank of the factor, ``0 <= k <= r`` (default ``r``).
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    TypeError, ValueError
+        For non-integer or out-of-range sizes.
 
     Examples
     --------
     >>> horizontal_dimension(5, 2)
     9
+    >>> horizontal_dimension(5, 3, k=1)   # dim V_U = 3 - 1 = 2
+    13
     """
     d = as_int(d, "d", minimum=1)
     r = as_int(r, "r", minimum=1, maximum=d)
-    return horizontal_dim(d, r)
+    k = r if k is None else as_int(k, "k", minimum=0, maximum=r)
+    return horizontal_dim(d, r, k)
 
 
-def _eig_gram(U: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    s, E = np.linalg.eigh(U.T @ U)
-    return s, E
+def lyapunov_skew(U, K_, eig=None) -> np.ndarray:
+    r"""Minimum-norm solution ``Omega`` of ``(U^T U) Omega + Omega (U^T U) = K``.
 
+    In the eigenbasis ``G = U^T U = E diag(s) E^T``:
+    ``Omega = E [ (E^T K E)_ij / (s_i + s_j) ] E^T``, with the pairs whose singular values
+    are both at or below ``RANK_RTOL * sigma_max(U)`` set to 0 -- the minimum-norm
+    (pseudo-inverse) solution, which is the exact solution at full rank (quadnet theory §1,
+    ``docs/stratified.md``). ``K`` skew gives ``Omega`` skew, ``K`` symmetric gives ``Omega``
+    symmetric. Any finite factor is accepted (``U = 0`` gives ``Omega = 0``).
 
-def lyapunov_skew(U: np.ndarray, K: np.ndarray, eig=None) -> np.ndarray:
-    """Solve ``(U^T U) Omega + Omega (U^T U) = K`` by the eigendecomposition of ``U^T U``.
+    Parameters
+    ----------
+    U : array_like, shape (d, r)
+        Finite factor, any rank.
+    K_ : array_like, shape (r, r)
+        Right-hand side (the second positional argument; named ``K``).
+    eig : tuple, optional
+        ``numpy.linalg.eigh(U.T @ U)`` computed once by a caller solving many equations at
+        the same ``U``; ignored in favour of an SVD of ``U`` when ``kappa(U) >= 100``.
 
-    ``K`` skew gives ``Omega`` skew; ``K`` symmetric gives ``Omega`` symmetric. ``eig``, if
-    given, is ``numpy.linalg.eigh(U.T @ U)`` computed once by a caller that solves many
-    equations at the same ``U`` (matrix-free Hessians). See the module docstring for
-    conditioning.
+    Returns
+    -------
+    ndarray, shape (r, r)
+
+    Raises
+    ------
+    TypeError, ValueError
+        Non-array, wrong-shape or non-finite ``U`` or ``K``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> U = np.array([[1.0, 0.0], [0.0, 2.0], [0.0, 0.0]])
+    >>> Om = lyapunov_skew(U, np.array([[0.0, 5.0], [-5.0, 0.0]]))
+    >>> print(np.round(Om, 12))
+    [[ 0.  1.]
+     [-1.  0.]]
+    >>> bool(lyapunov_skew(np.zeros((3, 2)), np.array([[0.0, 1.0], [-1.0, 0.0]])).any())
+    False
     """
-    s, E = _eig_gram(U) if eig is None else eig
-    Kt = E.T @ K @ E
-    return E @ (Kt / (s[:, None] + s[None, :])) @ E.T
+    U = as_factor(U, "U", full_rank=False)
+    r = U.shape[1]
+    K_ = as_matrix(K_, "K", shape=(r, r))
+    fr = K.frame(U) if eig is None else K.frame_from_eig(U, eig)
+    return K.lyapunov(fr, K_)
 
 
 def align(U, V) -> np.ndarray:
     r"""Procrustes alignment over ``O(r)``: ``argmin_{R in O(r)} ||U R - V||_F = A B^T``.
 
-    ``U^T V = A Sigma B^T`` (SVD). Improper rotations (``det R = -1``) are allowed: aligning
-    over ``SO(r)`` only, as geomstats does, gives wrong quotient distances (THEORY.md §7).
+    ``U^T V = A Sigma B^T`` (SVD), quadnet theory §1. Improper rotations (``det R = -1``)
+    are allowed: aligning over ``SO(r)`` only, as geomstats does, gives wrong quotient
+    distances (quadnet theory §7). Any rank is accepted (``R`` is then one of the minimisers).
+
+    Parameters
+    ----------
+    U, V : array_like, shape (d, r)
+        Finite factors of the same shape.
+
+    Returns
+    -------
+    ndarray, shape (r, r)
+        An orthogonal matrix.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Non-array, mismatched or non-finite factors.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> U = np.array([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
+    >>> R = np.array([[0.0, 1.0], [1.0, 0.0]])            # improper
+    >>> bool(np.allclose(align(U, U @ R), R))
+    True
     """
     U = as_matrix(U, "U")
     V = as_matrix(V, "V", shape=U.shape)
-    A, _, Bt = np.linalg.svd(U.T @ V)
-    return A @ Bt
+    return K.procrustes(U, V)
+
+
+def _psd(Q, name: str, n: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    Q = as_symmetric(Q, name, n)
+    w, E = np.linalg.eigh(Q)
+    top = max(float(np.abs(w).max()), np.finfo(float).tiny)
+    noise = 10 * Q.shape[0] * np.finfo(float).eps * top
+    if w[0] < -noise:
+        raise ValueError(f"{name} must be positive semidefinite, smallest eigenvalue "
+                         f"{w[0]:.3e} (largest {w[-1]:.3e})")
+    return Q, np.where(w > noise, w, 0.0), E
+
+
+def _bw_transport(Q1, Q2, w, E) -> float | None:
+    """``d^2 = tr(Y Q1^{-1} Y)``, ``Y = (Q1^{1/2} Q2 Q1^{1/2})^{1/2} - Q1`` by the fixed point
+    ``Y = L^{-1}(X - Y^2)`` in the eigenbasis of ``Q1`` (``None`` if not applicable)."""
+    if w[0] <= 1e-8 * w[-1]:
+        return None
+    D = E.T @ (Q2 - Q1) @ E
+    rt = np.sqrt(w)
+    X = rt[:, None] * D * rt[None, :]
+    den = w[:, None] + w[None, :]
+    Y = X / den
+    if np.linalg.norm(Y, 2) > 0.25 * w[0]:
+        return None
+    for _ in range(200):
+        Yn = (X - Y @ Y) / den
+        delta = np.linalg.norm(Yn - Y)
+        Y = Yn
+        if delta <= 1e-17 * np.linalg.norm(Y) or delta == 0.0:
+            break
+    return float(math.sqrt(float(np.sum(Y * Y / w[None, :]))))
 
 
 def bures_wasserstein(Q1, Q2) -> float:
-    r"""Bures–Wasserstein distance of PSD matrices from their square roots (no factors).
+    r"""Bures–Wasserstein distance of PSD matrices, from the matrices alone (no factors).
 
-    ``d^2 = tr Q1 + tr Q2 - 2 tr (Q1^{1/2} Q2 Q1^{1/2})^{1/2}``. An independent route to
-    :meth:`PSDQuotient.dist` used by the conformance suite.
+    ``d(Q1, Q2)^2 = tr Q1 + tr Q2 - 2 tr (Q1^{1/2} Q2 Q1^{1/2})^{1/2}`` (Bhatia, Jain & Lim
+    2019), the independent oracle for :meth:`PSDQuotient.dist` (quadnet theory §1). The trace
+    formula cancels catastrophically for nearly equal points, so two cancellation-free routes
+    are used instead (``docs/stratified.md``):
+
+    * **transport route** (the base point -- the better conditioned of ``Q1``, ``Q2`` -- is
+      positive definite with ``kappa <= 1e8`` and ``||Y||_2 <= lambda_min / 4``):
+      ``d^2 = tr(Y Q1^{-1} Y)`` with ``Y = (Q1^{1/2} Q2 Q1^{1/2})^{1/2} - Q1`` solved from
+      ``Q1 Y + Y Q1 + Y^2 = Q1^{1/2} (Q2 - Q1) Q1^{1/2}`` by fixed-point iteration: relative
+      error ``~ eps kappa(Q1)`` at any distance (checked against 50-digit mpmath);
+    * **factor route** otherwise: ``Q_i = S_i S_i^T`` from the eigendecompositions (rounding
+      eigenvalues ``<= 10 n eps lambda_max`` zeroed), ``d = ||S1 R - S2||_F`` at the Procrustes
+      ``R``. Accurate to ``~ eps ||Q||^{1/2}`` relative to the distance when the spectra are
+      well separated from zero; near a singular ``Q`` the distance is only Hölder-1/2 in
+      ``Q`` and an input rounding of ``eps ||Q||`` moves it by up to ``~ (n eps ||Q||)^{1/2}``.
+
+    Parameters
+    ----------
+    Q1, Q2 : array_like, shape (n, n)
+        Symmetric positive semidefinite matrices.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError, ValueError
+        Non-array, non-square, non-symmetric, non-finite or not positive semidefinite input
+        (an eigenvalue below ``-10 n eps lambda_max``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> Q = np.diag([4.0, 1.0])
+    >>> round(bures_wasserstein(Q, np.diag([1.0, 1.0])), 12)   # |2 - 1|
+    1.0
+    >>> d = bures_wasserstein(Q, Q + 1e-10 * np.diag([4.0, 0.0]))  # exact: 1e-10 (1st order)
+    >>> bool(abs(d - 1e-10) < 1e-15)
+    True
     """
-    Q1 = as_symmetric(Q1, "Q1")
-    Q2 = as_symmetric(Q2, "Q2", Q1.shape[0])
-    w, E = np.linalg.eigh(Q1)
-    root1 = (E * np.sqrt(np.clip(w, 0, None))) @ E.T
-    mid = np.linalg.eigvalsh(root1 @ Q2 @ root1)
-    mid[mid < 1e-14 * max(mid.max(), 0.0)] = 0.0  # rank-deficient product: rounding noise
-    val = np.trace(Q1) + np.trace(Q2) - 2 * np.sum(np.sqrt(np.clip(mid, 0, None)))
-    return float(np.sqrt(max(val, 0.0)))
+    Q1, w1, E1 = _psd(Q1, "Q1")
+    Q2, w2, E2 = _psd(Q2, "Q2", Q1.shape[0])
+    if w1[-1] == 0.0 or w2[-1] == 0.0:
+        return float(math.sqrt(float(np.sum(w1)) + float(np.sum(w2))))
+    k1 = w1[0] / w1[-1]
+    k2 = w2[0] / w2[-1]
+    out = (_bw_transport(Q1, Q2, w1, E1) if k1 >= k2 else _bw_transport(Q2, Q1, w2, E2))
+    if out is not None:
+        return out
+    S1 = E1 * np.sqrt(w1)
+    S2 = E2 * np.sqrt(w2)
+    return K.fro_norm(S1 @ K.procrustes(S1, S2) - S2)
 
 
 class PSDQuotient(Manifold):
-    r"""The manifold :math:`M_r^+` of ``d x d`` PSD matrices of rank ``r`` as ``F_{d,r}/O(r)``.
+    r"""The quotient :math:`F_{d,r}/O(r)` of ``d x r`` factors, a pymanopt ``Manifold``.
 
-    Points: full-column-rank ``U`` (``d x r``), predictor ``Q = U U^T``.
-    Vertical space ``V_U = {U Omega : Omega^T = -Omega}`` (dimension ``r(r-1)/2``).
-    Horizontal space ``H_U = {xi : U^T xi symmetric}`` (dimension
-    ``n_h = d r - r(r-1)/2 = dim M_r^+``). Metric: Frobenius on horizontal lifts.
+    Points: ``d x r`` factors ``U`` of any rank ``k <= r`` (quadnet theory §1 on the
+    full-rank stratum ``M_r^+``, ``docs/stratified.md`` on the strata ``k < r``), predictor
+    ``Q = U U^T``. Vertical space ``V_U = {U Omega : Omega^T = -Omega}`` of dimension
+    ``r(r-1)/2 - (r-k)(r-k-1)/2``; horizontal space ``H_U = {xi : U^T xi symmetric}``, its
+    Frobenius-orthogonal complement. Metric: Frobenius on horizontal lifts. ``dim`` is the
+    dimension of ``M_r^+`` (``n_h = d r - r(r-1)/2``); the dimension at a rank-deficient
+    point is :meth:`vertical_dimension` / :func:`horizontal_dimension`.
 
-    Unlike pymanopt's ``PSDFixedRank`` (THEORY.md §7), the Riemannian Hessian projects its
-    input direction too (``P_h o Hess o P_h``), ``exp``/``retraction`` refuse to leave the
-    full-rank stratum, and ``log``/``dist`` align over the full ``O(r)``.
+    Unlike pymanopt's ``PSDFixedRank`` (quadnet theory §7), the Riemannian Hessian projects
+    its input direction too (``P_h o Hess o P_h``), ``log``/``dist`` align over the full
+    ``O(r)``, and every operation is defined (and continuous where the geometry is, see
+    ``docs/stratified.md``) on rank-deficient factors; ``exp``/``retraction`` never refuse.
 
-    Args:
-        d: ambient dimension (rows of ``U``).
-        r: rank (columns of ``U``), ``1 <= r <= d``.
-        seed: seed or ``numpy.random.Generator`` for :meth:`random_point` and
-            :meth:`random_tangent_vector` (each also accepts its own ``rng``).
+    Parameters
+    ----------
+    d : int
+        Ambient dimension (rows of ``U``).
+    r : int
+        Width (columns of ``U``), ``1 <= r <= d``.
+    seed : int or numpy.random.Generator, optional
+        Stream for :meth:`random_point` and :meth:`random_tangent_vector` (each also accepts
+        its own ``rng``).
+    rank_rtol : float, optional
+        The numerical-rank tolerance in ``(0, 1)`` (default ``RANK_RTOL = 1e-10``).
+
+    Raises
+    ------
+    TypeError, ValueError
+        Bad sizes, seed or tolerance.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> M = PSDQuotient(4, 3, seed=0)
+    >>> U = np.zeros((4, 3)); U[0, 0], U[1, 1] = 1.0, 2.0      # rank 2 < r = 3
+    >>> M.rank(U), M.vertical_dimension(U)
+    (2, 3)
+    >>> Z = M.random_point()
+    >>> h = M.horizontal_projection(U, Z)
+    >>> S = U.T @ h
+    >>> bool(np.allclose(S, S.T))
+    True
     """
 
-    def __init__(self, d: int, r: int, seed=None):
+    def __init__(self, d: int, r: int, seed=None, *, rank_rtol: float = RANK_RTOL):
         d = as_int(d, "d", minimum=1)
         r = as_int(r, "r", minimum=1)
         if r > d:
             raise ValueError(f"r must satisfy 1 <= r <= d, got r = {r} > d = {d}")
         self.d, self.r = d, r
-        self._rng = np.random.default_rng(seed)
+        self.rank_rtol = _as_rtol(rank_rtol)
+        self._shape = (d, r)
+        self._rng = as_rng(seed)
         super().__init__(f"PSDQuotient(d={d}, r={r})", horizontal_dim(d, r))
 
-    # ------------------------------------------------------------------ helpers
+    # ------------------------------------------------------------ validation
+    def _arr(self, x, name: str) -> np.ndarray:
+        """A finite float64 ``d x r`` array (fast path for an exact-type ndarray)."""
+        if (type(x) is np.ndarray and x.dtype == _F64 and x.shape == self._shape
+                and np.isfinite(x).all()):
+            return x
+        return as_matrix(x, name, shape=self._shape)
+
+    def _shaped(self, x, name: str) -> np.ndarray:
+        """Type, dtype and shape only: finiteness is then checked on the result."""
+        if type(x) is np.ndarray and x.dtype == _F64 and x.shape == self._shape:
+            return x
+        return as_matrix(x, name, shape=self._shape)
+
+    def _full(self, named: dict) -> None:
+        for name, x in named.items():
+            as_matrix(x, name, shape=self._shape)
+
+    def _out(self, out: np.ndarray, op: str, **named) -> np.ndarray:
+        if _finite(out):
+            return out
+        self._full(named)
+        raise ValueError(f"{op}: the result is not finite (overflow of finite inputs)")
+
+    def _frame(self, U: np.ndarray, name: str = "U") -> K.Frame:
+        return K.frame(U, self.rank_rtol)
+
+    def _guard(self, kernel, U: np.ndarray, Z: np.ndarray) -> np.ndarray:
+        """``kernel(frame(U), Z)`` for a checked ``U``; a non-finite ``Z`` (inf * 0 warns
+        under ``-W error``) gives NaN, which :meth:`_out` turns into the argument's error."""
+        try:
+            return kernel(K.frame(U, self.rank_rtol), Z)
+        except (RuntimeWarning, FloatingPointError, np.linalg.LinAlgError):
+            return np.full(U.shape, np.nan)
+
     def _point(self, U, name: str = "U") -> np.ndarray:
-        return as_factor(U, name, d=self.d, r=self.r)
+        return as_factor(U, name, d=self.d, r=self.r, full_rank=False)
 
     def _vector(self, Z, name: str) -> np.ndarray:
-        return as_matrix(Z, name, shape=(self.d, self.r))
+        return as_matrix(Z, name, shape=self._shape)
 
     @property
     def typical_dist(self) -> float:
+        r"""``sqrt(dim)``: the order of the distance between two independent
+        :meth:`random_point` draws (``E dist^2 ~ 2 d r (1 - O(sqrt(r/d)))``), used by pymanopt's
+        TrustRegions as its default maximal radius. pymanopt's ``PSDFixedRank`` uses
+        ``10 + r``, which does not grow with ``d``; the iteration counts of both are compared in
+        :func:`quadnet.geometry.conformance.compare_pymanopt_optimisers`.
+
+        Examples
+        --------
+        >>> PSDQuotient(5, 2).typical_dist == 3.0
+        True
+        """
         return float(np.sqrt(self.dim))
+
+    # ------------------------------------------------------------ strata
+    def rank(self, U) -> int:
+        r"""Numerical rank ``#{i : sigma_i(U) > rank_rtol * sigma_max(U)}`` (0 for ``U = 0``).
+
+        Parameters
+        ----------
+        U : array_like, shape (d, r)
+
+        Returns
+        -------
+        int
+
+        Raises
+        ------
+        TypeError, ValueError
+            Non-array, wrong-shape or non-finite ``U``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> M = PSDQuotient(3, 2)
+        >>> M.rank(np.eye(3)[:, :2] * [1.0, 1e-12]), M.rank(np.zeros((3, 2)))
+        (1, 0)
+        """
+        U = self._point(U)
+        fr = K.frame(U, self.rank_rtol)
+        return fr.rank
+
+    def vertical_dimension(self, U) -> int:
+        r"""``dim V_U = r(r-1)/2 - (r-k)(r-k-1)/2`` at a factor of rank ``k`` (``docs/stratified.md``).
+
+        Parameters
+        ----------
+        U : array_like, shape (d, r)
+
+        Returns
+        -------
+        int
+
+        Raises
+        ------
+        TypeError, ValueError
+            Non-array, wrong-shape or non-finite ``U``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> M = PSDQuotient(5, 4)
+        >>> [M.vertical_dimension(np.eye(5, 4) * ([1.0] * k + [0.0] * (4 - k))) for k in range(5)]
+        [0, 3, 5, 6, 6]
+        """
+        return vertical_dim(self.r, self.rank(U))
 
     # ------------------------------------------------------------ fibre bundle
     def predictor(self, U) -> np.ndarray:
-        """``pi(U) = U U^T``."""
+        """``pi(U) = U U^T`` (quadnet theory §1).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> PSDQuotient(2, 1).predictor(np.array([[1.0], [2.0]])).tolist()
+        [[1.0, 2.0], [2.0, 4.0]]
+        """
         U = self._point(U)
         return U @ U.T
 
     def differential(self, U, xi) -> np.ndarray:
-        """``D pi(U)[xi] = xi U^T + U xi^T``; its kernel is the vertical space."""
-        U = self._point(U)
-        xi = self._vector(xi, "xi")
+        """``D pi(U)[xi] = xi U^T + U xi^T``; its kernel contains the vertical space (equals
+        it at full rank; at rank ``k < r`` it also contains ``P_perp D E_0^T``,
+        ``docs/stratified.md``).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> U = np.array([[1.0], [0.0]])
+        >>> PSDQuotient(2, 1).differential(U, np.array([[0.0], [1.0]])).tolist()
+        [[0.0, 1.0], [1.0, 0.0]]
+        """
+        U = self._arr(U, "U")
+        xi = self._arr(xi, "xi")
         P = xi @ U.T
-        return P + P.T
+        return self._out(P + P.T, "differential", U=U, xi=xi)
 
     def vertical_projection(self, U, Z) -> np.ndarray:
-        """``P_v(Z) = U Omega`` with ``(U^T U) Omega + Omega (U^T U) = U^T Z - Z^T U``."""
-        U = self._point(U)
-        Z = self._vector(Z, "Z")
-        K = U.T @ Z
-        return U @ lyapunov_skew(U, K - K.T)
+        r"""Orthogonal projection onto ``V_U = {U Omega : Omega skew}`` at any rank.
+
+        ``P_v(Z) = P [sigma_i (sigma_i Zt_ij - sigma_j Zt_ji) / (sigma_i^2 + sigma_j^2)] E^T``
+        with ``U = P diag(sigma) E^T``, ``Zt = P^T Z E`` and the pairs with both singular
+        values below the rank tolerance set to 0 (the minimum-norm Lyapunov solution,
+        quadnet theory §1, ``docs/stratified.md``). Every coefficient is bounded by 1, so the
+        error is ``<= c eps sigma_max / (sigma_{r-1}^2 + sigma_r^2)^{1/2}`` relative to
+        ``||Z||`` (``c eps kappa(U)^2`` on the Gram route, taken only when ``kappa(U) < 100``).
+
+        Parameters
+        ----------
+        U, Z : array_like, shape (d, r)
+
+        Returns
+        -------
+        ndarray, shape (d, r)
+
+        Raises
+        ------
+        TypeError, ValueError
+            Non-array, wrong-shape or non-finite input.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> M = PSDQuotient(3, 2)
+        >>> U = np.eye(3)[:, :2]
+        >>> M.vertical_projection(U, np.array([[0.0, 2.0], [0.0, 0.0], [1.0, 1.0]])).tolist()
+        [[0.0, 1.0], [-1.0, 0.0], [0.0, 0.0]]
+        """
+        U = self._shaped(U, "U")
+        Z = self._shaped(Z, "Z")
+        return self._out(self._guard(K.vertical_part, U, Z), "vertical_projection", U=U, Z=Z)
 
     def horizontal_projection(self, U, Z) -> np.ndarray:
-        """``P_h(Z) = Z - P_v(Z)``, the Frobenius-orthogonal projection onto ``H_U``."""
-        return self._vector(Z, "Z") - self.vertical_projection(U, Z)
+        r"""``P_h(Z) = Z - P_v(Z)``, the orthogonal projection onto ``H_U = {xi : U^T xi sym}``
+        (any rank; see :meth:`vertical_projection` for the formula and its error bound).
+
+        Parameters
+        ----------
+        U, Z : array_like, shape (d, r)
+
+        Returns
+        -------
+        ndarray, shape (d, r)
+
+        Raises
+        ------
+        TypeError, ValueError
+            Non-array, wrong-shape or non-finite input.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> M = PSDQuotient(3, 2)
+        >>> U = np.eye(3)[:, :2]
+        >>> M.horizontal_projection(U, np.array([[0.0, 2.0], [0.0, 0.0], [1.0, 1.0]])).tolist()
+        [[0.0, 1.0], [1.0, 0.0], [1.0, 1.0]]
+        """
+        U = self._shaped(U, "U")
+        Z = self._shaped(Z, "Z")
+        return self._out(self._guard(K.horizontal_part, U, Z), "horizontal_projection",
+                         U=U, Z=Z)
 
     def projection(self, point, vector) -> np.ndarray:
-        """pymanopt's tangent projection: the horizontal projection."""
-        return self.horizontal_projection(point, vector)
+        """pymanopt's tangent projection: :meth:`horizontal_projection`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> M = PSDQuotient(3, 2)
+        >>> U = np.eye(3)[:, :2]
+        >>> M.projection(U, np.ones((3, 2))).tolist()
+        [[1.0, 1.0], [1.0, 1.0], [1.0, 1.0]]
+        """
+        point = self._shaped(point, "point")
+        vector = self._shaped(vector, "vector")
+        return self._out(self._guard(K.horizontal_part, point, vector), "projection",
+                         point=point, vector=vector)
 
     to_tangent_space = projection
 
-    def lift(self, U, Qdot) -> np.ndarray:
-        r"""Horizontal lift of a tangent vector ``Qdot`` at ``Q = U U^T``.
+    def lift(self, U, Qdot, exact: bool = False, *, return_residual: bool = False):
+        r"""Minimum-norm horizontal lift of a symmetric ``Qdot`` at ``Q = U U^T``, any rank.
 
-        The unique ``xi`` in ``H_U`` with ``xi U^T + U xi^T = Qdot``:
-        ``xi = P_h(Qdot U G^{-1} - 1/2 U G^{-1} U^T Qdot U G^{-1})``, ``G = U^T U``.
-        The bracket has differential ``Qdot - (I-P) Qdot (I-P)`` (``P = U G^{-1} U^T``),
-        which is ``Qdot`` for tangent ``Qdot``; for a symmetric ``Qdot`` off the tangent space
-        this is the lift of its orthogonal projection onto ``T_Q M_r^+``.
+        The minimum-norm least-squares solution of ``xi U^T + U xi^T = Qdot``; it is
+        horizontal. With the rank-``k`` SVD ``U = P_k diag(sigma_k) E_k^T`` and
+        ``Pi = P_k P_k^T`` (``docs/stratified.md``)::
+
+            xi = [P_k A + (I - Pi) Qdot P_k diag(1/sigma_k)] E_k^T,
+            A_ij = (P_k^T Qdot P_k)_ij sigma_j / (sigma_i^2 + sigma_j^2).
+
+        At full rank it is the unique horizontal lift of quadnet theory §1 for tangent
+        ``Qdot``. ``Qdot`` is in the image of ``D pi(U)`` iff ``(I - Pi) Qdot (I - Pi) = 0``;
+        otherwise the result is the lift of the orthogonal projection of ``Qdot`` onto that
+        image, and the residual ``||(I - Pi) Qdot (I - Pi)||_F`` is reported. At ``k < r`` the
+        horizontal preimage is not unique (add any ``(I - Pi) D E_0^T``); this is the one of
+        minimum norm.
+
+        Parameters
+        ----------
+        U : array_like, shape (d, r)
+        Qdot : array_like, shape (d, d)
+            Symmetric.
+        exact : bool
+            If true, raise ``ValueError`` when the residual exceeds ``1e-10 ||Qdot||_F``.
+        return_residual : bool
+            If true, return ``(xi, residual)``.
+
+        Returns
+        -------
+        ndarray, shape (d, r), or (ndarray, float)
+
+        Raises
+        ------
+        TypeError, ValueError
+            Bad input, or an inexact ``Qdot`` with ``exact=True``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> M = PSDQuotient(2, 2)
+        >>> U = np.diag([1.0, 0.0])                                # rank 1
+        >>> xi, res = M.lift(U, np.array([[2.0, 1.0], [1.0, 3.0]]), return_residual=True)
+        >>> xi.tolist(), res                                       # [[1, 0], [1, 0]], 3
+        ([[1.0, 0.0], [1.0, 0.0]], 3.0)
         """
         U = self._point(U)
         Qdot = as_symmetric(Qdot, "Qdot", self.d)
-        G_inv = np.linalg.inv(U.T @ U)
-        B = Qdot @ U @ G_inv
-        xi0 = B - 0.5 * U @ (G_inv @ (U.T @ B))
-        return self.horizontal_projection(U, xi0)
+        xi, res = K.lift(K.frame(U, self.rank_rtol), Qdot)
+        if not _finite(xi):
+            raise ValueError("lift: the result is not finite (overflow of finite inputs)")
+        if exact and res > 1e-10 * K.fro_norm(Qdot):
+            raise ValueError(f"Qdot is not in the image of D pi(U): ||(I - Pi) Qdot (I - Pi)||_F"
+                             f" = {res:.3e} > 1e-10 ||Qdot||_F (U has rank {self.rank(U)})")
+        return (xi, res) if return_residual else xi
 
     def align(self, U, V) -> np.ndarray:
-        """``R = argmin_{R in O(r)} ||U R - V||_F`` (see :func:`align`)."""
-        return align(self._point(U), self._point(V, "V"))
+        """``R = argmin_{R in O(r)} ||U R - V||_F`` (see :func:`align`).
 
-    def horizontal_basis(self, U) -> np.ndarray:
-        """A ``(d r) x n_h`` matrix whose columns are a Frobenius-orthonormal basis of ``H_U``.
+        Examples
+        --------
+        >>> import numpy as np
+        >>> M = PSDQuotient(2, 2)
+        >>> M.align(np.eye(2), -np.eye(2)).tolist()
+        [[-1.0, 0.0], [0.0, -1.0]]
+        """
+        U = self._arr(U, "U")
+        V = self._arr(V, "V")
+        return self._out(K.procrustes(U, V), "align", U=U, V=V)
 
-        Row-major vectorisation (:func:`quadnet._validation.vec`). Built as the orthogonal
-        complement, by a full QR, of the vertical vectors ``vec(U (e_a e_b^T - e_b e_a^T))``.
+    def vertical_basis(self, U) -> np.ndarray:
+        r"""Frobenius-orthonormal basis of ``V_U``, ``(d r) x dim V_U`` (row-major ``vec``).
+
+        Columns: the normalised ``U (E_i E_j^T - E_j E_i^T)`` over the pairs of right
+        singular vectors that are not both in the numerical kernel (``docs/stratified.md``).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> M = PSDQuotient(4, 3)
+        >>> B = M.vertical_basis(np.eye(4, 3) * [1.0, 0.0, 0.0])   # rank 1: dim V_U = 2
+        >>> B.shape, bool(np.allclose(B.T @ B, np.eye(2)))
+        ((12, 2), True)
         """
         U = self._point(U)
-        d, r = self.d, self.r
-        k = vertical_dim(r)
-        if k == 0:
-            return np.eye(d * r)
-        vert = np.empty((d * r, k))
-        col = 0
-        for a in range(r):
-            for b in range(a + 1, r):
-                Om = np.zeros((r, r))
-                Om[a, b], Om[b, a] = 1.0, -1.0
-                vert[:, col] = vec(U @ Om)
-                col += 1
-        Qfull, _ = scipy.linalg.qr(vert, mode="full")
-        return Qfull[:, k:]
+        return K.vertical_basis(K.frame(U, self.rank_rtol))
+
+    def horizontal_basis(self, U) -> np.ndarray:
+        r"""Frobenius-orthonormal basis of ``H_U``: ``(d r) x (d r - dim V_U)`` (row-major
+        :func:`quadnet._validation.vec`), the orthogonal complement of :meth:`vertical_basis`
+        by one full QR. ``n_h`` columns at full rank (quadnet theory §1, §3).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> M = PSDQuotient(5, 2)
+        >>> B = M.horizontal_basis(np.eye(5, 2))
+        >>> B.shape, bool(np.allclose(B.T @ B, np.eye(9)))
+        ((10, 9), True)
+        """
+        U = self._point(U)
+        return K.horizontal_basis(K.frame(U, self.rank_rtol))
 
     # ------------------------------------------------------------------ metric
     def inner_product(self, point, tangent_vector_a, tangent_vector_b) -> float:
-        """``g_Q(xi, eta) = <xi, eta>_F`` on horizontal lifts."""
-        return float(np.tensordot(tangent_vector_a, tangent_vector_b, axes=2))
+        """``g_Q(xi, eta) = <xi, eta>_F`` on horizontal lifts (quadnet theory §1).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> M = PSDQuotient(2, 1)
+        >>> M.inner_product(np.ones((2, 1)), np.ones((2, 1)), np.full((2, 1), 2.0))
+        4.0
+        """
+        a = self._shaped(tangent_vector_a, "tangent_vector_a")
+        b = self._shaped(tangent_vector_b, "tangent_vector_b")
+        try:
+            out = float(a.reshape(-1) @ b.reshape(-1))
+        except (RuntimeWarning, FloatingPointError):
+            out = math.nan
+        if math.isfinite(out):
+            return out
+        self._full({"tangent_vector_a": a, "tangent_vector_b": b})
+        raise ValueError("inner_product: the result is not finite (overflow of finite inputs)")
 
     def norm(self, point, tangent_vector) -> float:
-        return float(np.linalg.norm(tangent_vector))
+        """``||xi||_F`` (computed without overflow).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> PSDQuotient(2, 1).norm(None, np.array([[3.0], [4.0]]))
+        5.0
+        """
+        xi = self._shaped(tangent_vector, "tangent_vector")
+        out = K.fro_norm(xi)
+        if math.isfinite(out):
+            return out
+        self._full({"tangent_vector": xi})
+        raise ValueError("norm: the result is not finite")
 
     def dist(self, point_a, point_b) -> float:
-        """``dist(Q1, Q2) = min_{R in O(r)} ||U1 R - U2||_F`` (Bures–Wasserstein)."""
-        U = self._point(point_a, "point_a")
-        V = self._point(point_b, "point_b")
-        return float(np.linalg.norm(U @ align(U, V) - V))
+        """``dist(Q1, Q2) = min_{R in O(r)} ||U1 R - U2||_F`` (Bures–Wasserstein, quadnet
+        theory §1), computed as the norm of the aligned difference (no cancellation: relative
+        error ``~ eps ||U|| / dist``, where the trace formula has ``eps ||U||^2 / dist^2``).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> M = PSDQuotient(3, 2)
+        >>> U = np.eye(3)[:, :2]
+        >>> M.dist(U, -U), M.dist(U, 2 * U)
+        (0.0, 1.4142135623730951)
+        """
+        U = self._shaped(point_a, "point_a")
+        V = self._shaped(point_b, "point_b")
+        try:
+            out = K.fro_norm(U @ K.procrustes(U, V) - V)
+        except (RuntimeWarning, FloatingPointError, np.linalg.LinAlgError):
+            out = math.nan
+        if math.isfinite(out):
+            return out
+        self._full({"point_a": U, "point_b": V})
+        raise ValueError("dist: the result is not finite (overflow of finite inputs)")
 
     # ------------------------------------------------------- maps and motion
-    def _checked_point(self, W, what: str) -> np.ndarray:
-        try:
-            return self._point(W, what)
-        except ValueError as exc:
-            raise ValueError(f"{what} leaves the full-rank stratum: {exc}") from None
-
     def exp(self, point, tangent_vector) -> np.ndarray:
-        """``U + xi``: horizontal lines project to geodesics of ``M_r^+`` (Massart–Absil) while
-        they stay full rank; a result that loses rank raises ``ValueError``."""
-        U = self._point(point, "point")
-        return self._checked_point(U + self._vector(tangent_vector, "tangent_vector"),
-                                   "exp(point, tangent_vector)")
+        """``U + xi``: a horizontal line projects to a geodesic of ``M_r^+`` (Massart & Absil
+        2020) while it stays full rank; it is a point of the total space at every rank, so
+        this never refuses (optimisers run through and onto the boundary).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> M = PSDQuotient(2, 1)
+        >>> M.exp(np.ones((2, 1)), -np.ones((2, 1))).tolist()      # onto U = 0
+        [[0.0], [0.0]]
+        """
+        U = self._shaped(point, "point")
+        xi = self._shaped(tangent_vector, "tangent_vector")
+        try:
+            W = U + xi
+        except (RuntimeWarning, FloatingPointError):   # inf - inf under -W error
+            W = np.full(U.shape, np.nan)
+        return self._out(W, "exp", point=U, tangent_vector=xi)
 
     def retraction(self, point, tangent_vector) -> np.ndarray:
-        """Same as :meth:`exp` (a second-order retraction)."""
-        return self.exp(point, tangent_vector)
+        """Same as :meth:`exp` (``U + xi``, a second-order retraction).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> PSDQuotient(2, 1).retraction(np.ones((2, 1)), np.ones((2, 1))).tolist()
+        [[2.0], [2.0]]
+        """
+        U = self._shaped(point, "point")
+        xi = self._shaped(tangent_vector, "tangent_vector")
+        try:
+            W = U + xi
+        except (RuntimeWarning, FloatingPointError):   # inf - inf under -W error
+            W = np.full(U.shape, np.nan)
+        return self._out(W, "retraction", point=U, tangent_vector=xi)
 
     def log(self, point_a, point_b) -> np.ndarray:
-        """``log_U(V) = V R - U`` with ``R = align(V, U)``; horizontal at ``U``
-        (``U^T V R`` is symmetric PSD) and ``exp(U, log_U(V)) = V R`` represents ``V V^T``."""
-        U = self._point(point_a, "point_a")
-        V = self._point(point_b, "point_b")
-        return V @ align(V, U) - U
+        """``log_U(V) = V R - U`` with ``R = align(V, U)``: horizontal at ``U`` (``U^T V R`` is
+        symmetric PSD at any rank), ``exp(U, log_U V) = V R`` represents ``V V^T`` and
+        ``||log_U V|| = dist(U, V)``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> M = PSDQuotient(2, 2)
+        >>> M.log(np.eye(2), -2 * np.eye(2)).tolist()
+        [[1.0, 0.0], [0.0, 1.0]]
+        """
+        U = self._shaped(point_a, "point_a")
+        V = self._shaped(point_b, "point_b")
+        try:
+            out = V @ K.procrustes(V, U) - U
+        except (RuntimeWarning, FloatingPointError, np.linalg.LinAlgError):
+            out = np.full(U.shape, np.nan)
+        return self._out(out, "log", point_a=U, point_b=V)
+
+    def pair_mean(self, point_a, point_b) -> np.ndarray:
+        r"""Geodesic midpoint ``(U + V R) / 2``, ``R = align(V, U)``: the point
+        ``exp(U, log_U(V) / 2)`` half-way along the minimising horizontal segment
+        (pymanopt's NelderMead uses it).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> M = PSDQuotient(2, 2)
+        >>> M.pair_mean(np.eye(2), -3 * np.eye(2)).tolist()        # -3 I ~ 3 I
+        [[2.0, 0.0], [0.0, 2.0]]
+        """
+        U = self._arr(point_a, "point_a")
+        V = self._arr(point_b, "point_b")
+        return self._out(0.5 * (U + V @ K.procrustes(V, U)), "pair_mean",
+                         point_a=U, point_b=V)
 
     def transport(self, point_a, point_b, tangent_vector) -> np.ndarray:
-        """Vector transport by horizontal projection at ``point_b``."""
-        return self.horizontal_projection(point_b, tangent_vector)
+        """Vector transport by horizontal projection at ``point_b``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> M = PSDQuotient(2, 2)
+        >>> M.transport(np.eye(2), np.eye(2), np.array([[0.0, 1.0], [0.0, 0.0]])).tolist()
+        [[0.0, 0.5], [0.5, 0.0]]
+        """
+        V = self._shaped(point_b, "point_b")
+        xi = self._shaped(tangent_vector, "tangent_vector")
+        return self._out(self._guard(K.horizontal_part, V, xi), "transport",
+                         point_b=V, tangent_vector=xi)
 
     def random_point(self, rng=None) -> np.ndarray:
-        """A Gaussian ``d x r`` factor (full rank with probability one)."""
-        gen = self._rng if rng is None else np.random.default_rng(rng)
+        """A standard Gaussian ``d x r`` factor (full rank with probability one).
+
+        Examples
+        --------
+        >>> PSDQuotient(3, 2, seed=0).random_point().shape
+        (3, 2)
+        """
+        gen = self._rng if rng is None else as_rng(rng, "rng")
         return gen.standard_normal((self.d, self.r))
 
     def random_tangent_vector(self, point, rng=None) -> np.ndarray:
-        """A unit-norm horizontal vector: the projection of a Gaussian, normalised."""
-        gen = self._rng if rng is None else np.random.default_rng(rng)
-        xi = self.horizontal_projection(point, gen.standard_normal((self.d, self.r)))
-        return xi / np.linalg.norm(xi)
+        """A unit-norm horizontal vector: the projection of a Gaussian, normalised.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> M = PSDQuotient(3, 2, seed=0)
+        >>> round(M.norm(None, M.random_tangent_vector(np.eye(3, 2))), 12)
+        1.0
+        """
+        gen = self._rng if rng is None else as_rng(rng, "rng")
+        point = self._point(point, "point")
+        fr = K.frame(point, self.rank_rtol)
+        xi = K.horizontal_part(fr, gen.standard_normal((self.d, self.r)))
+        return xi / K.fro_norm(xi)
 
     def zero_vector(self, point) -> np.ndarray:
+        """The zero tangent vector.
+
+        Examples
+        --------
+        >>> PSDQuotient(2, 1).zero_vector(None).tolist()
+        [[0.0], [0.0]]
+        """
         return np.zeros((self.d, self.r))
 
     def euclidean_to_riemannian_gradient(self, point, euclidean_gradient) -> np.ndarray:
-        """``P_h(egrad)`` (already horizontal for an O(r)-invariant cost)."""
-        return self.horizontal_projection(point, euclidean_gradient)
+        """``P_h(egrad)`` (already horizontal for an ``O(r)``-invariant cost).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> M = PSDQuotient(2, 2)
+        >>> M.euclidean_to_riemannian_gradient(np.eye(2), np.array([[0.0, 1.0], [0.0, 0.0]])).tolist()
+        [[0.0, 0.5], [0.5, 0.0]]
+        """
+        U = self._shaped(point, "point")
+        g = self._shaped(euclidean_gradient, "euclidean_gradient")
+        return self._out(self._guard(K.horizontal_part, U, g),
+                         "euclidean_to_riemannian_gradient", point=U, euclidean_gradient=g)
 
     def euclidean_to_riemannian_hessian(self, point, euclidean_gradient, euclidean_hessian,
                                         tangent_vector) -> np.ndarray:
@@ -264,20 +859,32 @@ class PSDQuotient(Manifold):
 
         pymanopt evaluates the Euclidean Hessian at the raw direction ``xi`` before calling
         this. Differentiating the invariance ``grad L(U R) = grad L(U) R`` along
-        ``R = exp(t Omega)`` gives ``ehess[U Omega] = egrad Omega``, so with
-        ``P_v(xi) = U Omega``::
+        ``R = exp(t Omega)`` gives ``ehess[U Omega] = egrad Omega`` for every skew
+        ``Omega``, so with ``P_v(xi) = U Omega`` (the minimum-norm ``Omega``, any rank)::
 
             ehess[P_h xi] = ehess[xi] - egrad Omega.
 
         The input direction is thus projected exactly (pymanopt's ``PSDFixedRank`` only
-        projects the output and returns ``P_h(egrad Omega) != 0`` for vertical ``xi``,
-        THEORY.md §7). The connection term ``D P_h[xi](egrad)`` is vertical and vanishes
-        under the outer ``P_h``.
+        projects the output, quadnet theory §7). The connection term is vertical and
+        vanishes under the outer ``P_h``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> M = PSDQuotient(2, 2)
+        >>> U, g = np.diag([1.0, 2.0]), np.diag([1.0, 1.0])
+        >>> v = M.vertical_projection(U, np.array([[0.0, 1.0], [0.0, 0.0]]))
+        >>> H = M.euclidean_to_riemannian_hessian(U, g, g @ np.array([[0.0, 0.2], [-0.2, 0.0]]), v)
+        >>> bool(np.allclose(H, 0.0))                         # zero on a vertical direction
+        True
         """
-        U = self._point(point, "point")
-        xi = self._vector(tangent_vector, "tangent_vector")
-        egrad = self._vector(euclidean_gradient, "euclidean_gradient")
-        ehess = self._vector(euclidean_hessian, "euclidean_hessian")
-        K = U.T @ xi
-        Omega = lyapunov_skew(U, K - K.T)
-        return self.horizontal_projection(U, ehess - egrad @ Omega)
+        U = self._arr(point, "point")
+        xi = self._arr(tangent_vector, "tangent_vector")
+        egrad = self._arr(euclidean_gradient, "euclidean_gradient")
+        ehess = self._arr(euclidean_hessian, "euclidean_hessian")
+        fr = self._frame(U, "point")
+        Omega = K.vertical_generator(fr, xi)
+        return self._out(K.horizontal_part(fr, ehess - egrad @ Omega),
+                         "euclidean_to_riemannian_hessian", point=U, tangent_vector=xi,
+                         euclidean_gradient=egrad, euclidean_hessian=ehess)
+
