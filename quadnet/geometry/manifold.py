@@ -31,7 +31,7 @@ import numpy as np
 from pymanopt.manifolds.manifold import Manifold
 
 from quadnet._validation import RANK_RTOL, as_factor, as_int, as_matrix, as_rng, as_symmetric
-from quadnet.geometry import _kernels as K
+import quadnet.geometry._kernels as K
 from quadnet.geometry._kernels import horizontal_dim, vertical_dim
 
 __all__ = ["PSDQuotient", "align", "bures_wasserstein", "horizontal_dimension", "lyapunov_skew"]
