@@ -341,3 +341,41 @@ def test_pair_mean_is_the_geodesic_midpoint():
     dUV = M.dist(U, V)
     assert M.dist(U, m) == pytest.approx(dUV / 2, rel=1e-10)
     assert M.dist(m, V) == pytest.approx(dUV / 2, rel=1e-10)
+
+
+# --------------------------------------------------------------------- conformance, optimisers
+def test_check_manifold_covers_the_boundary():
+    worst = qn.check_manifold(qn.PSDQuotient(5, 3), seed=1, trials=1)
+    for key in ("P_h + P_v = I (rank < r)", "dimension (rank < r)" if False else
+                "horizontal_basis orthonormal (rank < r)",
+                "lift is the minimum-norm preimage (||lift|| <= ||h||) (rank < r)",
+                "Hessian vanishes on vertical directions (rank < r)",
+                "dist = Bures-Wasserstein (rank < r)"):
+        assert key in worst, key
+    assert worst["P_h + P_v = I (rank < r)"] < 1e-12
+    from quadnet.geometry.conformance import BOUNDARY_EXCEPTIONS
+    assert set(BOUNDARY_EXCEPTIONS) == {"dimension", "lift uniqueness", "ker D pi = V_U"}
+    with pytest.raises(ValueError, match="trials must be >= 1"):
+        qn.check_manifold(qn.PSDQuotient(3, 1), trials=0)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_pymanopt_optimisers_reach_low_rank_optima(seed):
+    """FrobeniusLoss(T), T with 2 positive eigenvalues, PSDQuotient(7, 3): TrustRegions,
+    SteepestDescent, ConjugateGradient end within 1e-10 relative of the Eckart–Young value,
+    no exception, in at most 2x the iterations of pymanopt's PSDFixedRank on the same start."""
+    from quadnet.geometry.conformance import compare_pymanopt_optimisers, eckart_young_value
+
+    rng = np.random.default_rng(100 + seed)
+    V = np.linalg.qr(rng.standard_normal((7, 7)))[0]
+    T = (V * [3.0, 1.5, -0.5, -1.0, -1.5, -2.0, -2.5]) @ V.T
+    T = 0.5 * (T + T.T)
+    assert eckart_young_value(T, 3) == pytest.approx(0.5 * (0.25 + 1 + 2.25 + 4 + 6.25))
+    rows = compare_pymanopt_optimisers(qn.FrobeniusLoss(T), 7, 3, seed=seed)
+    by = {(row["optimiser"], row["manifold"]): row for row in rows}
+    for name in ("TrustRegions", "SteepestDescent", "ConjugateGradient"):
+        ours, theirs = by[name, "PSDQuotient"], by[name, "PSDFixedRank"]
+        print(name, ours["iterations"], theirs["iterations"], ours["rel_cost_error"])
+        assert ours["error"] is None
+        assert abs(ours["rel_cost_error"]) <= 1e-10
+        assert ours["iterations"] <= 2 * theirs["iterations"]

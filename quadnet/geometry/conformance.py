@@ -3,21 +3,33 @@
 Small independent tools: :func:`taylor_errors` and :func:`taylor_slope` (the log-log slope
 of a Taylor remainder), :func:`check_gradient` (slope 2), :func:`check_hessian`
 (slope 3, symmetry, zero on vertical directions), and :func:`check_manifold`, a conformance
-suite for :class:`quadnet.PSDQuotient`-like manifolds (THEORY.md §1) that raises
-``AssertionError`` naming the identity that failed and otherwise returns the measured errors.
+suite for :class:`quadnet.PSDQuotient`-like manifolds (quadnet theory §1, on full-rank and
+rank-deficient factors, ``docs/stratified.md``) that raises ``AssertionError`` naming the
+identity that failed and otherwise returns the measured errors; and
+:func:`compare_pymanopt_optimisers`, pymanopt's optimisers on ``PSDQuotient`` beside
+pymanopt's ``PSDFixedRank``.
 """
 
 from __future__ import annotations
 
+import time
+import warnings
+
 import numpy as np
 
-from quadnet.losses import FrobeniusLoss, Loss
-from quadnet.geometry.manifold import bures_wasserstein
+import quadnet.geometry._kernels as K
+from quadnet._linalg import random_orthogonal as _random_orthogonal
+from quadnet._validation import as_int, as_rng
+from quadnet.geometry.manifold import bures_wasserstein, lyapunov_skew
+from quadnet.losses import FrobeniusLoss, Loss, as_loss
 
 __all__ = [
+    "BOUNDARY_EXCEPTIONS",
     "check_gradient",
     "check_hessian",
     "check_manifold",
+    "compare_pymanopt_optimisers",
+    "eckart_young_value",
     "random_orthogonal",
     "taylor_errors",
     "taylor_slope",
@@ -25,13 +37,35 @@ __all__ = [
 
 
 def random_orthogonal(r: int, rng, *, improper: bool | None = None) -> np.ndarray:
-    """A Haar-random ``R`` in ``O(r)``; ``improper=True``/``False`` forces ``det R = -1``/``+1``."""
-    rng = np.random.default_rng(rng)
-    Qm, Rm = np.linalg.qr(rng.standard_normal((r, r)))
-    R = Qm * np.sign(np.diag(Rm))
-    if improper is not None and (np.linalg.det(R) < 0) != improper:
-        R[:, 0] = -R[:, 0]
-    return R
+    """A Haar-random ``R`` in ``O(r)`` (:func:`quadnet._linalg.random_orthogonal`, Mezzadri 2007).
+
+    Parameters
+    ----------
+    r : int
+        Size, ``>= 1``.
+    rng : int or numpy.random.Generator
+        Seed or stream (same seed, same bits).
+    improper : bool, optional
+        ``True``/``False`` forces ``det R = -1``/``+1``.
+
+    Returns
+    -------
+    ndarray, shape (r, r)
+
+    Raises
+    ------
+    TypeError, ValueError
+        Bad ``r`` or ``rng``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> R = random_orthogonal(3, 0, improper=True)
+    >>> bool(np.allclose(R.T @ R, np.eye(3))), round(float(np.linalg.det(R)), 12)
+    (True, -1.0)
+    """
+    r = as_int(r, "r", minimum=1)
+    return _random_orthogonal(r, as_rng(rng, "rng"), improper=improper)
 
 
 def taylor_errors(f, f0: float, linear: float, quad: float | None, ts: np.ndarray) -> np.ndarray:
@@ -105,25 +139,96 @@ def _require(ok: bool, identity: str, value: float, tol: float) -> None:
         raise AssertionError(f"check_manifold: {identity} failed: {value:.3e} (tolerance {tol:.1e})")
 
 
-def check_manifold(manifold, *, seed=0, trials: int = 3, rtol: float = 1e-9) -> dict[str, float]:
-    """Conformance suite for a quotient manifold of rank-r PSD matrices.
+#: Identities of the full-rank stratum that do not hold at a factor of rank ``k < r``
+#: (``docs/stratified.md``); :func:`check_manifold` checks the stated replacement instead.
+BOUNDARY_EXCEPTIONS = {
+    "dimension": "dim H_U = d r - r(r-1)/2 + (r-k)(r-k-1)/2 exceeds dim M_r^+ when k <= r-2 "
+                 "(checked: Gram rank = horizontal_dimension(d, r, k))",
+    "lift uniqueness": "lift o differential = id fails on the (d-k)(r-k) directions "
+                       "(I - Pi) D E_0^T of H_U in ker D pi (checked: the lift is the "
+                       "minimum-norm preimage, D pi o lift o D pi = D pi)",
+    "ker D pi = V_U": "ker D pi is larger than V_U when k < r (checked: V_U in ker D pi)",
+}
 
-    Checks, at ``trials`` random points: the dimension (rank of a Gram matrix of projected
-    random vectors), projection idempotence and orthogonality, horizontality, vertical
-    vectors in the kernel of the differential, ``lift o differential = id`` on ``H_U`` and
-    ``differential o lift = id`` on tangent vectors, the orthonormal horizontal basis,
-    ``O(r)``-equivariance of projections and lifts (improper ``R`` included) and invariance
-    of the metric and distance, distance = Bures–Wasserstein, exp/log round trip, the
-    gradient and Hessian Taylor slopes (2 and 3), Hessian symmetry and its vanishing on
-    vertical directions. Returns the worst measured value of each identity; raises
-    ``AssertionError`` naming the first identity that fails.
+
+def _rank_k_factor(d: int, r: int, k: int, rng: np.random.Generator) -> np.ndarray:
+    P = np.linalg.qr(rng.standard_normal((d, r)))[0]
+    W = _random_orthogonal(r, rng)
+    sigma = np.concatenate([rng.uniform(0.5, 2.0, k), np.zeros(r - k)])
+    return (P * sigma) @ W.T
+
+
+def check_manifold(manifold, *, seed=0, trials: int = 3, rtol: float = 1e-9,
+                   boundary: bool = True) -> dict[str, float]:
+    r"""Conformance suite for a quotient manifold of PSD factors (quadnet theory §1, ``docs/stratified.md``).
+
+    At ``trials`` random full-rank points, and (``boundary=True``) at one factor of each rank
+    ``k = 0, ..., r-1``, checks: the dimension (rank of a Gram matrix of projected random
+    vectors, against ``horizontal_dimension(d, r, k)``), projection idempotence and
+    orthogonality, ``P_h + P_v = I``, horizontality, verticality (``P_v Z = U Omega`` with the
+    skew :func:`~quadnet.geometry.lyapunov_skew` solution), vertical vectors in the kernel of
+    the differential, ``differential o lift = id`` on the image of ``D pi(U)``, the
+    orthonormal horizontal basis, ``O(r)``-equivariance of projections and lifts (improper
+    ``R`` included), invariance of the metric and the distance, distance = Bures–Wasserstein,
+    optimality of ``align``, the exp/log round trip, the gradient and Hessian Taylor slopes
+    (2 and 3), Hessian symmetry and its vanishing on vertical directions. At full rank also
+    ``lift o differential = id`` on ``H_U``; at ``k < r`` the identities in
+    :data:`BOUNDARY_EXCEPTIONS` fail by theory and their stated replacements are checked.
+
+    Parameters
+    ----------
+    manifold : PSDQuotient-like
+        Has ``d``, ``r``, ``dim`` and the methods of :class:`quadnet.PSDQuotient`.
+    seed : int or numpy.random.Generator
+    trials : int
+        Full-rank points, ``>= 1``.
+    rtol : float
+        Base relative tolerance; rounding amplified by ``kappa^2`` of the nonzero singular
+        values is added.
+    boundary : bool
+        Also check rank-deficient factors ``k = 0..r-1``.
+
+    Returns
+    -------
+    dict
+        Worst measured value of each identity (the keys of rank-deficient points end in
+        ``" (rank < r)"``).
+
+    Raises
+    ------
+    AssertionError
+        Naming the first identity that fails.
+    TypeError, ValueError
+        Bad ``trials``, ``rtol`` or ``seed``.
+
+    Examples
+    --------
+    >>> import quadnet as qn
+    >>> worst = check_manifold(qn.PSDQuotient(3, 2), trials=1)
+    >>> worst["P_h + P_v = I"] < 1e-12, worst["P_h + P_v = I (rank < r)"] < 1e-12
+    (True, True)
     """
     M = manifold
-    rng = np.random.default_rng(seed)
+    trials = as_int(trials, "trials", minimum=1)
+    if isinstance(rtol, bool) or not isinstance(rtol, (int, float)) or not 0 < rtol < 1:
+        raise ValueError(f"rtol must be a real number in (0, 1), got {rtol!r}")
+    rng = as_rng(seed)
     d, r = M.d, M.r
     worst: dict[str, float] = {}
+    points = [(M.random_point(rng), r) for _ in range(trials)]
+    if boundary:
+        points += [(_rank_k_factor(d, r, k, rng), k) for k in range(r)]
+    for U, k in points:
+        _check_point(M, U, k, rng, rtol, worst)
+    return worst
+
+
+def _check_point(M, U, k, rng, rtol, worst) -> None:
+    d, r = M.d, M.r
+    tag = "" if k == r else " (rank < r)"
 
     def record(name: str, value: float, tol: float, *, relation: str = "<=") -> None:
+        name = name + tag
         value = float(value)
         ok = value <= tol if relation == "<=" else value >= tol
         _require(ok and np.isfinite(value), name, value, tol)
@@ -135,90 +240,229 @@ def check_manifold(manifold, *, seed=0, trials: int = 3, rtol: float = 1e-9) -> 
     def rel(a, b) -> float:
         return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-300))
 
-    for _ in range(trials):
-        U = M.random_point(rng)
-        Z, W = rng.standard_normal((2, d, r))
-        G = U.T @ U
-        # Lyapunov solves amplify rounding by at most kappa(U)^2 (quotient.py docstring)
-        tol = rtol + 1e3 * np.finfo(float).eps * np.linalg.cond(U) ** 2
-        # dimension by a Gram-matrix rank
-        vecs = np.stack([M.projection(U, rng.standard_normal((d, r))).reshape(-1)
-                         for _ in range(d * r)])
-        s = np.linalg.svd(vecs, compute_uv=False)
-        rank = int(np.sum(s > s[0] * 1e-10))
-        _require(rank == M.dim, f"dimension (Gram rank {rank} vs dim {M.dim})", abs(rank - M.dim), 0)
-        # projections
-        h, v = M.horizontal_projection(U, Z), M.vertical_projection(U, Z)
-        record("projection idempotence", rel(M.horizontal_projection(U, h), h), tol)
-        record("vertical idempotence", rel(M.vertical_projection(U, v), v) if np.linalg.norm(v)
-               > 1e-14 * np.linalg.norm(Z) else 0.0, tol)
-        record("P_h + P_v = I", rel(h + v, Z), tol)
-        record("P_h, P_v orthogonal", abs(np.sum(h * M.vertical_projection(U, W)))
-               / (np.linalg.norm(Z) * np.linalg.norm(W)), tol)
-        Uh = U.T @ h
-        record("horizontality (U^T P_h Z symmetric)", np.linalg.norm(Uh - Uh.T)
-               / (np.linalg.norm(U) * np.linalg.norm(Z)), tol)
-        Om = np.linalg.solve(G, U.T @ v)
-        record("verticality (P_v Z = U Omega, Omega skew)", np.linalg.norm(Om + Om.T)
-               / max(np.linalg.norm(Om), 1e-300) if np.linalg.norm(Om) > 0 else 0.0, tol)
-        record("vertical vectors in ker Dpi", np.linalg.norm(M.differential(U, v))
-               / (np.linalg.norm(U) * np.linalg.norm(Z)), tol)
-        # lifts
-        Qdot = M.differential(U, h)
-        record("lift o differential = id on H_U", rel(M.lift(U, Qdot), h), tol)
-        record("differential o lift = id on T_Q", rel(M.differential(U, M.lift(U, Qdot)), Qdot),
+    Z, W = rng.standard_normal((2, d, r))
+    sv = np.linalg.svd(U, compute_uv=False)
+    nz = sv[sv > K.RANK_RTOL * sv[0]] if sv[0] > 0 else np.ones(1)
+    # Lyapunov solves amplify rounding by at most kappa^2 of the kept part (docs/stratified.md)
+    tol = rtol + 1e3 * np.finfo(float).eps * (nz[0] / nz[-1]) ** 2
+    # dimension by a Gram-matrix rank
+    dim_h = K.horizontal_dim(d, r, k)
+    vecs = np.stack([M.projection(U, rng.standard_normal((d, r))).reshape(-1)
+                     for _ in range(d * r)])
+    s = np.linalg.svd(vecs, compute_uv=False)
+    rank = int(np.sum(s > s[0] * 1e-10))
+    _require(rank == dim_h, f"dimension{tag} (Gram rank {rank} vs dim H_U {dim_h})",
+             abs(rank - dim_h), 0)
+    if k == r:
+        _require(M.dim == dim_h, f"dim (manifold.dim {M.dim} vs n_h {dim_h})", M.dim, dim_h)
+    # projections
+    h, v = M.horizontal_projection(U, Z), M.vertical_projection(U, Z)
+    nZ = np.linalg.norm(Z)
+    record("projection idempotence", rel(M.horizontal_projection(U, h), h), tol)
+    record("vertical idempotence", rel(M.vertical_projection(U, v), v)
+           if np.linalg.norm(v) > 1e-14 * nZ else 0.0, tol)
+    record("P_h + P_v = I", rel(h + v, Z), tol)
+    record("P_h, P_v orthogonal", abs(np.sum(h * M.vertical_projection(U, W)))
+           / (nZ * np.linalg.norm(W)), tol)
+    Uh = U.T @ h
+    record("horizontality (U^T P_h Z symmetric)", np.linalg.norm(Uh - Uh.T)
+           / (max(np.linalg.norm(U), 1e-300) * nZ), tol)
+    Kz = U.T @ Z
+    Om = lyapunov_skew(U, Kz - Kz.T)
+    record("verticality (P_v Z = U Omega, Omega skew)",
+           (np.linalg.norm(U @ Om - v) + np.linalg.norm(U @ (Om + Om.T))) / nZ, tol)
+    record("vertical vectors in ker Dpi", np.linalg.norm(M.differential(U, v))
+           / (max(np.linalg.norm(U), 1e-300) * nZ), tol)
+    # lifts
+    Qdot = M.differential(U, h)
+    nQ = max(np.linalg.norm(Qdot), 1e-300)
+    xi = M.lift(U, Qdot)
+    record("differential o lift = id on the image of Dpi",
+           np.linalg.norm(M.differential(U, xi) - Qdot) / nQ, tol)
+    if k == r:
+        record("lift o differential = id on H_U", rel(xi, h), tol)
+    else:
+        # minimum norm: no longer than h, and xi - h lies in ker Dpi (checked above)
+        record("lift is the minimum-norm preimage (||lift|| <= ||h||)",
+               max(0.0, np.linalg.norm(xi) - np.linalg.norm(h)) / max(np.linalg.norm(h), 1e-300),
                tol)
-        # horizontal basis
-        B = M.horizontal_basis(U)
-        _require(B.shape == (d * r, M.dim), "horizontal_basis shape", B.shape[1], M.dim)
-        record("horizontal_basis orthonormal", np.linalg.norm(B.T @ B - np.eye(M.dim)), tol)
-        cols = B.T.reshape(M.dim, d, r)
-        sk = np.einsum("ia,kib->kab", U, cols)
-        record("horizontal_basis horizontal", np.linalg.norm(sk - sk.transpose(0, 2, 1))
-               / np.linalg.norm(U) / np.sqrt(M.dim), tol)
-        # O(r) equivariance and invariance, improper rotations included
-        for improper in (False, True):
-            R = random_orthogonal(r, rng, improper=improper)
-            UR = U @ R
-            record("P_h equivariance P_h(UR, ZR) = P_h(U, Z) R",
-                   rel(M.horizontal_projection(UR, Z @ R), h @ R), tol)
-            record("lift equivariance lift(UR, Qdot) = lift(U, Qdot) R",
-                   rel(M.lift(UR, Qdot), M.lift(U, Qdot) @ R), tol)
-            a = M.inner_product(U, h, M.horizontal_projection(U, W))
-            b = M.inner_product(UR, h @ R, M.horizontal_projection(U, W) @ R)
-            record("metric invariance", abs(a - b) / (np.linalg.norm(h) * np.linalg.norm(W)), tol)
-            V = M.random_point(rng)
-            dUV = M.dist(U, V)
-            record("distance invariance dist(UR, V) = dist(U, V)",
-                   abs(M.dist(UR, V) - dUV) / max(dUV, 1e-300), tol)
-            record("dist(U, U R) = 0", M.dist(U, UR) / np.linalg.norm(U), tol)
-        # distance = Bures-Wasserstein, alignment is optimal
+    # horizontal basis
+    B = M.horizontal_basis(U)
+    _require(B.shape == (d * r, dim_h), f"horizontal_basis shape{tag}", B.shape[1], dim_h)
+    record("horizontal_basis orthonormal", np.linalg.norm(B.T @ B - np.eye(dim_h)), tol)
+    cols = B.T.reshape(dim_h, d, r)
+    sk = np.einsum("ia,kib->kab", U, cols)
+    record("horizontal_basis horizontal", np.linalg.norm(sk - sk.transpose(0, 2, 1))
+           / max(np.linalg.norm(U), 1e-300) / np.sqrt(dim_h), tol)
+    # O(r) equivariance and invariance, improper rotations included
+    for improper in (False, True):
+        R = _random_orthogonal(r, rng, improper=improper)
+        UR = U @ R
+        record("P_h equivariance P_h(UR, ZR) = P_h(U, Z) R",
+               rel(M.horizontal_projection(UR, Z @ R), h @ R), tol)
+        record("lift equivariance lift(UR, Qdot) = lift(U, Qdot) R",
+               rel(M.lift(UR, Qdot), xi @ R) if np.linalg.norm(xi) > 0 else 0.0, tol)
+        hw = M.horizontal_projection(U, W)
+        a = M.inner_product(U, h, hw)
+        b = M.inner_product(UR, h @ R, hw @ R)
+        record("metric invariance", abs(a - b) / (nZ * np.linalg.norm(W)), tol)
         V = M.random_point(rng)
         dUV = M.dist(U, V)
-        bw = bures_wasserstein(U @ U.T, V @ V.T)
-        record("dist = Bures-Wasserstein", abs(dUV - bw) / max(bw, 1e-300), 1e-6)
-        R0 = random_orthogonal(r, rng)
-        record("align is optimal over O(r)", max(0.0, dUV - np.linalg.norm(U @ R0 - V)), 0.0)
-        # exp / log round trip
-        Vn = U + 0.3 * np.linalg.norm(U) / np.sqrt(d * r) * rng.standard_normal((d, r))
-        L = M.log(U, Vn)
-        Ul = U.T @ L
-        record("log is horizontal", np.linalg.norm(Ul - Ul.T) / (np.linalg.norm(U)
-               * max(np.linalg.norm(L), 1e-300)), tol)
-        E = M.exp(U, L)
-        record("exp o log round trip", rel(E @ E.T, Vn @ Vn.T), tol)
-        record("||log_U V|| = dist(U, V)", abs(M.norm(U, L) - M.dist(U, Vn))
-               / max(M.dist(U, Vn), 1e-300), tol)
-        # Taylor slopes on a test loss; a random direction can make the next Taylor
-        # coefficient vanish by chance and bend the slope, so the best of 3 directions counts
-        T = rng.standard_normal((d, d))
-        loss = FrobeniusLoss(T + T.T)
-        dirs = [M.random_tangent_vector(U, rng) for _ in range(3)]
-        record("gradient Taylor slope (2 expected)",
-               max(check_gradient(M, loss, U, xi) for xi in dirs), 1.9, relation=">=")
-        hcs = [check_hessian(M, loss, U, xi, eta=dirs[(i + 1) % 3]) for i, xi in enumerate(dirs)]
-        record("Hessian Taylor slope (3 expected)", max(h["slope"] for h in hcs), 2.9,
-               relation=">=")
-        record("Hessian symmetry", max(h["symmetry"] for h in hcs), tol)
-        record("Hessian vanishes on vertical directions", max(h["vertical"] for h in hcs), tol)
-    return worst
+        record("distance invariance dist(UR, V) = dist(U, V)",
+               abs(M.dist(UR, V) - dUV) / max(dUV, 1e-300), tol)
+        record("dist(U, U R) = 0", M.dist(U, UR) / max(np.linalg.norm(U), 1.0), tol)
+    # distance = Bures-Wasserstein, alignment is optimal
+    V = M.random_point(rng)
+    dUV = M.dist(U, V)
+    bw = bures_wasserstein(U @ U.T, V @ V.T)
+    record("dist = Bures-Wasserstein", abs(dUV - bw) / max(bw, 1e-300), 1e-6)
+    R0 = _random_orthogonal(r, rng)
+    record("align is optimal over O(r)", max(0.0, dUV - np.linalg.norm(U @ R0 - V)), 0.0)
+    # exp / log round trip
+    Vn = U + 0.3 * max(np.linalg.norm(U), 1.0) / np.sqrt(d * r) * rng.standard_normal((d, r))
+    L = M.log(U, Vn)
+    Ul = U.T @ L
+    record("log is horizontal", np.linalg.norm(Ul - Ul.T) / (max(np.linalg.norm(U), 1e-300)
+           * max(np.linalg.norm(L), 1e-300)), tol)
+    E = M.exp(U, L)
+    record("exp o log round trip", rel(E @ E.T, Vn @ Vn.T), tol)
+    record("||log_U V|| = dist(U, V)", abs(M.norm(U, L) - M.dist(U, Vn))
+           / max(M.dist(U, Vn), 1e-300), tol)
+    # Taylor slopes on a test loss; a random direction can make the next Taylor
+    # coefficient vanish by chance and bend the slope, so the best of 3 directions counts
+    T = rng.standard_normal((d, d))
+    loss = FrobeniusLoss(T + T.T)
+    dirs = [M.random_tangent_vector(U, rng) for _ in range(3)]
+    record("gradient Taylor slope (2 expected)",
+           max(check_gradient(M, loss, U, xi) for xi in dirs), 1.9, relation=">=")
+    hcs = [check_hessian(M, loss, U, xi, eta=dirs[(i + 1) % 3]) for i, xi in enumerate(dirs)]
+    record("Hessian Taylor slope (3 expected)", max(h["slope"] for h in hcs), 2.9,
+           relation=">=")
+    record("Hessian symmetry", max(h["symmetry"] for h in hcs), tol)
+    record("Hessian vanishes on vertical directions", max(h["vertical"] for h in hcs), tol)
+
+
+# ------------------------------------------------------------------ pymanopt optimisers
+def eckart_young_value(target, r: int) -> float:
+    r"""``min_{Q psd, rank Q <= r} 1/2 ||Q - T||_F^2``: half the sum of squares of the
+    eigenvalues of ``T`` other than its ``r`` largest positive ones (Eckart & Young 1936 on the
+    positive part, the minimiser of :class:`quadnet.FrobeniusLoss` over ``M_{<=r}^+``).
+
+    Parameters
+    ----------
+    target : array_like, shape (d, d)
+        Symmetric.
+    r : int
+        Rank budget, ``>= 1``.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError, ValueError
+        Non-symmetric target or bad ``r``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> eckart_young_value(np.diag([3.0, 1.0, -2.0]), 1)   # (1 + 4) / 2
+    2.5
+    """
+    from quadnet._validation import as_symmetric
+
+    T = as_symmetric(target, "target")
+    r = as_int(r, "r", minimum=1)
+    w = np.linalg.eigvalsh(T)
+    keep = np.zeros(w.size, dtype=bool)
+    pos = np.flatnonzero(w > 0)[::-1][:r]
+    keep[pos] = True
+    return 0.5 * float(np.sum(w[~keep] ** 2))
+
+
+_OPTIMISERS = ("TrustRegions", "SteepestDescent", "ConjugateGradient")
+
+
+def compare_pymanopt_optimisers(loss, d: int, r: int, seed=0, *, optimisers=_OPTIMISERS,
+                                max_iterations: int = 5000, reference_cost: float | None = None
+                                ) -> list[dict]:
+    r"""Run pymanopt optimisers on ``L(U) = loss(U U^T)`` over :class:`quadnet.PSDQuotient` and
+    over pymanopt 2.2.1's ``PSDFixedRank`` from the same Gaussian start, side by side.
+
+    Designed for optima of rank ``< r`` (``docs/stratified.md``): ``PSDQuotient``'s
+    retraction never refuses and its projections stay exact on the boundary. The reference
+    cost defaults to :func:`eckart_young_value` for a :class:`quadnet.FrobeniusLoss`.
+
+    Parameters
+    ----------
+    loss : quadnet.Loss
+    d, r : int
+        Sizes, ``1 <= r <= d``.
+    seed : int or numpy.random.Generator
+        The start ``U0`` (standard Gaussian).
+    optimisers : sequence of str
+        Names in ``pymanopt.optimizers``.
+    max_iterations : int
+    reference_cost : float, optional
+
+    Returns
+    -------
+    list of dict
+        One row per (optimiser, manifold): ``optimiser``, ``manifold`` (``"PSDQuotient"`` or
+        ``"PSDFixedRank"``), ``iterations``, ``cost``, ``rel_cost_error`` (``(cost - ref) /
+        |ref|``, ``nan`` without a reference), ``time_s``, ``stopping``, ``error`` (the text
+        of an exception, ``None`` if none).
+
+    Raises
+    ------
+    TypeError, ValueError
+        Bad loss, sizes or optimiser names.
+
+    Examples
+    --------
+    >>> import numpy as np, quadnet as qn
+    >>> T = np.diag([3.0, 1.5, -0.5, -1.0])
+    >>> rows = compare_pymanopt_optimisers(qn.FrobeniusLoss(T), 4, 3, seed=0,
+    ...                                    optimisers=("TrustRegions",))
+    >>> [(row["manifold"], abs(row["rel_cost_error"]) < 1e-10) for row in rows]
+    [('PSDQuotient', True), ('PSDFixedRank', True)]
+    """
+    import pymanopt
+
+    from quadnet.geometry.manifold import PSDQuotient
+    from quadnet.losses import pymanopt_problem
+
+    loss = as_loss(loss)
+    d = as_int(d, "d", minimum=1)
+    r = as_int(r, "r", minimum=1, maximum=d)
+    max_iterations = as_int(max_iterations, "max_iterations", minimum=1)
+    for name in optimisers:
+        if name not in _OPTIMISERS:
+            raise ValueError(f"optimisers must be among {_OPTIMISERS}, got {name!r}")
+    if reference_cost is None and isinstance(loss, FrobeniusLoss):
+        reference_cost = eckart_young_value(loss.target, r)
+    U0 = as_rng(seed).standard_normal((d, r))
+    rows = []
+    for name in optimisers:
+        for label, M in (("PSDQuotient", PSDQuotient(d, r)),
+                         ("PSDFixedRank", pymanopt.manifolds.PSDFixedRank(d, r))):
+            problem = pymanopt_problem(loss, M)
+            opt = getattr(pymanopt.optimizers, name)(verbosity=0, max_iterations=max_iterations)
+            t0 = time.perf_counter()
+            row = {"optimiser": name, "manifold": label, "iterations": None, "cost": np.nan,
+                   "rel_cost_error": np.nan, "time_s": np.nan, "stopping": None, "error": None}
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)  # PSDFixedRank's Lyapunov
+                    res = opt.run(problem, initial_point=U0.copy())
+                row.update(iterations=int(res.iterations), cost=float(res.cost),
+                           stopping=str(res.stopping_criterion))
+                if reference_cost is not None:
+                    row["rel_cost_error"] = ((row["cost"] - reference_cost)
+                                             / max(abs(reference_cost), 1e-300))
+            except Exception as exc:  # reported, not raised: a side-by-side comparison
+                row["error"] = f"{type(exc).__name__}: {exc}"
+            row["time_s"] = time.perf_counter() - t0
+            rows.append(row)
+    return rows
