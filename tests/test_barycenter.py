@@ -13,7 +13,7 @@ import pytest
 
 from quadnet.exceptions import ConvergenceWarning
 from quadnet.geometry.barycenter import bw_barycenter
-from quadnet.geometry.conformance import random_orthogonal
+from quadnet._linalg import random_orthogonal
 from quadnet.geometry.manifold import PSDQuotient
 
 RNG = np.random.default_rng(7)

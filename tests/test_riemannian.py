@@ -25,7 +25,11 @@ RNG = np.random.default_rng(20261201)
 
 def _case(d, r, rng):
     M = PSDQuotient(d, r)
-    U = rng.standard_normal((d, r)) + 0.5 * np.eye(d, r)
+    # singular values in [0.3, 2] (random singular vectors): the distance-expansion route needs
+    # steps h << sigma_min(U), and its rounding grows as sigma_min -> 0
+    P = np.linalg.qr(rng.standard_normal((d, r)))[0]
+    E = np.linalg.qr(rng.standard_normal((r, r)))[0]
+    U = (P * rng.uniform(0.3, 2.0, r)) @ E.T
     return M, U, M.random_tangent_vector(U, rng), M.random_tangent_vector(U, rng)
 
 
@@ -56,7 +60,7 @@ def test_three_routes(d, r):
 def test_invariances():
     M, U, xi, eta = _case(5, 3, RNG)
     K = sectional_curvature(U, xi, eta)
-    from quadnet.geometry.conformance import random_orthogonal
+    from quadnet._linalg import random_orthogonal
     R = random_orthogonal(3, RNG)
     assert abs(sectional_curvature(U @ R, xi @ R, eta @ R) / K - 1) < 1e-12
     # a plane, not a pair: any basis of span(xi, eta) gives the same K
@@ -190,3 +194,13 @@ def test_bad_input():
         parallel_transport(U, xi, eta, np.inf)
     with pytest.raises(ValueError, match="parallel"):
         bures_wasserstein_sectional_curvature(np.eye(2), np.eye(2), 2 * np.eye(2))
+
+
+def test_geometry_check_quick_mode_passes():
+    from quadnet.harness.checks import CheckContext, run_check
+
+    res = run_check("geometry", CheckContext(quick=True))
+    failed = [(r.claim, r.measured, r.tolerance) for r in res.rows if not r.passed]
+    assert res.passed, failed
+    assert len(res.rows) >= 20 and set(res.figure_data) == {
+        "geometry_curvature", "geometry_transport", "geometry_triangles", "geometry_barycentre"}
