@@ -44,6 +44,7 @@ from quadnet.losses import pymanopt_problem as pymanopt_problem
 from quadnet.dynamics import Trajectory as Trajectory
 from quadnet.dynamics import congruence_recursion as congruence_recursion
 from quadnet.dynamics import congruence_step as congruence_step
+from quadnet.dynamics import factorization_flow as factorization_flow
 from quadnet.dynamics import gradient_descent as gradient_descent
 from quadnet.dynamics import gradient_flow as gradient_flow
 from quadnet.dynamics import predictor_flow as predictor_flow
@@ -111,6 +112,7 @@ __all__ = [
     "Trajectory",
     "congruence_recursion",
     "congruence_step",
+    "factorization_flow",
     "gradient_descent",
     "gradient_flow",
     "predictor_flow",

@@ -1,4 +1,4 @@
-r"""Exact factor dynamics (THEORY.md §2).
+r"""Exact factor dynamics (quadnet theory §2).
 
 * Gradient flow ``U' = -grad L(U) = -2 S U`` projects to ``Q' = -2 (S Q + Q S)``, the
   Riemannian gradient flow of ``ell`` on ``M_r^+`` for the quotient metric.
@@ -12,7 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import math
+
 import numpy as np
+import scipy.linalg
 from scipy.integrate import solve_ivp
 
 from quadnet._validation import as_array, as_factor, as_int, as_positive, as_symmetric
@@ -23,7 +26,9 @@ from quadnet.exceptions import DivergenceError
 __all__ = [
     "Trajectory",
     "congruence_recursion",
+    "canonical_gauge",
     "congruence_step",
+    "factorization_flow",
     "gradient_descent",
     "gradient_flow",
     "predictor_flow",
@@ -145,7 +150,7 @@ def predictor_flow(loss: Loss, Q0, times, *, rtol: float = 1e-10, atol: float = 
                    method: str = "DOP853") -> Trajectory:
     """The Riemannian flow written on predictors, ``Q' = -2 (S Q + Q S)``, integrated directly.
 
-    An independent route to the projected factor flow (THEORY.md §2).
+    An independent route to the projected factor flow (quadnet theory §2).
     """
     loss = _check_loss(loss)
     Q0 = as_symmetric(Q0, "Q0", loss.d)
@@ -209,3 +214,185 @@ def congruence_recursion(loss: Loss, Q0, eta: float, steps: int, *,
             vals.append(loss.value(Q))
     return Trajectory(np.asarray(ts, dtype=float), None, np.asarray(vals), {"eta": eta},
                       _Q=np.stack(Qs))
+
+
+# ------------------------------------------------------------------ closed-form flow
+#: Components of the start smaller than this times ``||U0||_F`` (in the eigenbasis of the
+#: target, after the earlier pivots are removed) are rounding, not reached directions.
+_ECHELON_RTOL = 64 * np.finfo(float).eps
+
+
+def _echelon(A: np.ndarray, tol: float) -> tuple[np.ndarray, np.ndarray]:
+    """``A = L Z`` with ``Z`` orthonormal rows and ``L`` (``d x k``) in column echelon form.
+
+    Rows are visited top to bottom (the target's eigenvalues in descending order); a row whose
+    component outside the span of the earlier pivot rows exceeds ``tol`` becomes the next
+    pivot ``p_j`` and a Householder reflection on the remaining columns puts that component in
+    column ``j`` alone. Returns ``L[:, :k]`` (``L[i, j] = 0`` for ``i < p_j``) and the pivots.
+    """
+    L = A.copy()
+    d, r = L.shape
+    piv: list[int] = []
+    c = 0
+    for i in range(d):
+        if c == r:
+            break
+        x = L[i, c:]
+        nx = float(np.linalg.norm(x))
+        if nx <= tol:
+            L[i, c:] = 0.0
+            continue
+        v = x.copy()
+        v[0] += np.copysign(nx, x[0]) if x[0] != 0 else nx
+        v /= np.linalg.norm(v)
+        L[:, c:] -= np.outer(L[:, c:] @ v, 2.0 * v)
+        L[i, c + 1:] = 0.0
+        piv.append(i)
+        c += 1
+    return L[:, :c], np.asarray(piv, dtype=int)
+
+
+def _log_psi(x: np.ndarray) -> np.ndarray:
+    """``log((1 - exp(-|x|)) / |x|)`` (``0`` at ``x = 0``), without cancellation."""
+    ax = np.abs(x)
+    out = np.zeros_like(ax)
+    big = ax > 1e-300
+    out[big] = np.log(-np.expm1(-ax[big]) / ax[big])
+    return out
+
+
+def canonical_gauge(U: np.ndarray) -> np.ndarray:
+    """The eigen-gauge representative ``[sqrt(q_1) w_1, ..., sqrt(q_r) w_r]`` of ``U U^T``.
+
+    ``U = W diag(s) V^T`` (SVD) gives ``U V = W diag(s)``: columns in descending order of
+    ``s``, each signed so that its entry of largest magnitude is positive; zero columns stay
+    zero. The same for every ``U R``, ``R`` in ``O(r)``, up to ties in ``s``.
+    """
+    W, s, _ = np.linalg.svd(U, full_matrices=False)
+    Y = W * s
+    idx = np.argmax(np.abs(Y), axis=0)
+    sgn = np.sign(Y[idx, np.arange(Y.shape[1])])
+    sgn[sgn == 0] = 1.0
+    return Y * sgn
+
+
+def factorization_flow(target, U0, times) -> Trajectory:
+    r"""Exact gradient flow of ``FrobeniusLoss(target)`` from ``U0``, in closed form.
+
+    The factor flow ``U' = -grad L(U) = -2 (U U^T - T) U`` (quadnet theory §2; ``L(U) =
+    1/2 ||U U^T - T||_F^2``) projects to the matrix Riccati equation
+    ``Q' = 2 (T Q + Q T) - 4 Q^2``, whose solution is
+
+    .. math::
+
+        Q(t) = e^{2Tt} U_0 \Big(I + U_0^\top \Phi(t)\, U_0\Big)^{-1} U_0^\top e^{2Tt},
+        \qquad \Phi(t) = \int_0^t 4 e^{4Ts}\,ds
+
+    (differentiate: with ``W = e^{2Tt} U0`` and ``N = I + U0^T Phi U0``, ``N' = 4 W^T W``, so
+    ``Q' = 2 T Q + 2 Q T - 4 Q^2``). Valid for any width ``r``, any symmetric ``T``
+    (indefinite, singular, any rank) and any ``t >= 0``.
+
+    Stable evaluation. Naively ``e^{4 lambda t}`` overflows once ``4 lambda_max t > 709`` and
+    ``N`` is a sum of terms of wildly different sizes. Here:
+
+    1. ``T = P diag(lambda) P^T`` with ``lambda`` descending; ``A = P^T U0``. ``Q`` depends on
+       ``A`` only through ``A A^T``, so ``A`` is replaced by a column echelon form ``L``
+       (``A = L Z``, Householder reflections from the right, rows in eigenvalue order): column
+       ``j`` starts at the pivot row ``p_j``, the ``j``-th eigen-direction the start reaches
+       beyond the earlier ones. Components below ``64 eps ||U0||_F`` count as zero, so a
+       rank-``k`` start gives ``k`` columns.
+    2. With ``phi_i = (e^{4 lambda_i t} - 1)/lambda_i`` (``4t`` at ``lambda_i = 0``),
+       ``g_i = e^{4 lambda_i t}/phi_i`` and ``B = D_phi^{1/2} L D_p^{-1/2}``
+       (``D_p = diag(phi_{p_j})``): ``B_ij = L_ij (phi_i/phi_{p_j})^{1/2}`` is bounded by
+       ``|L_ij|`` because ``i >= p_j`` and ``phi`` increases with ``lambda``, and
+
+       .. math:: Q = G^{1/2} B (D_p^{-1} + B^\top B)^{-1} B^\top G^{1/2}
+                   = G^{1/2} Y Y^\top G^{1/2},
+
+       where ``Y`` is the top ``d x k`` block of the orthonormal factor of the thin QR of the
+       stacked ``(d + k) x k`` matrix ``[B; D_p^{-1/2}]``. So ``U(t) = P G^{1/2} Y``: no
+       inverse, no subtraction, every entry of ``Y`` at most 1.
+    3. Every exponential is formed from differences ``4 t (lambda_i^+ - lambda_{p_j}^+)`` and
+       ``4 t lambda_i^-`` of eigenvalues, times ``log psi(4 lambda t)``,
+       ``psi(x) = (1 - e^{-|x|})/|x|`` (by ``expm1``): ``phi = 4t e^{4 lambda^+ t} psi`` and
+       ``g = e^{4 lambda^- t} / (4 t psi)``, so nothing overflows (``sqrt(g_i) <=
+       max(lambda_i, 1/(4t))^{1/2}`` up to a factor ``sqrt(2)``) and large-``lambda`` rows
+       dominate through bounded ratios, never through huge numbers.
+
+    Limits. As ``t -> inf``, ``Q(t)`` tends to ``sum_j lambda_{p_j}^+ p p^T`` over the pivot
+    directions (the best PSD rank-``k`` approximation of ``T`` on the span the start reaches);
+    a zero eigenvalue of ``T`` inside that span leaves an excess eigenvalue ``~ 1/(4t)``
+    (docs/overparam.md).
+
+    Parameters
+    ----------
+    target : (d, d) array_like
+        Symmetric target ``T``.
+    U0 : (d, r) array_like
+        Finite start, any rank (``r <= d``).
+    times : 1-d array_like
+        Finite times ``t >= 0`` (any order).
+
+    Returns
+    -------
+    Trajectory
+        ``.t`` the times, ``.U`` (``(n, d, r)``) in the canonical eigen-gauge
+        (:func:`canonical_gauge`: columns ``sqrt(q_j) w_j`` of the eigenpairs of ``Q(t)``,
+        zero columns for an unreached width), ``.Q``, ``.loss`` (``1/2 ||Q - T||_F^2``);
+        ``info["pivots"]`` are the reached eigen-directions (indices into the descending
+        eigenvalues ``info["eigenvalues"]``).
+
+    Raises
+    ------
+    ValueError
+        ``target`` not symmetric/finite, ``U0`` not a finite ``d x r`` array, a negative or
+        non-finite time.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> T = np.diag([2.0, 1.0, 0.0])
+    >>> U0 = 1e-3 * np.array([[1.0, 0.0], [1.0, 1.0], [1.0, 2.0]])
+    >>> tr = factorization_flow(T, U0, [0.0, 1e8])      # no overflow at 4 lambda t = 8e8
+    >>> print(np.round(np.linalg.eigvalsh(tr.Q[-1])[::-1], 6))
+    [2. 1. 0.]
+    >>> from quadnet import FrobeniusLoss
+    >>> exact = gradient_flow(FrobeniusLoss(T), U0, [0.0, 5.0], rtol=1e-13, atol=1e-16)
+    >>> bool(np.allclose(factorization_flow(T, U0, [5.0]).Q[0], exact.Q[-1], rtol=0, atol=1e-10))
+    True
+    """
+    T = as_symmetric(target, "target")
+    d = T.shape[0]
+    U0 = as_factor(U0, "U0", d=d, full_rank=False)
+    t = as_array(times, "times", ndim=1)
+    if t.size == 0 or np.any(t < 0):
+        raise ValueError("times must be a non-empty 1-d array of finite times t >= 0")
+    r = U0.shape[1]
+    lam, P = np.linalg.eigh(T)
+    lam, P = lam[::-1].copy(), P[:, ::-1].copy()
+    A = P.T @ U0
+    L, piv = _echelon(A, _ECHELON_RTOL * float(np.linalg.norm(A)))
+    k = L.shape[1]
+    lp, ln = np.maximum(lam, 0.0), np.minimum(lam, 0.0)
+    Us = np.zeros((t.size, d, r))
+    below = np.arange(d)[:, None] >= piv[None, :]          # i >= p_j
+    for n, tn in enumerate(t):
+        if tn == 0.0 or k == 0:
+            Us[n] = canonical_gauge(U0)
+            continue
+        lpsi = _log_psi(4.0 * lam * tn)
+        log4t = math.log(4.0 * tn)
+        ratio = 4.0 * tn * (lp[:, None] - lp[piv][None, :]) + lpsi[:, None] - lpsi[piv][None, :]
+        Bh = np.where(below, L * np.exp(0.5 * np.where(below, ratio, 0.0)), 0.0)
+        inv_phi = np.exp(-(4.0 * tn * lp[piv] + log4t + lpsi[piv]))
+        M = Bh.T @ Bh
+        M[np.diag_indices(k)] = inv_phi + np.sum(Bh * Bh, axis=0)
+        s = 1.0 / np.sqrt(np.diag(M))
+        C = np.linalg.cholesky(s[:, None] * M * s[None, :])
+        Y = scipy.linalg.solve_triangular(C, (Bh * s).T, lower=True).T
+        sqrt_g = np.exp(0.5 * (4.0 * tn * ln - log4t - lpsi))
+        Y = sqrt_g[:, None] * Y
+        Us[n, :, :k] = canonical_gauge(P @ Y)
+    vals = np.array([0.5 * float(np.sum((U @ U.T - T) ** 2)) for U in Us])
+    return Trajectory(t.copy(), Us, vals, {"method": "closed form", "pivots": piv,
+                                           "eigenvalues": lam, "rank": k})

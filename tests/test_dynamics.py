@@ -172,3 +172,106 @@ def test_quotient_check_quick_passes():
 
     res = run_check("quotient", CheckContext(quick=True))
     assert res.passed, [r for r in res.rows if not r.passed]
+
+
+# ------------------------------------------------------------- closed-form factor flow
+def _mp_riccati(lam, P, U0, t):
+    """The closed form evaluated naively in mpmath with enough digits for e^{4 lambda t}."""
+    import mpmath as mp
+
+    mp.mp.dps = int(4 * max(max(lam), 0.0) * t / 2.3) + 40
+    r = U0.shape[1]
+    Pm = mp.matrix(P.tolist())
+    A = Pm.T * mp.matrix(U0.tolist())
+    tt = mp.mpf(t)
+    E = mp.diag([mp.e ** (2 * mp.mpf(x) * tt) for x in lam])
+    phi = mp.diag([mp.expm1(4 * mp.mpf(x) * tt) / mp.mpf(x) if x != 0 else 4 * tt for x in lam])
+    N = mp.eye(r) + A.T * phi * A
+    Q = Pm * (E * A * mp.inverse(N) * A.T * E) * Pm.T
+    return np.array(Q.tolist(), dtype=float)
+
+
+def _riccati_problem(seed=1, d=6, r=4, lam=(3.0, 2.0, 1.0, 0.0, 0.0, -1.0)):
+    rng = np.random.default_rng(seed)
+    P = random_orthogonal(d, rng)
+    lam = np.asarray(lam)
+    return lam, P, P @ np.diag(lam) @ P.T, rng.standard_normal((d, r))
+
+
+@pytest.mark.parametrize("eps", [1e-1, 1e-6, 1e-12])
+def test_factorization_flow_matches_mpmath(eps):
+    # indefinite, singular target (two zero eigenvalues), width 4 > 3 positive eigenvalues;
+    # the closed form in 40+ digits is the reference: agreement to ~10 eps across the
+    # plateaus (t from 1e-4 to 300, where e^{4 lambda_max t} = e^{3600})
+    lam, P, T, V = _riccati_problem()
+    ts = np.geomspace(1e-4, 300.0, 9)
+    tr = qn.factorization_flow(T, eps * V, ts)
+    for Q, t in zip(tr.Q, ts):
+        ref = _mp_riccati(lam, P, eps * V, t)
+        assert np.linalg.norm(Q - ref) <= 1e-13 * np.linalg.norm(ref)
+    assert np.allclose(tr.U @ np.swapaxes(tr.U, 1, 2), tr.Q, rtol=0, atol=1e-15)
+
+
+def test_factorization_flow_rank_deficient_start_and_unreached_direction():
+    # diagonal target (eigenbasis exact): the start has no component on e_1 and rank 2 < r = 3;
+    # the flow then learns e_2, e_3 only, and mpmath of the closed form agrees at every time
+    lam = np.array([3.0, 2.0, 1.0, 0.5, -1.0])
+    U0 = 1e-3 * np.random.default_rng(2).standard_normal((5, 3))
+    U0[0] = 0.0
+    U0[:, 2] = U0[:, 0]                             # exactly rank 2
+    ts = np.array([0.3, 3.0, 30.0, 300.0])
+    tr = qn.factorization_flow(np.diag(lam), U0, ts)
+    assert list(tr.info["pivots"]) == [1, 2] and tr.info["rank"] == 2
+    for Q, t in zip(tr.Q, ts):
+        ref = _mp_riccati(lam, np.eye(5), U0, t)
+        assert np.linalg.norm(Q - ref) <= 1e-13 * np.linalg.norm(ref)
+    assert np.allclose(tr.Q[-1], np.diag([0, 2.0, 1.0, 0, 0]), rtol=0, atol=1e-12)
+    assert np.all(tr.U[:, :, 2] == 0)            # the unreached width stays a zero column
+
+
+def test_factorization_flow_matches_dop853_through_the_plateaus():
+    # DOP853 at rtol 1e-13 over the whole incremental-learning trajectory; its own global
+    # error is ~4e-12 here (measured against mpmath), so 1e-10 is the binding target
+    lam, P, T, V = _riccati_problem()
+    ts = np.concatenate([[0.0], np.geomspace(1e-3, 200.0, 120)])
+    for eps in (1e-2, 1e-6):
+        ode = qn.gradient_flow(qn.FrobeniusLoss(T), eps * V, ts, rtol=1e-13, atol=1e-16 * eps)
+        cf = qn.factorization_flow(T, eps * V, ts)
+        err = [np.linalg.norm(a - b) / np.linalg.norm(b) for a, b in zip(cf.Q, ode.Q)]
+        assert max(err) <= 1e-10
+        assert np.allclose(cf.loss, ode.loss, rtol=1e-9, atol=0)
+
+
+def test_factorization_flow_long_times_limit_and_excess_law():
+    # no zero eigenvalue: Q(t) -> best PSD rank-3 approximation (Eckart-Young) to rounding
+    lam, P, T, V = _riccati_problem(lam=(3.0, 2.0, 1.0, -0.5, -1.0, -2.0))
+    tr = qn.factorization_flow(T, 1e-3 * V, [1e3, 1e8, 1e300])
+    best = P[:, :3] @ np.diag(lam[:3]) @ P[:, :3].T
+    assert np.all(np.isfinite(tr.U)) and np.all(np.isfinite(tr.loss))
+    for Q in tr.Q:
+        assert np.linalg.norm(Q - best) <= 1e-13 * np.linalg.norm(best)
+    # a zero eigenvalue inside the reached span: the excess eigenvalue is 1/(4t) (1 + O(1/t))
+    lam, P, T, V = _riccati_problem(lam=(2.0, 1.0, 0.0, -1.0), d=4, r=3)
+    tr = qn.factorization_flow(T, 0.5 * V, [1e6, 1e8])
+    for Q, t in zip(tr.Q, tr.t):
+        q_excess = np.linalg.eigvalsh(P[:, [2]].T @ Q @ P[:, [2]])[0]
+        assert abs(4 * t * q_excess - 1) <= 1e-4
+
+
+def test_factorization_flow_gauge_and_bad_input():
+    lam, P, T, V = _riccati_problem()
+    R = random_orthogonal(4, np.random.default_rng(3))
+    a = qn.factorization_flow(T, 1e-2 * V, [0.0, 1.0, 10.0])
+    b = qn.factorization_flow(T, 1e-2 * V @ R, [0.0, 1.0, 10.0])
+    assert np.allclose(a.U, b.U, rtol=0, atol=1e-13)          # the canonical gauge
+    assert np.allclose(a.Q[0], 1e-4 * V @ V.T, rtol=0, atol=1e-18)
+    with pytest.raises(ValueError, match="times"):
+        qn.factorization_flow(T, V, [-1.0, 1.0])
+    with pytest.raises(ValueError, match="non-finite"):
+        qn.factorization_flow(T, np.full((6, 4), np.nan), [1.0])
+    with pytest.raises(ValueError, match="U0"):
+        qn.factorization_flow(T, V[:5], [1.0])
+    with pytest.raises(ValueError, match="symmetric"):
+        qn.factorization_flow(T + np.triu(np.ones((6, 6)), 1), V, [1.0])
+    zero = qn.factorization_flow(T, np.zeros((6, 4)), [0.0, 5.0])
+    assert np.all(zero.U == 0)
