@@ -12,6 +12,8 @@ pymanopt's ``PSDFixedRank``.
 
 from __future__ import annotations
 
+import math
+import numbers
 import time
 import warnings
 
@@ -19,7 +21,7 @@ import numpy as np
 
 import quadnet.geometry._kernels as K
 from quadnet._linalg import random_orthogonal as _random_orthogonal
-from quadnet._validation import as_int, as_rng
+from quadnet._validation import as_array, as_int, as_matrix, as_rng
 from quadnet.geometry.manifold import bures_wasserstein, lyapunov_skew
 from quadnet.losses import FrobeniusLoss, Loss, as_loss
 
@@ -68,13 +70,84 @@ def random_orthogonal(r: int, rng, *, improper: bool | None = None) -> np.ndarra
     return _random_orthogonal(r, as_rng(rng, "rng"), improper=improper)
 
 
-def taylor_errors(f, f0: float, linear: float, quad: float | None, ts: np.ndarray) -> np.ndarray:
-    """``|f(t) - f0 - t linear - t^2/2 quad|`` for each ``t`` (``quad=None``: first order)."""
-    q = 0.0 if quad is None else quad
-    return np.array([abs(f(t) - f0 - t * linear - 0.5 * t * t * q) for t in ts])
+def _real(x, name: str, *, positive: bool = False) -> float:
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(x).__name__}")
+    x = float(x)
+    if not math.isfinite(x) or (positive and x <= 0):
+        raise ValueError(f"{name} must be finite{' and > 0' if positive else ''}, got {x}")
+    return x
 
 
-def taylor_slope(ts: np.ndarray, errs: np.ndarray, floor: float, window: int = 6) -> float:
+def _steps(ts, name: str = "ts") -> np.ndarray:
+    ts = as_array(ts, name, ndim=1)
+    if ts.size == 0 or np.any(ts <= 0):
+        raise ValueError(f"{name} must be a non-empty 1-d array of positive step sizes, got "
+                         f"shape {ts.shape}")
+    return ts
+
+
+_MANIFOLD_API = ("d", "r", "dim", "projection", "horizontal_projection", "vertical_projection",
+                 "retraction", "inner_product", "euclidean_to_riemannian_gradient",
+                 "euclidean_to_riemannian_hessian", "random_point")
+
+
+def _manifold(M):
+    missing = [a for a in _MANIFOLD_API if not hasattr(M, a)]
+    if missing:
+        raise TypeError(f"manifold must be a PSDQuotient-like manifold (missing {missing[:3]}), "
+                        f"got {type(M).__name__}")
+    return M
+
+
+def _direction(M, x, name: str) -> np.ndarray:
+    return as_matrix(x, name, shape=(M.d, M.r))
+
+
+def taylor_errors(f, f0: float, linear: float, quad: float | None, ts) -> np.ndarray:
+    """Taylor remainders ``|f(t) - f0 - t linear - t^2/2 quad|`` at each step ``t``.
+
+    ``quad=None`` gives the first-order remainder (quadnet theory §7: Manopt-style checks).
+
+    Parameters
+    ----------
+    f : callable
+        ``t -> float``.
+    f0, linear : float
+        ``f(0)`` and the claimed first derivative.
+    quad : float or None
+        The claimed second derivative.
+    ts : array_like, 1-d
+        Positive steps.
+
+    Returns
+    -------
+    ndarray
+
+    Raises
+    ------
+    TypeError, ValueError
+        Non-callable ``f``, non-real coefficients, bad steps, or a non-finite ``f(t)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> e = taylor_errors(np.exp, 1.0, 1.0, 1.0, np.array([1e-2, 1e-1]))
+    >>> bool(e[1] / e[0] > 500)                 # third order: ratio ~ 1000
+    True
+    """
+    if not callable(f):
+        raise TypeError(f"f must be callable, got {type(f).__name__}")
+    f0, linear = _real(f0, "f0"), _real(linear, "linear")
+    q = 0.0 if quad is None else _real(quad, "quad")
+    ts = _steps(ts)
+    out = np.array([abs(f(t) - f0 - t * linear - 0.5 * t * t * q) for t in ts], dtype=float)
+    if not np.all(np.isfinite(out)):
+        raise ValueError("taylor_errors: f(t) returned a non-finite value")
+    return out
+
+
+def taylor_slope(ts, errs, floor: float, window: int = 6) -> float:
     """Log-log slope of a Taylor remainder in its asymptotic regime.
 
     Points whose remainder is within ``100 x floor`` of the rounding level carry no
@@ -82,9 +155,45 @@ def taylor_slope(ts: np.ndarray, errs: np.ndarray, floor: float, window: int = 6
     smallest remaining ``t`` (as small as rounding allows, so higher-order terms are
     negligible). Returns ``inf`` when fewer than 3 points are left (the remainder is at
     rounding level everywhere: exact to that order).
+
+    Parameters
+    ----------
+    ts : array_like, 1-d
+        Positive steps.
+    errs : array_like, 1-d
+        Finite non-negative remainders, same length.
+    floor : float
+        Rounding level, ``> 0``.
+    window : int
+        Points in the fit, ``3 <= window <= len(ts)``.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError, ValueError
+        Mismatched or non-finite arrays (a NaN remainder is an error, never "exact"), bad
+        ``floor`` or ``window``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ts = np.logspace(-4, -1, 12)
+    >>> round(taylor_slope(ts, 0.3 * ts**3, 1e-16), 6)
+    3.0
     """
+    ts = _steps(ts)
+    errs = as_array(errs, "errs", ndim=1)
+    if errs.shape != ts.shape:
+        raise ValueError(f"errs must have the shape of ts {ts.shape}, got {errs.shape}")
+    if np.any(errs < 0):
+        raise ValueError("errs must be non-negative remainders")
+    floor = _real(floor, "floor", positive=True)
+    window = as_int(window, "window", minimum=3, maximum=ts.size)
     order = np.argsort(ts)
-    ts, errs = np.asarray(ts)[order], np.asarray(errs)[order]
+    ts, errs = ts[order], errs[order]
     keep = np.flatnonzero(errs > 100 * floor)[:window]
     if keep.size < 3:
         return float("inf")
@@ -96,13 +205,46 @@ def _floor(f0: float) -> float:
 
 
 def check_gradient(manifold, loss: Loss, U, xi, ts=None) -> float:
-    """Slope of the first-order Taylor remainder of ``L`` along ``U + t xi`` (2 expected)."""
-    ts = np.logspace(-8, 0, 33) if ts is None else ts
-    grad = manifold.euclidean_to_riemannian_gradient(U, loss.factor_gradient(U))
+    """Slope of the first-order Taylor remainder of ``L`` along ``retraction(U, t xi)``
+    (2 expected for a correct Riemannian gradient; quadnet theory §1, §7).
+
+    Parameters
+    ----------
+    manifold : PSDQuotient-like
+    loss : quadnet.Loss
+    U, xi : array_like, shape (d, r)
+        Point and direction.
+    ts : array_like, optional
+        Positive steps (default ``logspace(-8, 0, 33)``).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError, ValueError
+        Bad manifold, loss, point, direction or steps.
+
+    Examples
+    --------
+    >>> import numpy as np, quadnet as qn
+    >>> M = qn.PSDQuotient(3, 2)
+    >>> loss = qn.FrobeniusLoss(np.diag([1.0, 2.0, -1.0]))
+    >>> U = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    >>> bool(abs(check_gradient(M, loss, U, M.random_tangent_vector(U, 0)) - 2) < 0.1)
+    True
+    """
+    M = _manifold(manifold)
+    loss = as_loss(loss)
+    U = _direction(M, U, "U")
+    xi = _direction(M, xi, "xi")
+    ts = np.logspace(-8, 0, 33) if ts is None else _steps(ts)
+    grad = M.euclidean_to_riemannian_gradient(U, loss.factor_gradient(U))
     f0 = loss.factor_value(U)
-    errs = taylor_errors(lambda t: loss.factor_value(manifold.retraction(U, t * xi)), f0,
-                         manifold.inner_product(U, grad, xi), None, ts)
-    return taylor_slope(ts, errs, _floor(f0))
+    errs = taylor_errors(lambda t: loss.factor_value(M.retraction(U, t * xi)), f0,
+                         M.inner_product(U, grad, xi), None, ts)
+    return taylor_slope(ts, errs, _floor(f0), window=min(6, ts.size) if ts.size >= 3 else 3)
 
 
 def riemannian_hessian(manifold, loss: Loss, U, xi) -> np.ndarray:
@@ -113,22 +255,58 @@ def riemannian_hessian(manifold, loss: Loss, U, xi) -> np.ndarray:
 
 def check_hessian(manifold, loss: Loss, U, xi, eta=None, ts=None) -> dict[str, float]:
     """Slope of the second-order remainder (3 expected), Hessian symmetry, and the size of
-    the Hessian on a vertical direction (0 expected on the quotient)."""
-    ts = np.logspace(-6, 0, 33) if ts is None else ts
-    grad = manifold.euclidean_to_riemannian_gradient(U, loss.factor_gradient(U))
-    H = riemannian_hessian(manifold, loss, U, xi)
+    the Hessian on a vertical direction (0 expected on the quotient; quadnet theory §3, §7).
+
+    Parameters
+    ----------
+    manifold : PSDQuotient-like
+    loss : quadnet.Loss
+    U, xi : array_like, shape (d, r)
+    eta : array_like, shape (d, r), optional
+        Second direction for the symmetry test.
+    ts : array_like, optional
+        Positive steps (default ``logspace(-6, 0, 33)``).
+
+    Returns
+    -------
+    dict
+        ``slope``, ``vertical`` and (with ``eta``) ``symmetry``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Bad manifold, loss, point, directions or steps.
+
+    Examples
+    --------
+    >>> import numpy as np, quadnet as qn
+    >>> M = qn.PSDQuotient(3, 2)
+    >>> loss = qn.FrobeniusLoss(np.diag([1.0, 2.0, -1.0]))
+    >>> U = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    >>> out = check_hessian(M, loss, U, M.random_tangent_vector(U, 0))
+    >>> bool(out["slope"] > 2.9), bool(out["vertical"] < 1e-12)
+    (True, True)
+    """
+    M = _manifold(manifold)
+    loss = as_loss(loss)
+    U = _direction(M, U, "U")
+    xi = _direction(M, xi, "xi")
+    eta = None if eta is None else _direction(M, eta, "eta")
+    ts = np.logspace(-6, 0, 33) if ts is None else _steps(ts)
+    grad = M.euclidean_to_riemannian_gradient(U, loss.factor_gradient(U))
+    H = riemannian_hessian(M, loss, U, xi)
     f0 = loss.factor_value(U)
-    errs = taylor_errors(lambda t: loss.factor_value(manifold.retraction(U, t * xi)), f0,
-                         manifold.inner_product(U, grad, xi),
-                         manifold.inner_product(U, H, xi), ts)
-    out = {"slope": taylor_slope(ts, errs, _floor(f0))}
+    errs = taylor_errors(lambda t: loss.factor_value(M.retraction(U, t * xi)), f0,
+                         M.inner_product(U, grad, xi), M.inner_product(U, H, xi), ts)
+    out = {"slope": taylor_slope(ts, errs, _floor(f0), window=min(6, ts.size)
+                                 if ts.size >= 3 else 3)}
     if eta is not None:
-        He = riemannian_hessian(manifold, loss, U, eta)
-        a, b = manifold.inner_product(U, H, eta), manifold.inner_product(U, xi, He)
+        He = riemannian_hessian(M, loss, U, eta)
+        a, b = M.inner_product(U, H, eta), M.inner_product(U, xi, He)
         out["symmetry"] = abs(a - b) / max(np.linalg.norm(H) * np.linalg.norm(eta), 1e-300)
     rng = np.random.default_rng(0)
-    v = manifold.vertical_projection(U, rng.standard_normal(U.shape))
-    Hv = riemannian_hessian(manifold, loss, U, v)
+    v = M.vertical_projection(U, rng.standard_normal(U.shape))
+    Hv = riemannian_hessian(M, loss, U, v)
     scale = np.linalg.norm(loss.factor_hvp(U, v)) + np.linalg.norm(H) * np.linalg.norm(v)
     out["vertical"] = float(np.linalg.norm(Hv) / max(scale, 1e-300))
     return out
@@ -208,7 +386,7 @@ def check_manifold(manifold, *, seed=0, trials: int = 3, rtol: float = 1e-9,
     >>> worst["P_h + P_v = I"] < 1e-12, worst["P_h + P_v = I (rank < r)"] < 1e-12
     (True, True)
     """
-    M = manifold
+    M = _manifold(manifold)
     trials = as_int(trials, "trials", minimum=1)
     if isinstance(rtol, bool) or not isinstance(rtol, (int, float)) or not 0 < rtol < 1:
         raise ValueError(f"rtol must be a real number in (0, 1), got {rtol!r}")

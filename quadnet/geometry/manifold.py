@@ -31,7 +31,7 @@ import numpy as np
 from pymanopt.manifolds.manifold import Manifold
 
 from quadnet._validation import RANK_RTOL, as_factor, as_int, as_matrix, as_rng, as_symmetric
-import quadnet.geometry._kernels as K
+import quadnet.geometry._kernels as _k
 from quadnet.geometry._kernels import horizontal_dim, vertical_dim
 
 __all__ = ["PSDQuotient", "align", "bures_wasserstein", "horizontal_dimension", "lyapunov_skew"]
@@ -95,7 +95,7 @@ def horizontal_dimension(d: int, r: int, k: int | None = None) -> int:
     return horizontal_dim(d, r, k)
 
 
-def lyapunov_skew(U, K_, eig=None) -> np.ndarray:
+def lyapunov_skew(U, K, eig=None, *, exact: bool = True) -> np.ndarray:
     r"""Minimum-norm solution ``Omega`` of ``(U^T U) Omega + Omega (U^T U) = K``.
 
     In the eigenbasis ``G = U^T U = E diag(s) E^T``:
@@ -109,11 +109,16 @@ def lyapunov_skew(U, K_, eig=None) -> np.ndarray:
     ----------
     U : array_like, shape (d, r)
         Finite factor, any rank.
-    K_ : array_like, shape (r, r)
-        Right-hand side (the second positional argument; named ``K``).
+    K : array_like, shape (r, r)
+        Right-hand side.
     eig : tuple, optional
         ``numpy.linalg.eigh(U.T @ U)`` computed once by a caller solving many equations at
         the same ``U``; ignored in favour of an SVD of ``U`` when ``kappa(U) >= 100``.
+    exact : bool
+        If true (default), raise ``ValueError`` when ``K`` is not in the range of the
+        Lyapunov operator (its entries on the dropped pairs exceed ``1e-10 ||K||_F``: only
+        possible at rank ``<= r - 2`` for skew ``K``, or rank ``< r`` for symmetric ``K``);
+        if false, return the minimum-norm least-squares solution.
 
     Returns
     -------
@@ -122,7 +127,8 @@ def lyapunov_skew(U, K_, eig=None) -> np.ndarray:
     Raises
     ------
     TypeError, ValueError
-        Non-array, wrong-shape or non-finite ``U`` or ``K``.
+        Non-array, wrong-shape or non-finite ``U`` or ``K``; with ``exact``, a ``K`` outside
+        the range of the operator (e.g. ``U = 0`` and ``K != 0``).
 
     Examples
     --------
@@ -132,14 +138,28 @@ def lyapunov_skew(U, K_, eig=None) -> np.ndarray:
     >>> print(np.round(Om, 12))
     [[ 0.  1.]
      [-1.  0.]]
-    >>> bool(lyapunov_skew(np.zeros((3, 2)), np.array([[0.0, 1.0], [-1.0, 0.0]])).any())
+    >>> Om = lyapunov_skew(np.ones((3, 2)), np.array([[0.0, 1.0], [-1.0, 0.0]]))  # rank 1: solvable
+    >>> round(float(Om[0, 1]), 12), bool(np.allclose(Om, -Om.T))      # 1 / (0 + 6)
+    (0.166666666667, True)
+    >>> bool(lyapunov_skew(np.zeros((3, 2)), np.array([[0.0, 1.0], [-1.0, 0.0]]),
+    ...                    exact=False).any())
     False
     """
     U = as_factor(U, "U", full_rank=False)
     r = U.shape[1]
-    K_ = as_matrix(K_, "K", shape=(r, r))
-    fr = K.frame(U) if eig is None else K.frame_from_eig(U, eig)
-    return K.lyapunov(fr, K_)
+    K = as_matrix(K, "K", shape=(r, r))
+    fr = _k.frame(U) if eig is None else _k.frame_from_eig(U, eig)
+    if exact and fr.rank < r:
+        Kt = fr.E.T @ K @ fr.E
+        miss = float(np.linalg.norm(Kt[fr.inv == 0.0]))
+        if miss > 1e-10 * _k.fro_norm(K):
+            raise ValueError(f"K is not in the range of the Lyapunov operator at U (rank "
+                             f"{fr.rank} < r = {r}): residual {miss:.3e}; pass exact=False for "
+                             "the minimum-norm least-squares solution")
+    out = _k.lyapunov(fr, K)
+    if not _finite(out):
+        raise ValueError("lyapunov_skew: the solution overflows (||K|| / sigma_kept^2 > 1e308)")
+    return out
 
 
 def align(U, V) -> np.ndarray:
@@ -174,7 +194,7 @@ def align(U, V) -> np.ndarray:
     """
     U = as_matrix(U, "U")
     V = as_matrix(V, "V", shape=U.shape)
-    return K.procrustes(U, V)
+    return _k.procrustes(U, V)
 
 
 def _psd(Q, name: str, n: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -264,7 +284,7 @@ def bures_wasserstein(Q1, Q2) -> float:
         return out
     S1 = E1 * np.sqrt(w1)
     S2 = E2 * np.sqrt(w2)
-    return K.fro_norm(S1 @ K.procrustes(S1, S2) - S2)
+    return _k.fro_norm(S1 @ _k.procrustes(S1, S2) - S2)
 
 
 class PSDQuotient(Manifold):
@@ -349,14 +369,14 @@ class PSDQuotient(Manifold):
         self._full(named)
         raise ValueError(f"{op}: the result is not finite (overflow of finite inputs)")
 
-    def _frame(self, U: np.ndarray, name: str = "U") -> K.Frame:
-        return K.frame(U, self.rank_rtol)
+    def _frame(self, U: np.ndarray, name: str = "U") -> _k.Frame:
+        return _k.frame(U, self.rank_rtol)
 
     def _guard(self, kernel, U: np.ndarray, Z: np.ndarray) -> np.ndarray:
         """``kernel(frame(U), Z)`` for a checked ``U``; a non-finite ``Z`` (inf * 0 warns
         under ``-W error``) gives NaN, which :meth:`_out` turns into the argument's error."""
         try:
-            return kernel(K.frame(U, self.rank_rtol), Z)
+            return kernel(_k.frame(U, self.rank_rtol), Z)
         except (RuntimeWarning, FloatingPointError, np.linalg.LinAlgError):
             return np.full(U.shape, np.nan)
 
@@ -410,7 +430,7 @@ class PSDQuotient(Manifold):
         (1, 0)
         """
         U = self._point(U)
-        fr = K.frame(U, self.rank_rtol)
+        fr = _k.frame(U, self.rank_rtol)
         return fr.rank
 
     def vertical_dimension(self, U) -> int:
@@ -501,7 +521,7 @@ class PSDQuotient(Manifold):
         """
         U = self._shaped(U, "U")
         Z = self._shaped(Z, "Z")
-        return self._out(self._guard(K.vertical_part, U, Z), "vertical_projection", U=U, Z=Z)
+        return self._out(self._guard(_k.vertical_part, U, Z), "vertical_projection", U=U, Z=Z)
 
     def horizontal_projection(self, U, Z) -> np.ndarray:
         r"""``P_h(Z) = Z - P_v(Z)``, the orthogonal projection onto ``H_U = {xi : U^T xi sym}``
@@ -530,7 +550,7 @@ class PSDQuotient(Manifold):
         """
         U = self._shaped(U, "U")
         Z = self._shaped(Z, "Z")
-        return self._out(self._guard(K.horizontal_part, U, Z), "horizontal_projection",
+        return self._out(self._guard(_k.horizontal_part, U, Z), "horizontal_projection",
                          U=U, Z=Z)
 
     def projection(self, point, vector) -> np.ndarray:
@@ -546,7 +566,7 @@ class PSDQuotient(Manifold):
         """
         point = self._shaped(point, "point")
         vector = self._shaped(vector, "vector")
-        return self._out(self._guard(K.horizontal_part, point, vector), "projection",
+        return self._out(self._guard(_k.horizontal_part, point, vector), "projection",
                          point=point, vector=vector)
 
     to_tangent_space = projection
@@ -598,10 +618,10 @@ class PSDQuotient(Manifold):
         """
         U = self._point(U)
         Qdot = as_symmetric(Qdot, "Qdot", self.d)
-        xi, res = K.lift(K.frame(U, self.rank_rtol), Qdot)
+        xi, res = _k.lift(_k.frame(U, self.rank_rtol), Qdot)
         if not _finite(xi):
             raise ValueError("lift: the result is not finite (overflow of finite inputs)")
-        if exact and res > 1e-10 * K.fro_norm(Qdot):
+        if exact and res > 1e-10 * _k.fro_norm(Qdot):
             raise ValueError(f"Qdot is not in the image of D pi(U): ||(I - Pi) Qdot (I - Pi)||_F"
                              f" = {res:.3e} > 1e-10 ||Qdot||_F (U has rank {self.rank(U)})")
         return (xi, res) if return_residual else xi
@@ -618,7 +638,7 @@ class PSDQuotient(Manifold):
         """
         U = self._arr(U, "U")
         V = self._arr(V, "V")
-        return self._out(K.procrustes(U, V), "align", U=U, V=V)
+        return self._out(_k.procrustes(U, V), "align", U=U, V=V)
 
     def vertical_basis(self, U) -> np.ndarray:
         r"""Frobenius-orthonormal basis of ``V_U``, ``(d r) x dim V_U`` (row-major ``vec``).
@@ -635,7 +655,7 @@ class PSDQuotient(Manifold):
         ((12, 2), True)
         """
         U = self._point(U)
-        return K.vertical_basis(K.frame(U, self.rank_rtol))
+        return _k.vertical_basis(_k.frame(U, self.rank_rtol))
 
     def horizontal_basis(self, U) -> np.ndarray:
         r"""Frobenius-orthonormal basis of ``H_U``: ``(d r) x (d r - dim V_U)`` (row-major
@@ -651,7 +671,7 @@ class PSDQuotient(Manifold):
         ((10, 9), True)
         """
         U = self._point(U)
-        return K.horizontal_basis(K.frame(U, self.rank_rtol))
+        return _k.horizontal_basis(_k.frame(U, self.rank_rtol))
 
     # ------------------------------------------------------------------ metric
     def inner_product(self, point, tangent_vector_a, tangent_vector_b) -> float:
@@ -664,6 +684,7 @@ class PSDQuotient(Manifold):
         >>> M.inner_product(np.ones((2, 1)), np.ones((2, 1)), np.full((2, 1), 2.0))
         4.0
         """
+        self._arr(point, "point")
         a = self._shaped(tangent_vector_a, "tangent_vector_a")
         b = self._shaped(tangent_vector_b, "tangent_vector_b")
         try:
@@ -681,11 +702,12 @@ class PSDQuotient(Manifold):
         Examples
         --------
         >>> import numpy as np
-        >>> PSDQuotient(2, 1).norm(None, np.array([[3.0], [4.0]]))
+        >>> PSDQuotient(2, 1).norm(np.ones((2, 1)), np.array([[3.0], [4.0]]))
         5.0
         """
+        self._arr(point, "point")
         xi = self._shaped(tangent_vector, "tangent_vector")
-        out = K.fro_norm(xi)
+        out = _k.fro_norm(xi)
         if math.isfinite(out):
             return out
         self._full({"tangent_vector": xi})
@@ -707,7 +729,7 @@ class PSDQuotient(Manifold):
         U = self._shaped(point_a, "point_a")
         V = self._shaped(point_b, "point_b")
         try:
-            out = K.fro_norm(U @ K.procrustes(U, V) - V)
+            out = _k.fro_norm(U @ _k.procrustes(U, V) - V)
         except (RuntimeWarning, FloatingPointError, np.linalg.LinAlgError):
             out = math.nan
         if math.isfinite(out):
@@ -768,7 +790,7 @@ class PSDQuotient(Manifold):
         U = self._shaped(point_a, "point_a")
         V = self._shaped(point_b, "point_b")
         try:
-            out = V @ K.procrustes(V, U) - U
+            out = V @ _k.procrustes(V, U) - U
         except (RuntimeWarning, FloatingPointError, np.linalg.LinAlgError):
             out = np.full(U.shape, np.nan)
         return self._out(out, "log", point_a=U, point_b=V)
@@ -787,7 +809,7 @@ class PSDQuotient(Manifold):
         """
         U = self._arr(point_a, "point_a")
         V = self._arr(point_b, "point_b")
-        return self._out(0.5 * (U + V @ K.procrustes(V, U)), "pair_mean",
+        return self._out(0.5 * (U + V @ _k.procrustes(V, U)), "pair_mean",
                          point_a=U, point_b=V)
 
     def transport(self, point_a, point_b, tangent_vector) -> np.ndarray:
@@ -800,9 +822,10 @@ class PSDQuotient(Manifold):
         >>> M.transport(np.eye(2), np.eye(2), np.array([[0.0, 1.0], [0.0, 0.0]])).tolist()
         [[0.0, 0.5], [0.5, 0.0]]
         """
+        self._arr(point_a, "point_a")
         V = self._shaped(point_b, "point_b")
         xi = self._shaped(tangent_vector, "tangent_vector")
-        return self._out(self._guard(K.horizontal_part, V, xi), "transport",
+        return self._out(self._guard(_k.horizontal_part, V, xi), "transport",
                          point_b=V, tangent_vector=xi)
 
     def random_point(self, rng=None) -> np.ndarray:
@@ -823,24 +846,38 @@ class PSDQuotient(Manifold):
         --------
         >>> import numpy as np
         >>> M = PSDQuotient(3, 2, seed=0)
-        >>> round(M.norm(None, M.random_tangent_vector(np.eye(3, 2))), 12)
+        >>> round(M.norm(np.eye(3, 2), M.random_tangent_vector(np.eye(3, 2))), 12)
         1.0
         """
         gen = self._rng if rng is None else as_rng(rng, "rng")
         point = self._point(point, "point")
-        fr = K.frame(point, self.rank_rtol)
-        xi = K.horizontal_part(fr, gen.standard_normal((self.d, self.r)))
-        return xi / K.fro_norm(xi)
+        fr = _k.frame(point, self.rank_rtol)
+        xi = _k.horizontal_part(fr, gen.standard_normal((self.d, self.r)))
+        return xi / _k.fro_norm(xi)
 
     def zero_vector(self, point) -> np.ndarray:
         """The zero tangent vector.
 
         Examples
         --------
-        >>> PSDQuotient(2, 1).zero_vector(None).tolist()
+        >>> import numpy as np
+        >>> PSDQuotient(2, 1).zero_vector(np.ones((2, 1))).tolist()
         [[0.0], [0.0]]
         """
+        self._arr(point, "point")
         return np.zeros((self.d, self.r))
+
+    def embedding(self, point, tangent_vector) -> np.ndarray:
+        """The tangent vector as a ``d x r`` matrix of the total space (its horizontal lift).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> PSDQuotient(2, 1).embedding(np.ones((2, 1)), np.zeros((2, 1))).tolist()
+        [[0.0], [0.0]]
+        """
+        self._arr(point, "point")
+        return self._arr(tangent_vector, "tangent_vector").copy()
 
     def euclidean_to_riemannian_gradient(self, point, euclidean_gradient) -> np.ndarray:
         """``P_h(egrad)`` (already horizontal for an ``O(r)``-invariant cost).
@@ -854,7 +891,7 @@ class PSDQuotient(Manifold):
         """
         U = self._shaped(point, "point")
         g = self._shaped(euclidean_gradient, "euclidean_gradient")
-        return self._out(self._guard(K.horizontal_part, U, g),
+        return self._out(self._guard(_k.horizontal_part, U, g),
                          "euclidean_to_riemannian_gradient", point=U, euclidean_gradient=g)
 
     def euclidean_to_riemannian_hessian(self, point, euclidean_gradient, euclidean_hessian,
@@ -887,8 +924,8 @@ class PSDQuotient(Manifold):
         egrad = self._arr(euclidean_gradient, "euclidean_gradient")
         ehess = self._arr(euclidean_hessian, "euclidean_hessian")
         fr = self._frame(U, "point")
-        Omega = K.vertical_generator(fr, xi)
-        return self._out(K.horizontal_part(fr, ehess - egrad @ Omega),
+        Omega = _k.vertical_generator(fr, xi)
+        return self._out(_k.horizontal_part(fr, ehess - egrad @ Omega),
                          "euclidean_to_riemannian_hessian", point=U, tangent_vector=xi,
                          euclidean_gradient=egrad, euclidean_hessian=ehess)
 
