@@ -1,4 +1,4 @@
-"""Quotient geometry of M_r^+ ≅ F_{d,r}/O(r): the fibre-bundle kernels, the pymanopt manifold, conformance diagnostics (quadnet theory §1, §7).
+"""Quotient geometry of M_r^+ ≅ F_{d,r}/O(r) at every factor (full rank and the rank-deficient strata): the fibre-bundle kernels, the pymanopt manifold, conformance diagnostics (quadnet theory §1, §7; docs/stratified.md).
 
 Every public name of the subpackage is re-exported here, one per line.
 """
@@ -11,21 +11,27 @@ from quadnet.geometry.manifold import (
     lyapunov_skew as lyapunov_skew,
 )
 from quadnet.geometry.conformance import (
+    BOUNDARY_EXCEPTIONS as BOUNDARY_EXCEPTIONS,
     check_gradient as check_gradient,
     check_hessian as check_hessian,
     check_manifold as check_manifold,
+    compare_pymanopt_optimisers as compare_pymanopt_optimisers,
+    eckart_young_value as eckart_young_value,
     random_orthogonal as random_orthogonal,
     taylor_errors as taylor_errors,
     taylor_slope as taylor_slope,
 )
 
 __all__ = [
+    "BOUNDARY_EXCEPTIONS",
     "PSDQuotient",
     "align",
     "bures_wasserstein",
     "check_gradient",
     "check_hessian",
     "check_manifold",
+    "compare_pymanopt_optimisers",
+    "eckart_young_value",
     "horizontal_dimension",
     "lyapunov_skew",
     "random_orthogonal",

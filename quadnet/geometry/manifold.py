@@ -369,6 +369,23 @@ class PSDQuotient(Manifold):
         self._full(named)
         raise ValueError(f"{op}: the result is not finite (overflow of finite inputs)")
 
+    def _step(self, U, xi, op: str) -> np.ndarray:
+        """``U + xi`` with one finiteness test of the result (inlined fast path)."""
+        if (type(U) is np.ndarray and type(xi) is np.ndarray and U.shape == self._shape
+                and xi.shape == self._shape and U.dtype == _F64 and xi.dtype == _F64):
+            try:
+                W = U + xi
+                v = W.reshape(-1)
+                if math.isfinite(v @ v):
+                    return W
+            except (RuntimeWarning, FloatingPointError):  # inf - inf, overflow (-W error)
+                W = None
+        U = self._shaped(U, "point")
+        xi = self._shaped(xi, "tangent_vector")
+        with np.errstate(all="ignore"):
+            W = U + xi
+        return self._out(W, op, point=U, tangent_vector=xi)
+
     def _frame(self, U: np.ndarray, name: str = "U") -> _k.Frame:
         return _k.frame(U, self.rank_rtol)
 
@@ -750,13 +767,7 @@ class PSDQuotient(Manifold):
         >>> M.exp(np.ones((2, 1)), -np.ones((2, 1))).tolist()      # onto U = 0
         [[0.0], [0.0]]
         """
-        U = self._shaped(point, "point")
-        xi = self._shaped(tangent_vector, "tangent_vector")
-        try:
-            W = U + xi
-        except (RuntimeWarning, FloatingPointError):   # inf - inf under -W error
-            W = np.full(U.shape, np.nan)
-        return self._out(W, "exp", point=U, tangent_vector=xi)
+        return self._step(point, tangent_vector, "exp")
 
     def retraction(self, point, tangent_vector) -> np.ndarray:
         """Same as :meth:`exp` (``U + xi``, a second-order retraction).
@@ -767,13 +778,7 @@ class PSDQuotient(Manifold):
         >>> PSDQuotient(2, 1).retraction(np.ones((2, 1)), np.ones((2, 1))).tolist()
         [[2.0], [2.0]]
         """
-        U = self._shaped(point, "point")
-        xi = self._shaped(tangent_vector, "tangent_vector")
-        try:
-            W = U + xi
-        except (RuntimeWarning, FloatingPointError):   # inf - inf under -W error
-            W = np.full(U.shape, np.nan)
-        return self._out(W, "retraction", point=U, tangent_vector=xi)
+        return self._step(point, tangent_vector, "retraction")
 
     def log(self, point_a, point_b) -> np.ndarray:
         """``log_U(V) = V R - U`` with ``R = align(V, U)``: horizontal at ``U`` (``U^T V R`` is
