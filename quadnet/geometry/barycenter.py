@@ -14,9 +14,13 @@ the fixed-point iteration of Álvarez-Esteban, del Barrio, Cuesta-Albertos & Mat
 ``S_{k+1} = S_k^{-1/2} (sum_i w_i (S_k^{1/2} Q_i S_k^{1/2})^{1/2})^2 S_k^{-1/2}``
 (``U_i R_i = T_i S_k^{1/2}`` with ``T_i`` the optimal transport map from ``S_k`` to ``Q_i``).
 For ``r < d`` it is the generalised Procrustes mean (Gower 1975): each step does not increase
-``F``, and the result is the Fréchet mean *within rank <= r*. It is not, in general, the
-Bures–Wasserstein barycentre among all PSD matrices (which can have a larger rank; three
-rank-one points in ``d = 2`` have a full-rank one).
+``F``, and the result is the Fréchet mean *within rank <= r*. On generic rank-deficient inputs
+it also minimises ``F`` over all PSD matrices: the matrix fixed point above, started at the
+identity, converges (sublinearly) to the same rank-``r`` point (quadnet target, measured in
+``docs/riemannian.md`` §6). In symmetric configurations the minimiser over all PSD matrices
+need not be unique (``e_1 e_1^T`` and ``e_2 e_2^T`` with equal weights: every
+``S = [[1/4, b], [b, 1/4]]`` with ``|b| <= 1/4`` is optimal, ranks one and two), and the fixed
+point then returns one of them, depending on ``init``.
 """
 
 from __future__ import annotations
@@ -98,7 +102,9 @@ def bw_barycenter(Us, weights=None, *, init=None, tol: float = 1e-13, max_iter: 
     ``U_{k+1} = sum_i w_i U_i align(U_i, U_k)``: Riemannian gradient descent with unit step,
     equal for ``r = d`` to the fixed-point iteration of Álvarez-Esteban, del Barrio,
     Cuesta-Albertos & Matrán (2016). For ``r < d`` the result is the Fréchet mean among
-    PSD matrices of rank ``<= r`` (see the module docstring).
+    PSD matrices of rank ``<= r`` (see the module docstring). The iteration converges to a
+    critical point; for ``r = 1`` (signs) and in symmetric configurations it can stop at a
+    local minimum, so try several ``init`` and keep the smallest ``objective``.
 
     Parameters
     ----------
@@ -159,7 +165,10 @@ def bw_barycenter(Us, weights=None, *, init=None, tol: float = 1e-13, max_iter: 
     U = S[int(np.argmax(w))].copy() if init is None else as_factor(init, "init", d=d, r=r)
     scale = float(np.sqrt(np.sum(w * np.sum(S ** 2, axis=(1, 2)))))
 
-    from tqdm.auto import tqdm
+    if progress:
+        from tqdm.auto import tqdm
+    else:
+        tqdm = _NoBar
 
     history: list[float] = []
     converged = False
@@ -184,3 +193,19 @@ def bw_barycenter(Us, weights=None, *, init=None, tol: float = 1e-13, max_iter: 
     dists2 = np.sum((_aligned(S, U) - U) ** 2, axis=(1, 2))
     return BWBarycenter(U=U, Q=U @ U.T, converged=converged, iterations=it, residual=res,
                         objective=float(0.5 * np.sum(w * dists2)), history=history)
+
+
+class _NoBar:
+    """A do-nothing stand-in for a tqdm bar (no tqdm import when progress is off)."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def update(self, n: int = 1) -> None:
+        pass
