@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import quadnet
+import quadnet as qn
 from quadnet import FrobeniusLoss, GaussianSensing, Loss, PSDQuotient, effective_hessian, effective_spectrum, population_effective_hessian
 from quadnet.curvature.hessian import effective_operator, factor_hessian, horizontal_dimension
 from quadnet.sensing.population import population_effective_hvp, population_effective_spectrum
@@ -265,8 +266,8 @@ def test_bad_input():
         effective_spectrum(loss, U, tol=-1.0)
     with pytest.raises(TypeError, match="loss"):
         effective_hessian(np.eye(6), U)
-    with pytest.raises(ValueError, match="rank deficient"):
-        effective_hessian(loss, np.zeros((6, 2)))
+    H0 = effective_hessian(loss, np.zeros((6, 2)))     # rank 0: accepted, dim H_U = d r
+    assert H0.shape == (12, 12) and np.all(np.isfinite(H0))
     with pytest.raises(ValueError, match="shape"):
         effective_spectrum(loss, np.ones((5, 2)))
     with pytest.raises(ValueError, match="non-finite"):
@@ -427,3 +428,89 @@ def test_curvature_check_quick_mode_passes():
     res = run_check("curvature", CheckContext(quick=True))
     failed = [(r.claim, r.measured, r.tolerance) for r in res.rows if not r.passed]
     assert res.passed, failed
+
+
+# ------------------------------------------------------------------- the rank boundary
+def _rank_k_point(d, r, k, seed, critical=True):
+    from quadnet.geometry.conformance import random_orthogonal
+
+    rng = np.random.default_rng(seed)
+    P = random_orthogonal(d, rng)
+    lam = np.concatenate([np.arange(k, 0, -1) + 1.0, np.zeros(2), -np.arange(1.0, d - k - 1)])
+    T = P @ np.diag(lam) @ P.T
+    if critical:
+        U = np.zeros((d, r))
+        U[:, :k] = P[:, :k] * np.sqrt(lam[:k])
+    else:
+        U = rng.standard_normal((d, k)) @ rng.standard_normal((k, r))
+    return qn.FrobeniusLoss(T), U @ random_orthogonal(r, rng), lam
+
+
+@pytest.mark.parametrize("d,r,k,critical", [(6, 4, 2, True), (6, 4, 2, False), (5, 3, 1, True),
+                                            (7, 5, 3, False), (6, 5, 4, True)])
+def test_boundary_spectrum_is_the_effective_hessian_split(d, r, k, critical):
+    # the signal (+) excess block structure is exact at every rank-deficient U; the dense
+    # effective Hessian in the geometry's rank-aware basis has the same n_h eigenvalues
+    from quadnet.curvature import boundary_spectrum
+
+    loss, U, lam = _rank_k_point(d, r, k, seed=d + r + k)
+    sp = boundary_spectrum(loss, U)
+    w = np.linalg.eigvalsh(qn.effective_hessian(loss, U))
+    assert sp.rank == k and w.size == sp.n_h == qn.curvature.horizontal_dimension(d, r, k)
+    assert np.max(np.abs(w - sp.eigenvalues)) <= 1e-12 * max(1.0, np.max(np.abs(w)))
+    if critical:
+        # idle columns are flat along the two zero eigenvalues of T: 2 (r - k) structural zeros;
+        # the negative eigenvalues give excess curvature 2 |lambda|
+        assert sp.structural_zeros == 2 * (r - k)
+        assert np.allclose(sp.excess, np.sort(np.concatenate([[0, 0], -2 * lam[k + 2:]])),
+                           atol=1e-12)
+        assert not sp.has_negative
+
+
+def test_structural_zeros_at_an_overparameterised_sensing_minimiser():
+    # zero residual (S = 0): every excess direction is flat, (r - k)(d - k) structural zeros;
+    # effective_spectrum and local_curvature report the signal lambda_min of the rank-k factor
+    from quadnet.curvature import boundary_spectrum, local_curvature
+
+    loss = qn.GaussianSensing.random(8, 2, 200, seed=3)
+    U = np.hstack([loss.U_star, np.zeros((8, 2))])            # r = 4 > rank(Q*) = 2
+    sp = boundary_spectrum(loss, U)
+    assert sp.structural_zeros == (4 - 2) * (8 - 2)
+    ref = np.linalg.eigvalsh(qn.effective_hessian(loss, loss.U_star))[0]
+    assert abs(sp.lambda_min_signal - ref) <= 1e-12 * ref
+    es = qn.effective_spectrum(loss, U, k=1)
+    assert es.rank == 2 and es.structural_zeros == 12 and abs(es.eigenvalues[0] - ref) <= 1e-9 * ref
+    assert es.eigenvectors.shape == (1, 8, 4)
+    lc = local_curvature(loss, U)
+    assert lc.rank == 2 and lc.structural_zeros == 12 and abs(lc.lambda_min - ref) <= 1e-12 * ref
+
+
+def test_rates_at_a_rank_deficient_minimiser_and_saddle_warning():
+    from quadnet.curvature import descent_contraction, flow_decay_rate, local_curvature
+
+    loss, U, lam = _rank_k_point(6, 4, 2, seed=5)
+    fr = flow_decay_rate(loss, U)
+    assert fr.relative_error <= 1e-6
+    dc = descent_contraction(loss, U, 0.05)
+    assert dc.relative_error <= 1e-6
+    # a positive eigenvalue of T left out of range(U): a negative excess eigenvalue, a saddle
+    T = loss.target + 1.5 * np.outer(*[np.linalg.eigh(loss.target)[1][:, 3]] * 2)
+    with pytest.warns(qn.exceptions.IndefiniteHessianWarning):
+        lc = local_curvature(qn.FrobeniusLoss(T), U)
+    assert lc.indefinite and lc.excess_min < 0
+
+
+def test_boundary_spectrum_bad_input():
+    from quadnet.curvature import boundary_spectrum
+
+    loss, U, _ = _rank_k_point(5, 3, 1, seed=0)
+    with pytest.raises(ValueError, match="zero_rtol"):
+        boundary_spectrum(loss, U, zero_rtol=1.5)
+    with pytest.raises(ValueError, match="non-finite"):
+        boundary_spectrum(loss, np.full((5, 3), np.nan))
+    with pytest.raises(ValueError, match="shape"):
+        boundary_spectrum(loss, U[:4])
+    sp = boundary_spectrum(loss, np.zeros((5, 3)))            # rank 0: all excess, no NaN
+    assert sp.rank == 0 and np.all(np.isfinite(sp.eigenvalues))
+    with pytest.raises(ValueError, match="no signal part"):
+        qn.effective_spectrum(loss, np.zeros((5, 3)))

@@ -4,7 +4,9 @@ Every public name of the subpackage is re-exported here, one per line.
 """
 
 from quadnet.curvature.hessian import (
+    BoundarySpectrum as BoundarySpectrum,
     EffectiveSpectrum as EffectiveSpectrum,
+    boundary_spectrum as boundary_spectrum,
     effective_hessian as effective_hessian,
     effective_operator as effective_operator,
     effective_spectrum as effective_spectrum,
@@ -22,8 +24,10 @@ from quadnet.curvature.rates import (
 )
 
 __all__ = [
+    "BoundarySpectrum",
     "DescentContraction",
     "EffectiveSpectrum",
+    "boundary_spectrum",
     "FlowDecayRate",
     "LocalCurvature",
     "descent_contraction",

@@ -1,6 +1,6 @@
-r"""Effective curvature: the Hessian of ``L(U) = ell(U U^T)`` on the horizontal space (THEORY.md §3-4).
+r"""Effective curvature: the Hessian of ``L(U) = ell(U U^T)`` on the horizontal space (quadnet theory §3-4).
 
-Definitions (THEORY.md §3). With ``B`` a ``(d r) x n_h`` Frobenius-orthonormal basis of the
+Definitions (quadnet theory §3). With ``B`` a ``(d r) x n_h`` Frobenius-orthonormal basis of the
 horizontal space ``H_U = {xi : U^T xi symmetric}`` (:meth:`quadnet.PSDQuotient.horizontal_basis`,
 row-major vectorisation), the *effective Hessian* is
 
@@ -52,13 +52,15 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse.linalg as spla
 
-from quadnet._validation import as_factor, as_int, as_matrix
+from quadnet._validation import RANK_RTOL, as_factor, as_int, as_matrix, as_positive
 from quadnet.geometry.manifold import horizontal_dimension
 from quadnet.losses import Loss, as_loss
 from quadnet.geometry.manifold import PSDQuotient, lyapunov_skew
 
 __all__ = [
+    "BoundarySpectrum",
     "EffectiveSpectrum",
+    "boundary_spectrum",
     "effective_hessian",
     "effective_operator",
     "effective_spectrum",
@@ -111,22 +113,47 @@ def _hvp_columns(loss: Loss, U: np.ndarray, basis: np.ndarray) -> np.ndarray:
 def effective_hessian(loss: Loss, U, *, return_basis: bool = False):
     r"""The effective Hessian ``B^T D^2 L(U) B`` (``n_h x n_h``) in ``PSDQuotient.horizontal_basis(U)``.
 
-    THEORY.md §3. Valid at any full-rank ``U`` (residual term ``2 S xi`` included); its
+    quadnet theory §3. Valid at any ``U``, of any rank (residual term ``2 S xi`` included); its
     eigenvalues are the generalised eigenvalues of the Hessian against the quotient metric
     (module docstring). Costs ``n_h`` HVPs through ``loss.hvp_at(U)`` (batched, BLAS-3, for
     :class:`quadnet.GaussianSensing`); for large ``n_h`` use :func:`effective_spectrum`.
+    At a factor of rank ``k < r`` the basis is the rank-aware one of
+    :meth:`quadnet.PSDQuotient.horizontal_basis` (``dim H_U = d r - r(r-1)/2 +
+    (r-k)(r-k-1)/2``) and the matrix is block diagonal in the signal/excess split of
+    :func:`boundary_spectrum`, which also counts its structural zeros.
 
-    Args:
-        loss: any :class:`quadnet.Loss`.
-        U: full-column-rank ``d x r`` factor.
-        return_basis: also return the ``(d r) x n_h`` basis ``B``.
+    Parameters
+    ----------
+    loss : quadnet.Loss
+    U : (d, r) array_like
+        Finite factor of any rank.
+    return_basis : bool
+        Also return the ``(d r) x n_h`` basis ``B``.
 
-    Raises:
-        TypeError: ``loss`` is not a Loss. ValueError: ``U`` is not a finite full-rank factor
-        of the loss's dimension, or the loss's HVP is not symmetric.
+    Returns
+    -------
+    H : ndarray, shape (n_h, n_h)
+    B : ndarray, shape (d r, n_h), only with ``return_basis``
+
+    Raises
+    ------
+    TypeError
+        ``loss`` is not a Loss.
+    ValueError
+        ``U`` is not a finite ``d x r`` factor of the loss's dimension, or the loss's HVP is
+        not symmetric.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from quadnet import FrobeniusLoss
+    >>> U = np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 0.0]])    # rank 1 < r = 2
+    >>> H = effective_hessian(FrobeniusLoss(U @ U.T), U)
+    >>> H.shape, np.round(np.linalg.eigvalsh(H), 12).tolist()   # 2 structural zeros
+    ((5, 5), [0.0, 0.0, 2.0, 2.0, 4.0])
     """
     loss = _check_loss(loss)
-    U = _point(loss, U)
+    U = as_factor(U, "U", d=loss.d, full_rank=False)
     d, r = U.shape
     B = PSDQuotient(d, r).horizontal_basis(U)
     H = _symmetrised(B.T @ _hvp_columns(loss, U, B), "effective Hessian")
@@ -190,7 +217,7 @@ def effective_operator(loss: Loss, U, *, vertical_shift: float = 0.0) -> spla.Li
     r"""``P_h o D^2 L(U) o P_h + sigma P_v`` as a :class:`scipy.sparse.linalg.LinearOperator` on ``R^{d r}``.
 
     Symmetric; equal to the effective Hessian on ``H_U`` and to ``vertical_shift * I`` on
-    ``V_U`` (THEORY.md §3, §7: the input direction is projected too, unlike pymanopt's
+    ``V_U`` (quadnet theory §3, §7: the input direction is projected too, unlike pymanopt's
     ``PSDFixedRank``). The attribute ``n_hvp`` counts factor HVPs.
     """
     loss = _check_loss(loss)
@@ -216,6 +243,11 @@ class EffectiveSpectrum:
         vertical_shift: the ``sigma`` placed on the vertical directions (``eigsh`` path;
             ``0.0`` on the ``lobpcg`` path, where vertical directions are constraints).
         method: ``"eigsh"`` (ARPACK Lanczos) or ``"lobpcg"`` (preconditioned).
+        rank: numerical rank ``k`` of ``U``. At ``k < r`` the eigenpairs are those of the
+            *signal* block ``H_eff(U_k)`` (:class:`BoundarySpectrum`; eigenvectors
+            ``xi_1 V_k^T``), ``excess_eigenvalues`` the eigenvalues of the excess block
+            ``2 W_0^T S W_0`` (each of multiplicity ``r - k``) and ``structural_zeros``
+            the number of zero modes they contribute (:func:`boundary_spectrum`).
     """
 
     eigenvalues: np.ndarray
@@ -226,6 +258,9 @@ class EffectiveSpectrum:
     n_hvp: int
     vertical_shift: float
     method: str = "eigsh"
+    rank: int | None = None
+    structural_zeros: int = 0
+    excess_eigenvalues: np.ndarray | None = None
 
     @property
     def error_bound(self) -> np.ndarray:
@@ -391,8 +426,13 @@ def effective_spectrum(loss: Loss, U, k: int = 1, which: str = "smallest", *,
     is an a-posteriori guarantee on both paths. Negative eigenvalues are returned as they are
     (see :attr:`EffectiveSpectrum.has_negative`).
 
+    At a rank-deficient ``U`` (rank ``k < r``) the solver runs on the signal block, the
+    effective Hessian of ``U_k = U V_k`` (exactly the signal part, :class:`BoundarySpectrum`),
+    and the excess block is reported separately (:attr:`EffectiveSpectrum.rank`,
+    ``structural_zeros``, ``excess_eigenvalues``).
+
     Args:
-        loss: any :class:`quadnet.Loss`; U: full-rank ``d x r`` factor.
+        loss: any :class:`quadnet.Loss`; U: ``d x r`` factor of any rank ``>= 1``.
         k: number of eigenvalues, ``1 <= k <= n_h - 1`` (all of them: use
             ``numpy.linalg.eigvalsh(effective_hessian(loss, U))``).
         which: ``"smallest"`` or ``"largest"`` (algebraic).
@@ -408,7 +448,26 @@ def effective_spectrum(loss: Loss, U, k: int = 1, which: str = "smallest", *,
         RuntimeError: the eigensolver did not converge (message says what to change).
     """
     loss = _check_loss(loss)
-    U = _point(loss, U)
+    U = as_factor(U, "U", d=loss.d, full_rank=False)
+    sp = _split(U)
+    if sp.rank < U.shape[1]:
+        if sp.rank == 0:
+            raise ValueError("effective_spectrum: U = 0 has no signal part; use "
+                             "boundary_spectrum")
+        out = effective_spectrum(loss, sp.U_k, k, which, tol=tol, ncv=ncv, maxiter=maxiter,
+                                 seed=seed, return_vectors=return_vectors,
+                                 preconditioner=preconditioner)
+        excess = np.linalg.eigvalsh(_excess_block(loss, U, sp))
+        scale = max(float(np.max(np.abs(out.eigenvalues))), float(np.max(np.abs(excess))),
+                    np.finfo(float).tiny)
+        out.structural_zeros = (U.shape[1] - sp.rank) * int(
+            np.count_nonzero(np.abs(excess) <= ZERO_RTOL * scale))
+        out.excess_eigenvalues = excess
+        out.rank = sp.rank
+        out.n_h = horizontal_dimension(*U.shape, sp.rank)
+        if out.eigenvectors is not None:
+            out.eigenvectors = out.eigenvectors @ sp.V_k.T
+        return out
     d, r = U.shape
     n_h = horizontal_dimension(d, r)
     if n_h < 2:
@@ -460,4 +519,153 @@ def effective_spectrum(loss: Loss, U, k: int = 1, which: str = "smallest", *,
     if not np.all(np.isfinite(vals)) or not np.all(np.isfinite(res)):
         raise ValueError("effective_spectrum: non-finite eigenvalues (the loss's HVP is not finite)")
     return EffectiveSpectrum(vals, X if return_vectors else None, res, which, n_h, op.n_hvp,
-                             sigma, method)
+                             sigma, method, rank=r)
+
+
+# --------------------------------------------------------------- the rank boundary
+@dataclass
+class _Split:
+    """A ``d x r`` factor of numerical rank ``k`` split as ``U = U_k V_k^T`` (``U_k = U V_k``).
+
+    ``V_k`` (``r x k``) and ``V_0`` (``r x (r-k)``) are right singular vectors (kept and
+    numerical kernel), ``W_0`` (``d x (d-k)``) an orthonormal basis of ``range(U)^perp``.
+    """
+
+    rank: int
+    U_k: np.ndarray
+    V_k: np.ndarray
+    V_0: np.ndarray
+    W_0: np.ndarray
+
+
+def _split(U: np.ndarray) -> _Split:
+    d, r = U.shape
+    W, s, Vt = np.linalg.svd(U, full_matrices=True)
+    k = int(np.count_nonzero(s > RANK_RTOL * s[0])) if s[0] > 0 else 0
+    V = Vt.T
+    return _Split(k, U @ V[:, :k], V[:, :k], V[:, k:], W[:, k:])
+
+
+def _excess_block(loss: Loss, U: np.ndarray, sp: _Split) -> np.ndarray:
+    """``2 W_0^T S W_0``: the effective Hessian on each idle column (docs/overparam.md)."""
+    S = np.asarray(loss.gradient(U @ U.T), dtype=np.float64)
+    E = 2.0 * (sp.W_0.T @ S @ sp.W_0)
+    return 0.5 * (E + E.T)
+
+
+#: Default relative tolerance below which an excess eigenvalue counts as a structural zero.
+ZERO_RTOL = 1e-8
+
+
+@dataclass
+class BoundarySpectrum:
+    r"""The effective spectrum at a factor of rank ``k <= r``, split by the block structure.
+
+    At ``U = U_k V_k^T`` (rank ``k``) the horizontal space is the orthogonal sum of the
+    *signal* part ``{xi_1 V_k^T : xi_1 in H_{U_k}}`` and the *excess* part
+    ``{N V_0^T : W_0^T W_0 N = N}`` (the ``r - k`` idle columns, each in ``range(U)^perp``), and the effective
+    Hessian is block diagonal there (docs/overparam.md, quadnet theory §3):
+
+    .. math:: H_\mathrm{eff}(U) = H_\mathrm{eff}(U_k) \oplus
+              \big(I_{r-k} \otimes 2\,W_0^\top S W_0\big).
+
+    Attributes
+    ----------
+    rank : int
+        Numerical rank ``k`` (``sigma_i > RANK_RTOL sigma_max``, :data:`quadnet._validation.RANK_RTOL`).
+    n_h : int
+        ``dim H_U = d r - r(r-1)/2 + (r-k)(r-k-1)/2``.
+    signal : ndarray
+        Eigenvalues of ``H_eff(U_k)`` (ascending, ``d k - k(k-1)/2`` of them).
+    excess : ndarray
+        Eigenvalues of ``2 W_0^T S W_0`` (ascending, ``d - k``), each of multiplicity ``r - k``.
+    structural_zeros : int
+        ``(r - k)`` times the number of excess eigenvalues with ``|mu| <= zero_rtol *
+        scale`` (``scale = max |eigenvalue|`` of both blocks): the flat directions of the idle
+        columns. ``(r - k)(d - k)`` at a zero-residual minimiser (``S = 0``).
+    zero_rtol : float
+    """
+
+    rank: int
+    n_h: int
+    signal: np.ndarray
+    excess: np.ndarray
+    structural_zeros: int
+    zero_rtol: float
+    width: int
+
+    @property
+    def eigenvalues(self) -> np.ndarray:
+        """All ``n_h`` eigenvalues of the effective Hessian (ascending, with multiplicities)."""
+        return np.sort(np.concatenate([self.signal, np.repeat(self.excess, self.width - self.rank)]))
+
+    @property
+    def lambda_min_signal(self) -> float:
+        """Smallest non-structural eigenvalue on the signal part (``nan`` if ``k = 0``)."""
+        return float(self.signal[0]) if self.signal.size else float("nan")
+
+    @property
+    def has_negative(self) -> bool:
+        """Some eigenvalue (signal or excess) is negative beyond ``zero_rtol`` (a saddle)."""
+        scale = max(np.max(np.abs(self.eigenvalues), initial=0.0), np.finfo(float).tiny)
+        return bool(np.any(self.eigenvalues < -self.zero_rtol * scale))
+
+
+def boundary_spectrum(loss: Loss, U, *, zero_rtol: float = ZERO_RTOL) -> BoundarySpectrum:
+    r"""Dense effective spectrum at a factor of any rank, with the structural zeros counted.
+
+    The block structure of :class:`BoundarySpectrum` holds at every ``U`` (not only at
+    critical points): for ``xi = [xi_1, 0]`` (in the gauge ``U = [U_k, 0]``),
+    ``D^2 L(U)[xi] = [D^2 L_k(U_k)[xi_1], 0]`` with ``L_k(U_k) = ell(U_k U_k^T)``; for
+    ``xi = [0, N]`` with ``U_k^T N = 0``, ``xi U^T = 0`` so ``D^2 L(U)[xi] = [0, 2 S N]``, and
+    the horizontal projection keeps ``(I - W_k W_k^T) 2 S N``. Meaning of the zeros: an idle
+    column moved along ``ker(W_0^T S W_0)`` changes the loss only at fourth order
+    (``ell(Q + N N^T)``), so gradient flow shrinks it algebraically (``1/(4t)`` for
+    :class:`quadnet.FrobeniusLoss`) instead of exponentially; they are not gauge directions
+    (those are the vertical space, already removed) and no choice of quotient removes them.
+
+    Parameters
+    ----------
+    loss : quadnet.Loss
+    U : (d, r) array_like
+        Finite factor of any rank ``k <= r``.
+    zero_rtol : float
+        Relative threshold of a structural zero, in ``(0, 1)``.
+
+    Returns
+    -------
+    BoundarySpectrum
+
+    Raises
+    ------
+    TypeError
+        ``loss`` is not a Loss.
+    ValueError
+        ``U`` is not a finite ``d x r`` array, ``zero_rtol`` not in ``(0, 1)``, or the HVP is
+        not symmetric.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from quadnet import FrobeniusLoss
+    >>> T = np.diag([2.0, 1.0, 0.0, 0.0])
+    >>> U = np.zeros((4, 3)); U[0, 0], U[1, 1] = np.sqrt(2.0), 1.0   # rank-2 minimiser, r = 3
+    >>> sp = boundary_spectrum(FrobeniusLoss(T), U)
+    >>> sp.rank, sp.n_h, sp.structural_zeros, round(sp.lambda_min_signal, 12)
+    (2, 9, 2, 2.0)
+    """
+    loss = _check_loss(loss)
+    U = as_factor(U, "U", d=loss.d, full_rank=False)
+    zero_rtol = as_positive(zero_rtol, "zero_rtol")
+    if not zero_rtol < 1:
+        raise ValueError(f"zero_rtol must be in (0, 1), got {zero_rtol}")
+    d, r = U.shape
+    sp = _split(U)
+    k = sp.rank
+    signal = (np.linalg.eigvalsh(effective_hessian(loss, sp.U_k)) if k > 0 else np.empty(0))
+    excess = np.linalg.eigvalsh(_excess_block(loss, U, sp)) if k < r else np.empty(0)
+    scale = max(np.max(np.abs(signal), initial=0.0), np.max(np.abs(excess), initial=0.0),
+                np.finfo(float).tiny)
+    zeros = (r - k) * int(np.count_nonzero(np.abs(excess) <= zero_rtol * scale))
+    return BoundarySpectrum(k, horizontal_dimension(d, r, k), signal, excess, zeros,
+                            zero_rtol, r)

@@ -1,4 +1,4 @@
-r"""Local rates near a minimiser from the effective curvature (THEORY.md §3).
+r"""Local rates near a minimiser from the effective curvature (quadnet theory §3).
 
 Near a minimiser ``U*`` with effective Hessian ``H`` (:func:`quadnet.effective_hessian`),
 eigenvalues ``0 < lambda_1 <= ... <= lambda_{n_h}``:
@@ -40,6 +40,7 @@ definite effective Hessian: a large gradient gives :class:`NotAMinimiserWarning`
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from dataclasses import dataclass, field
@@ -50,7 +51,8 @@ from scipy.integrate import solve_ivp
 
 from quadnet._validation import as_array, as_factor, as_int, as_positive
 from quadnet.losses import as_loss as _check_loss
-from quadnet.curvature.hessian import effective_hessian, effective_spectrum, horizontal_dimension
+from quadnet.curvature.hessian import (ZERO_RTOL, _excess_block, _split, effective_hessian,
+                                      effective_spectrum, horizontal_dimension)
 from quadnet.losses import Loss
 from quadnet.geometry.manifold import PSDQuotient
 
@@ -70,7 +72,7 @@ __all__ = [
 # ----------------------------------------------------------------------- curvature
 @dataclass
 class LocalCurvature:
-    """Extreme effective curvature at ``U`` and the rates it predicts (THEORY.md §3).
+    """Extreme effective curvature at ``U`` and the rates it predicts (quadnet theory §3).
 
     Attributes:
         lambda_min, lambda_max: extreme eigenvalues of the effective Hessian.
@@ -82,6 +84,12 @@ class LocalCurvature:
             how far ``U`` is from the critical point the rates describe.
         error_bound: absolute error bound on ``lambda_min`` (residual norm; 0 for dense).
         n_h: horizontal dimension. method: ``"dense"`` or ``"eigsh"``.
+        rank: numerical rank ``k`` of ``U``. At ``k < r`` (an over-parameterised point) every
+            other field describes the signal block (the effective Hessian of ``U_k = U V_k``,
+            :func:`quadnet.curvature.boundary_spectrum`), which sets the exponential rates;
+            ``structural_zeros`` counts the zero modes of the ``r - k`` idle columns (they decay
+            algebraically, not exponentially) and ``excess_min`` is the smallest eigenvalue of
+            the excess block ``2 W_0^T S W_0`` (negative: a saddle).
     """
 
     lambda_min: float
@@ -94,11 +102,16 @@ class LocalCurvature:
     error_bound: float
     n_h: int
     method: str
+    rank: int | None = None
+    structural_zeros: int = 0
+    excess_min: float = math.nan
 
     @property
     def indefinite(self) -> bool:
-        """``lambda_min < 0`` beyond its error bound (a saddle or maximum of the quotient)."""
-        return bool(self.lambda_min < -self.error_bound)
+        """``lambda_min < 0`` beyond its error bound, or (at a rank-deficient ``U``) a negative
+        excess eigenvalue: a saddle or maximum of the quotient."""
+        neg_excess = self.excess_min < -ZERO_RTOL * max(abs(self.lambda_max), 1e-300)
+        return bool(self.lambda_min < -self.error_bound or neg_excess)
 
     @property
     def flow_rate(self) -> float:
@@ -147,9 +160,27 @@ def local_curvature(loss: Loss, U, *, gtol: float = 1e-6, dense_max: int = DENSE
     :class:`IndefiniteHessianWarning` when ``lambda_min < 0``; the numbers are always returned.
     """
     loss = _check_loss(loss)
-    U = as_factor(U, "U", d=loss.d)
+    U = as_factor(U, "U", d=loss.d, full_rank=False)
     gtol = as_positive(gtol, "gtol")
     dense_max = as_int(dense_max, "dense_max", minimum=0)
+    sp = _split(U)
+    if sp.rank == 0:
+        raise ValueError("local_curvature: U = 0 has no signal part (every direction is an idle "
+                         "column); use quadnet.curvature.boundary_spectrum")
+    if sp.rank < U.shape[1]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", (NotAMinimiserWarning, IndefiniteHessianWarning))
+            out = local_curvature(loss, sp.U_k, gtol=gtol, dense_max=dense_max, tol=tol,
+                                  seed=seed)
+        excess = np.linalg.eigvalsh(_excess_block(loss, U, sp))
+        scale = max(abs(out.lambda_max), float(np.max(np.abs(excess))), 1e-300)
+        out.rank, out.excess_min = sp.rank, float(excess[0])
+        out.structural_zeros = (U.shape[1] - sp.rank) * int(
+            np.count_nonzero(np.abs(excess) <= ZERO_RTOL * scale))
+        out.n_h = horizontal_dimension(*U.shape, sp.rank)
+        out.v_min, out.v_max = out.v_min @ sp.V_k.T, out.v_max @ sp.V_k.T
+        _warn_curvature(out, gtol)
+        return out
     d, r = U.shape
     n_h = horizontal_dimension(d, r)
     if n_h <= max(dense_max, 2):
@@ -168,18 +199,25 @@ def local_curvature(loss: Loss, U, *, gtol: float = 1e-6, dense_max: int = DENSE
     ref = lam1 if lam1 > bound else abs(lamN)
     rel = gnorm / (ref * np.linalg.norm(U)) if ref > 0 else (0.0 if gnorm == 0 else math.inf)
     out = LocalCurvature(float(lam1), float(lamN), float(lam2), vecs[0], vecs[1], gnorm,
-                         float(rel), bound, n_h, method)
+                         float(rel), bound, n_h, method, rank=r)
+    _warn_curvature(out, gtol)
+    return out
+
+
+def _warn_curvature(out: LocalCurvature, gtol: float) -> None:
+    gnorm, rel, lam1, lamN = (out.gradient_norm, out.relative_gradient, out.lambda_min,
+                              out.lambda_max)
     if rel > gtol:
         warnings.warn(
             f"U is not a critical point: ||grad L(U)||_F = {gnorm:.3e}, relative gradient "
             f"{rel:.2e} > gtol = {gtol:g}; local rates describe a minimiser, not this point",
-            NotAMinimiserWarning, stacklevel=2)
+            NotAMinimiserWarning, stacklevel=3)
     if out.indefinite:
         warnings.warn(
-            f"the effective Hessian at U is indefinite: lambda_min = {lam1:.6e} < 0 "
+            f"the effective Hessian at U is indefinite: lambda_min = "
+            f"{min(lam1, out.excess_min) if out.rank is not None else lam1:.6e} < 0 "
             f"(lambda_max = {lamN:.6e}); U is not a local minimiser of the quotient",
-            IndefiniteHessianWarning, stacklevel=2)
-    return out
+            IndefiniteHessianWarning, stacklevel=3)
 
 
 # ------------------------------------------------------------------ measurements
@@ -236,7 +274,15 @@ def _window(p: np.ndarray, floor: float) -> np.ndarray:
 def _setup(loss: Loss, U, curvature: LocalCurvature | None, amplitude: float, seed,
            gtol: float | None, decades: float):
     loss = _check_loss(loss)
-    U = as_factor(U, "U", d=loss.d)
+    U = as_factor(U, "U", d=loss.d, full_rank=False)
+    sp = _split(U)
+    if 0 < sp.rank < U.shape[1]:
+        # over-parameterised point: a perturbation in the signal part keeps the flow on
+        # U_k(t) V_k^T, the flow of the rank-k factor, whose rates are those of the signal block
+        U = sp.U_k
+        if isinstance(curvature, LocalCurvature) and curvature.v_min.shape != U.shape:
+            curvature = dataclasses.replace(curvature, v_min=curvature.v_min @ sp.V_k,
+                                            v_max=curvature.v_max @ sp.V_k)
     amplitude = as_positive(amplitude, "amplitude")
     if amplitude >= 0.1:
         raise ValueError(f"amplitude must be < 0.1 (a local perturbation), got {amplitude}")
