@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["cosine", "psd_power", "random_orthogonal", "rel_diff", "sym"]
+__all__ = ["cosine", "psd_eigh", "psd_power", "random_orthogonal", "rel_diff", "sym"]
 
 
 def sym(A: np.ndarray) -> np.ndarray:
@@ -16,18 +16,24 @@ def sym(A: np.ndarray) -> np.ndarray:
     return 0.5 * (A + np.swapaxes(A, -1, -2))
 
 
-def psd_power(G: np.ndarray, s: float, *, name: str = "G") -> np.ndarray:
-    """``G^s`` of a symmetric PSD matrix by its eigendecomposition (``s > 0``).
+def psd_eigh(G: np.ndarray, *, name: str = "G") -> tuple[np.ndarray, np.ndarray]:
+    """Eigendecomposition ``(w, V)`` of a symmetric PSD matrix with rounding-level ``w`` zeroed.
 
-    Eigenvalues below ``n eps lambda_max`` (rounding of a PSD matrix) are set to zero first;
-    a genuinely negative eigenvalue (below ``-100`` times that) raises ``ValueError``.
+    Eigenvalues below ``n eps lambda_max`` (rounding of a PSD matrix) are set to zero; a
+    genuinely negative eigenvalue (below ``-100`` times that) raises ``ValueError`` naming
+    ``name``. The one place quadnet decides "PSD up to rounding" for powers and roots.
     """
     w, V = np.linalg.eigh(G)
     tol = G.shape[0] * np.finfo(float).eps * max(abs(w).max(), np.finfo(float).tiny)
     if w.min() < -100 * tol:
         raise ValueError(f"{name} must be positive semidefinite, smallest eigenvalue "
                          f"{w.min():.3e}")
-    w = np.where(w > tol, w, 0.0)
+    return np.where(w > tol, w, 0.0), V
+
+
+def psd_power(G: np.ndarray, s: float, *, name: str = "G") -> np.ndarray:
+    """``G^s`` of a symmetric PSD matrix by :func:`psd_eigh` (``s > 0``; ``s = 1/2``: the root)."""
+    w, V = psd_eigh(G, name=name)
     return (V * w**s) @ V.T
 
 

@@ -1,4 +1,4 @@
-"""Input validation and the one vectorisation convention (THEORY.md §0).
+"""Input validation and the one vectorisation convention (quadnet theory §0).
 
 Every public function checks its inputs with these helpers, so that bad input gets a
 ``TypeError``/``ValueError`` naming the argument and what was expected, never a NaN.
@@ -22,6 +22,7 @@ __all__ = [
     "as_square",
     "as_symmetric",
     "rank_deficiency",
+    "renamed_keyword",
     "unvec",
     "vec",
 ]
@@ -61,9 +62,13 @@ def as_array(x, name: str, *, ndim: int | None = None, shape: tuple | None = Non
     return arr
 
 
-def as_matrix(x, name: str, *, shape: tuple | None = None) -> np.ndarray:
-    """A finite float64 2-d array."""
-    return as_array(x, name, ndim=2, shape=shape)
+def as_matrix(x, name: str, *, shape: tuple | None = None, allow_empty: bool = False
+              ) -> np.ndarray:
+    """A finite float64 2-d array, with no zero-length axis unless ``allow_empty``."""
+    arr = as_array(x, name, ndim=2, shape=shape)
+    if not allow_empty and arr.size == 0:
+        raise ValueError(f"{name} must be non-empty, got shape {arr.shape}")
+    return arr
 
 
 def as_directions(x, name: str, shape: tuple[int, int]) -> tuple[np.ndarray, bool]:
@@ -102,7 +107,7 @@ def as_symmetric(x, name: str, n: int | None = None, *, rtol: float = 1e-10) -> 
             f"{name} must be symmetric: ||{name} - {name}^T||_F / ||{name}||_F = "
             f"{asym / scale:.3e} > {rtol:g}"
         )
-    return 0.5 * (arr + arr.T)
+    return 0.5 * (arr + arr.T)  # = quadnet._linalg.sym (no import: _validation sits beside _linalg)
 
 
 def rank_deficiency(U: np.ndarray) -> float:
@@ -158,7 +163,7 @@ def as_int(x, name: str, *, minimum: int | None = None, maximum: int | None = No
 
 
 def vec(Z: np.ndarray) -> np.ndarray:
-    """Row-major vectorisation of a matrix (THEORY.md §0): ``Z.reshape(-1)``."""
+    """Row-major vectorisation of a matrix (quadnet theory §0): ``Z.reshape(-1)``."""
     return np.ascontiguousarray(Z).reshape(-1)
 
 
@@ -168,18 +173,60 @@ def unvec(v: np.ndarray, d: int, r: int) -> np.ndarray:
 
 
 def as_rng(seed, name: str = "seed") -> np.random.Generator:
-    """A :class:`numpy.random.Generator` from ``seed``: ``None``, an int ``>= 0`` or a Generator.
+    """A :class:`numpy.random.Generator` from ``seed``.
 
-    A Generator is returned as it is (so a caller's stream advances); an int seeds a new
-    PCG64 stream, so the same int gives the same numbers bit for bit.
+    Accepted: ``None`` (fresh entropy), an int ``>= 0``, a sequence of ints ``>= 0`` (a
+    ``SeedSequence`` entropy, e.g. ``[base, trial]`` for a sweep cell), a
+    :class:`numpy.random.SeedSequence`, or a Generator. A Generator is returned as it is (so
+    a caller's stream advances); an int or a sequence seeds a new PCG64 stream, so the same
+    seed gives the same numbers bit for bit. Anything else (``"abc"``, ``-1``, ``1.5``,
+    ``True``) is a ``TypeError``/``ValueError`` naming ``name``.
+
+    Examples
+    --------
+    >>> bool(as_rng(3).integers(100) == as_rng(3).integers(100))
+    True
+    >>> as_rng(-1)
+    Traceback (most recent call last):
+        ...
+    ValueError: seed must be an int >= 0, got -1
     """
     if isinstance(seed, np.random.Generator):
         return seed
     if seed is None:
         return np.random.default_rng()
+    if isinstance(seed, np.random.SeedSequence):
+        return np.random.default_rng(seed)
+    want = "None, an int >= 0, a sequence of ints >= 0 or a numpy.random.Generator"
+    if isinstance(seed, (list, tuple, np.ndarray)) and not isinstance(seed, (str, bytes)):
+        items = list(np.asarray(seed, dtype=object).ravel())
+        if not items or any(isinstance(v, bool) or not isinstance(v, numbers.Integral)
+                            for v in items):
+            raise TypeError(f"{name} must be {want}, got a sequence with non-integer entries")
+        if any(v < 0 for v in items):
+            raise ValueError(f"{name} must hold ints >= 0, got {seed!r}")
+        return np.random.default_rng([int(v) for v in items])
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
-        raise TypeError(f"{name} must be None, an int >= 0 or a numpy.random.Generator, got "
-                        f"{type(seed).__name__}")
+        raise TypeError(f"{name} must be {want}, got {type(seed).__name__}")
     if seed < 0:
         raise ValueError(f"{name} must be an int >= 0, got {seed}")
     return np.random.default_rng(int(seed))
+
+
+def renamed_keyword(new_value, old_value, new: str, old: str, func: str, *,
+                    default=None, stacklevel: int = 3):
+    """Resolve a keyword renamed from ``old`` to ``new`` (the old one still accepted).
+
+    Returns ``old_value`` with a :class:`DeprecationWarning` when only the old keyword was
+    given, ``new_value`` otherwise (``default`` when neither was); both given is a
+    ``TypeError``. ``None`` means "not given" for either.
+    """
+    import warnings
+
+    if old_value is None:
+        return default if new_value is None else new_value
+    if new_value is not None:
+        raise TypeError(f"{func}() got both {new}= and its former name {old}=; pass {new}= only")
+    warnings.warn(f"{func}({old}=...) is deprecated; use {new}=", DeprecationWarning,
+                  stacklevel=stacklevel)
+    return old_value

@@ -1,4 +1,4 @@
-r"""Losses on predictors and their lift to factors (THEORY.md §2).
+r"""Losses on predictors and their lift to factors (quadnet theory §2).
 
 A loss ``ell`` on symmetric ``d x d`` matrices defines ``L(U) = ell(U U^T)``. With
 ``S = sym grad ell(Q)``:
@@ -18,7 +18,16 @@ from collections.abc import Callable
 
 import numpy as np
 
-from quadnet._validation import as_array, as_directions, as_factor, as_matrix, as_symmetric
+from quadnet._linalg import sym as _sym
+from quadnet._validation import (
+    as_array,
+    as_directions,
+    as_factor,
+    as_int,
+    as_matrix,
+    as_square,
+    as_symmetric,
+)
 
 __all__ = [
     "AutogradLoss",
@@ -31,9 +40,39 @@ __all__ = [
 ]
 
 
-def sym(A: np.ndarray) -> np.ndarray:
-    """Symmetric part ``(A + A^T) / 2``."""
-    return 0.5 * (A + A.T)
+def sym(A) -> np.ndarray:
+    r"""Symmetric part of a square matrix.
+
+    .. math:: \operatorname{sym}(A) = \tfrac12 (A + A^\top)
+
+    the projection onto symmetric matrices in the Frobenius inner product (quadnet theory §0).
+    Internal code calls the unchecked kernel ``quadnet._linalg.sym``.
+
+    Parameters
+    ----------
+    A : array_like, shape (n, n)
+        A finite real square matrix.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, n)
+        ``(A + A^T) / 2`` in float64.
+
+    Raises
+    ------
+    TypeError
+        If ``A`` is not an array of real numbers.
+    ValueError
+        If ``A`` is not a finite square 2-d array.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sym(np.array([[1.0, 2.0], [0.0, 3.0]]))
+    array([[1., 1.],
+           [1., 3.]])
+    """
+    return _sym(as_square(A, "A"))
 
 
 def stacked_directions(one: Callable[[np.ndarray], np.ndarray], shape: tuple[int, int]
@@ -120,6 +159,7 @@ class Loss(ABC):
         population form override it (:class:`quadnet.GaussianSensing` returns the inverse of
         its population effective Hessian).
         """
+        self._factor(U)
         return None
 
     def _predictor(self, Q) -> np.ndarray:
@@ -159,6 +199,7 @@ class FrobeniusLoss(Loss):
         return self._predictor(Q) - self.target
 
     def hessian_vector(self, Q, H) -> np.ndarray:
+        self._predictor(Q)
         return as_symmetric(H, "H", self.d)
 
 
@@ -179,7 +220,7 @@ class MeasurementLoss(Loss):
         if np.linalg.norm(A - A.transpose(0, 2, 1)) > 1e-10 * np.linalg.norm(A):
             raise ValueError("A must hold symmetric matrices A_i = A_i^T")
         self.y = as_array(y, "y", shape=(m,))
-        self.A = 0.5 * (A + A.transpose(0, 2, 1))
+        self.A = _sym(A)
         self._flat = self.A.reshape(m, d * d)
         self.m, self.d = m, d
 
@@ -195,6 +236,7 @@ class MeasurementLoss(Loss):
         return (self.residual(Q) @ self._flat).reshape(self.d, self.d) / self.m
 
     def hessian_vector(self, Q, H) -> np.ndarray:
+        self._predictor(Q)
         H = as_symmetric(H, "H", self.d)
         return ((self._flat @ H.reshape(-1)) @ self._flat).reshape(self.d, self.d) / self.m
 
@@ -212,7 +254,7 @@ class AutogradLoss(Loss):
         import autograd
 
         self.fn = fn
-        self.d = d
+        self.d = None if d is None else as_int(d, "d", minimum=1)
         self._grad = autograd.grad(fn)
         self._hvp = autograd.grad(lambda Q, H: np.sum(self._grad(Q) * H))
 
@@ -223,12 +265,12 @@ class AutogradLoss(Loss):
         return val
 
     def gradient(self, Q) -> np.ndarray:
-        return sym(np.asarray(self._grad(self._predictor(Q)), dtype=float))
+        return _sym(np.asarray(self._grad(self._predictor(Q)), dtype=float))
 
     def hessian_vector(self, Q, H) -> np.ndarray:
         Q = self._predictor(Q)
         H = as_symmetric(H, "H", Q.shape[0])
-        return sym(np.asarray(self._hvp(Q, H), dtype=float))
+        return _sym(np.asarray(self._hvp(Q, H), dtype=float))
 
 
 def pymanopt_problem(loss: Loss, manifold):

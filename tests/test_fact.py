@@ -6,6 +6,7 @@ import warnings
 
 import autograd.numpy as anp
 import numpy as np
+
 import pytest
 from autograd import grad
 from hypothesis import given, settings
@@ -239,7 +240,7 @@ def test_convergence_warning_reports_gradient():
     X = rng.standard_normal((40, 4))
     y = np.sum(X**2, axis=1)
     with pytest.warns(F.ConvergenceWarning, match=r"\|\|grad J\|\| = ") as rec:
-        net = F.train(F.QuadraticNet(rng.standard_normal((3, 4))), X, y, 0.1, maxiter=2,
+        net = F.train(F.QuadraticNet(rng.standard_normal((3, 4))), X, y, 0.1, max_iter=2,
                       polish=False)
     assert not net.info.converged
     assert rec[0].message.grad_norm == pytest.approx(net.info.grad_norm)
@@ -251,13 +252,34 @@ def test_gd_path_records_and_rejects_divergence():
     X = rng.standard_normal((30, 3))
     y = np.sum(X**2, axis=1)
     net0 = F.QuadraticNet(0.1 * rng.standard_normal((3, 3)))
-    path = F.gd_path(net0, X, y, 0.1, lr=1e-2, steps=10, record_every=4)
+    path = F.gd_path(net0, X, y, 0.1, eta=1e-2, steps=10, record_every=4)
     assert [k for k, _ in path] == [0, 4, 8, 10]
+    assert isinstance(path, quadnet.Trajectory) and path.t.tolist() == [0, 4, 8, 10]
+    assert path.loss[-1] == pytest.approx(F.objective_and_grad(path[-1][1], X, y, 0.1)[0])
     assert F.objective_and_grad(path[-1][1], X, y, 0.1)[0] < F.objective_and_grad(net0, X, y, 0.1)[0]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # overflow on the way to inf
         with pytest.raises(ValueError, match="diverged"):
-            F.gd_path(net0, X, y, 0.1, lr=1e3, steps=200)
+            F.gd_path(net0, X, y, 0.1, eta=1e3, steps=200)
+
+
+def test_renamed_keywords_still_accepted_with_a_deprecation_warning():
+    """``lr`` -> ``eta`` (gd_path) and ``maxiter`` -> ``max_iter`` (train): same results."""
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((30, 3))
+    y = np.sum(X**2, axis=1)
+    net0 = F.QuadraticNet(0.1 * rng.standard_normal((3, 3)))
+    new = F.gd_path(net0, X, y, 0.1, eta=1e-2, steps=3)
+    with pytest.warns(DeprecationWarning, match="eta="):
+        old = F.gd_path(net0, X, y, 0.1, lr=1e-2, steps=3)
+    assert np.array_equal(old[-1][1].W, new[-1][1].W)
+    with pytest.raises(TypeError, match="eta"):
+        F.gd_path(net0, X, y, 0.1, eta=1e-2, lr=1e-2, steps=3)
+    kw = dict(polish=False, warn=False)
+    with pytest.warns(DeprecationWarning, match="max_iter="):
+        a = F.train(net0, X, y, 0.1, maxiter=3, **kw)
+    b = F.train(net0, X, y, 0.1, max_iter=3, **kw)
+    assert np.array_equal(a.W, b.W)
 
 
 def test_counterexample_prediction_formula():

@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from quadnet.harness.checks import CheckContext, run_check
@@ -61,13 +61,20 @@ def _rel(a, b):
 
 
 # The 5-point stencil with h = 1e-3 has truncation error ~h^4 |f^(5)| ~ 1e-12 relative and
-# rounding ~eps/h ~ 1e-13; the bound 1e-7 leaves room for the Laplace kernel, whose
+# rounding ~eps/h ~ 1e-13; the quadnet target 1e-7 leaves room for the Laplace kernel, whose
 # higher derivatives are larger near (but not at) coincident points.
 @settings(max_examples=12, deadline=None)
 @given(seed=st.integers(0, 2**31), n=st.integers(3, 8), d=st.integers(2, 5), c=st.integers(1, 3),
        kernel=st.sampled_from(sorted(KERNELS)), L=st.floats(1.0, 3.0))
 def test_closed_forms_match_finite_differences(seed, n, d, c, kernel, L):
     X, A, M = _problem(seed, n, d, c)
+    if kernel == "laplace":
+        # the k-th derivative of ||x - x_j||_M grows like dist^(1-k): the stencil's truncation
+        # term h^4 f^(5) / 30 reaches 1e-7 at M-distances ~0.07 between samples (measured),
+        # so such near-coincident draws test the stencil, not the closed form
+        diff = X[:, None, :] - X[None, :, :]
+        dist = np.sqrt(np.einsum("ijk,kl,ijl->ij", diff, M, diff))
+        assume(dist[np.triu_indices(n, 1)].min() >= 0.2)
     G = _fd_gradients(kernel, X, A, M, L)
     assert _rel(input_gradients(kernel, X, X, A, M, L), G) <= 1e-7
     assert _rel(fact_matrix(kernel, X, A, M, L), np.einsum("ic,ick,il->kl", A, G, X)) <= 1e-7

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from quadnet import PSDQuotient
+from quadnet.testing import dense_sensing_reference, five_point_derivative
 from quadnet.sensing.gaussian import (
     GaussianSensing,
     SpectralInitWarning,
@@ -30,36 +31,11 @@ def rel(a, b) -> float:
 
 
 def dense(prob: GaussianSensing):
-    A = np.einsum("ia,ib->iab", prob.X, prob.X)  # m x d x d, test-only
-
-    def value(U):
-        res = np.einsum("iab,ab->i", A, U @ U.T) - prob.y
-        return res @ res / (2 * prob.m)
-
-    def grad(U):
-        res = np.einsum("iab,ab->i", A, U @ U.T) - prob.y
-        return 2.0 / prob.m * np.einsum("i,iab,bk->ak", res, A, U)
-
-    def hvp(U, xi):
-        res = np.einsum("iab,ab->i", A, U @ U.T) - prob.y
-        P = xi @ U.T + U @ xi.T
-        c = np.einsum("iab,ab->i", A, P)
-        return 2.0 / prob.m * (np.einsum("i,iab,bk->ak", res, A, xi)
-                               + np.einsum("i,iab,bk->ak", c, A, U))
-
-    def Tm(H):
-        return np.einsum("i,iab->ab", np.einsum("iab,ab->i", A, H), A) / prob.m
-
-    return value, grad, hvp, Tm
+    """The dense reference with every ``A_i = x_i x_i^T`` formed (m x d x d, test-only)."""
+    return dense_sensing_reference(prob.X, prob.y)
 
 
-def stencil(f, h=0.5):
-    """Five-point derivative at 0: exact for polynomials of degree <= 4 in t.
-
-    ``L(U + t xi)`` is a quartic and ``grad L(U + t xi)`` a cubic in ``t``, so this finite
-    difference has no truncation error at all; only rounding (~ eps * |f| / h) remains.
-    """
-    return (8 * (f(h) - f(-h)) - (f(2 * h) - f(-2 * h))) / (12 * h)
+stencil = five_point_derivative
 
 
 @settings(max_examples=15, deadline=None)

@@ -1,7 +1,7 @@
-r"""Commuting measurements: spectral coordinates and the entropy mirror flow (THEORY.md §5).
+r"""Commuting measurements: spectral coordinates and the entropy mirror flow (quadnet theory §5).
 
 Measurements ``<A_i, Q> = y_i`` whose symmetric ``A_i = V diag(a_i) V^T`` commute. The loss
-(same normalisation as sensing, THEORY.md §4) is
+(same normalisation as sensing, quadnet theory §4) is
 
     ell(Q) = (1/(2m)) sum_i (<A_i, Q> - y_i)^2,   S = (1/m) sum_i res_i A_i.
 
@@ -16,14 +16,24 @@ projectors ``P_k`` and ranks ``m_k``; :class:`AlgebraBlocks` describes them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from quadnet._validation import as_array, as_int, as_matrix, as_positive, as_square
-from quadnet.commuting.bregman import bregman_projection, min_trace_solution
-from quadnet.dynamics import DivergenceError
+from quadnet._linalg import sym
+from quadnet._validation import (
+    as_array,
+    as_int,
+    as_matrix,
+    as_positive,
+    as_rng,
+    as_square,
+    as_symmetric,
+)
+from quadnet.commuting.bregman import _EXP_MAX, _log_start, bregman_projection, min_trace_solution
+from quadnet.dynamics import Trajectory
+from quadnet.exceptions import DivergenceError
 from quadnet.losses import Loss
 
 __all__ = [
@@ -34,17 +44,48 @@ __all__ = [
 ]
 
 
-@dataclass
-class SpectralTrajectory:
-    """A trajectory in spectral coordinates: times/steps ``t`` (n,), ``q`` (n, d), ``loss`` (n,)."""
+class SpectralTrajectory(Trajectory):
+    r"""A trajectory in spectral coordinates: a :class:`quadnet.Trajectory` that also holds ``q``.
 
-    t: np.ndarray
-    q: np.ndarray
-    loss: np.ndarray
-    info: dict = field(default_factory=dict)
+    The predictor along the path is ``Q_k = V diag(q_k) V^T`` (quadnet theory §5), so
+    ``.Q`` works as for every quadnet trajectory when the basis ``V`` is known (the
+    trajectories :class:`CommutingSensing` returns carry it); ``.U`` is ``None``.
 
-    def __len__(self) -> int:
-        return len(self.t)
+    Parameters
+    ----------
+    t : numpy.ndarray, shape (n,)
+        Times (flow) or step indices (descent).
+    q : numpy.ndarray, shape (n, d)
+        Spectral coordinates along the path.
+    loss : numpy.ndarray, shape (n,)
+        Loss values.
+    info : dict, optional
+        Solver details.
+    basis : numpy.ndarray, shape (d, d), optional
+        The orthogonal basis ``V``; needed for ``.Q``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> tr = SpectralTrajectory(np.arange(2.0), np.ones((2, 3)), np.zeros(2), basis=np.eye(3))
+    >>> len(tr), tr.Q.shape, float(tr.Q[1, 2, 2])
+    (2, (2, 3, 3), 1.0)
+    """
+
+    def __init__(self, t, q, loss, info: dict | None = None, basis=None):
+        super().__init__(np.asarray(t, dtype=float), None, np.asarray(loss, dtype=float),
+                         {} if info is None else info)
+        self.q = np.asarray(q, dtype=float)
+        self.basis = basis
+
+    @property
+    def Q(self) -> np.ndarray:
+        """Predictors ``V diag(q_k) V^T``, shape ``(n, d, d)``."""
+        if self.basis is None:
+            raise AttributeError("this SpectralTrajectory has no basis; Q = V diag(q) V^T needs "
+                                 "it (pass basis=)")
+        V = self.basis
+        return np.einsum("ak,nk,bk->nab", V, self.q, V, optimize=True)
 
 
 @dataclass
@@ -123,7 +164,7 @@ def _split(As: np.ndarray, tol: float, rng: np.random.Generator, depth: int = 0)
     for _attempt in range(3):
         c = rng.standard_normal(int(live.sum()))
         C = np.tensordot(c / dev[live], cent[live], axes=1)
-        w, V = np.linalg.eigh(0.5 * (C + C.T))
+        w, V = np.linalg.eigh(sym(C))
         spread = w[-1] - w[0]
         cuts = np.flatnonzero(np.diff(w) > 1e-6 * spread) + 1
         if cuts.size:
@@ -206,7 +247,7 @@ class CommutingSensing(Loss):
         bad = np.flatnonzero(asym > 1e-10 * np.maximum(big, np.finfo(float).tiny))
         if bad.size:
             raise ValueError(f"As[{bad[0]}] is not symmetric (max asymmetry {asym[bad[0]]:.3e})")
-        As = 0.5 * (As + np.swapaxes(As, 1, 2))
+        As = sym(As)
         y = as_array(y, "y", ndim=1)
         if y.shape[0] != m:
             raise ValueError(f"y must have length {m} (one per matrix), got {y.shape[0]}")
@@ -220,7 +261,7 @@ class CommutingSensing(Loss):
             raise ValueError(f"the measurement matrices do not commute: worst pair (A_{i}, A_{j}) "
                              f"has ||[A_{i}, A_{j}]||_F / (||A_{i}||_F ||A_{j}||_F) = {c:.3e} > "
                              f"tol = {tol:g}")
-        rng = np.random.default_rng(seed)
+        rng = as_rng(seed)
         parts = _split(As, tol, rng)
         V = np.hstack(parts)
         D = np.einsum("ba,ibc,ca->ia", V, As, V, optimize=True)
@@ -237,7 +278,7 @@ class CommutingSensing(Loss):
         obj.info = {"basis_residual": resid, "commutator": c}
         return obj
 
-    # -------------------------------------------------------------------- helpers
+    # ------------------------------------------------------------- small matrices
     def matrices(self) -> np.ndarray:
         """The ``m x d x d`` array of ``A_i = V diag(a_i) V^T`` (for small problems)."""
         return np.einsum("ak,ik,bk->iab", self.basis, self.spectra, self.basis, optimize=True)
@@ -261,11 +302,61 @@ class CommutingSensing(Loss):
         return float(np.linalg.norm(W[~same]) / max(np.linalg.norm(W), np.finfo(float).tiny))
 
     def reduced_gradient(self, q) -> np.ndarray:
-        """``g = (1/m) A^T (A q - y)``."""
-        return self.spectra.T @ (self.spectra @ q - self.y) / self.m
+        r"""Gradient of the reduced loss, ``g = (1/m) A^T (A q - y)`` (quadnet theory §5).
+
+        Parameters
+        ----------
+        q : array_like, shape (d,)
+            Spectral coordinates.
+
+        Returns
+        -------
+        numpy.ndarray, shape (d,)
+
+        Raises
+        ------
+        TypeError, ValueError
+            If ``q`` is not a finite real vector of length ``d``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> cs = CommutingSensing(np.eye(2), np.array([[1.0, 1.0]]), np.array([2.0]))
+        >>> cs.reduced_gradient(np.ones(2))
+        array([0., 0.])
+        """
+        return self._reduced_gradient(as_array(q, "q", ndim=1, shape=(self.d,)))
 
     def reduced_loss(self, q) -> float:
-        """``(1/(2m)) ||A q - y||^2``."""
+        r"""The reduced loss ``(1/(2m)) ||A q - y||^2`` on spectral coordinates (quadnet theory §5).
+
+        Parameters
+        ----------
+        q : array_like, shape (d,)
+            Spectral coordinates.
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        TypeError, ValueError
+            If ``q`` is not a finite real vector of length ``d``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> cs = CommutingSensing(np.eye(2), np.array([[1.0, 1.0]]), np.array([2.0]))
+        >>> cs.reduced_loss(np.zeros(2))
+        2.0
+        """
+        return self._reduced_loss(as_array(q, "q", ndim=1, shape=(self.d,)))
+
+    def _reduced_gradient(self, q: np.ndarray) -> np.ndarray:
+        return self.spectra.T @ (self.spectra @ q - self.y) / self.m
+
+    def _reduced_loss(self, q: np.ndarray) -> float:
         r = self.spectra @ q - self.y
         return float(r @ r) / (2 * self.m)
 
@@ -284,6 +375,8 @@ class CommutingSensing(Loss):
 
     def hessian_vector(self, Q, H) -> np.ndarray:
         """``DS[H] = (1/m) sum_i <A_i, H> A_i``."""
+        self._predictor(Q)
+        H = as_symmetric(H, "H", self.d)
         h = self.spectra.T @ self._meas(H) / self.m
         return (self.basis * h) @ self.basis.T
 
@@ -294,13 +387,13 @@ class CommutingSensing(Loss):
 
     def factor_value(self, U) -> float:
         U = self._factor(U)
-        return self.reduced_loss(self._coords_of_factor(U)[1])
+        return self._reduced_loss(self._coords_of_factor(U)[1])
 
     def factor_gradient(self, U) -> np.ndarray:
         """``2 S U = 2 V diag(g) V^T U``."""
         U = self._factor(U)
         W, q = self._coords_of_factor(U)
-        return 2.0 * self.basis @ (self.reduced_gradient(q)[:, None] * W)
+        return 2.0 * self.basis @ (self._reduced_gradient(q)[:, None] * W)
 
     def factor_hvp(self, U, xi) -> np.ndarray:
         """``2 S xi + 2 DS[xi U^T + U xi^T] U`` with ``W = V^T U``, ``X = V^T xi``:
@@ -311,24 +404,12 @@ class CommutingSensing(Loss):
         X = self.basis.T @ xi
         dq = 2.0 * np.sum(W * X, axis=1)
         h = self.spectra.T @ (self.spectra @ dq) / self.m
-        return 2.0 * self.basis @ (self.reduced_gradient(q)[:, None] * X + h[:, None] * W)
+        return 2.0 * self.basis @ (self._reduced_gradient(q)[:, None] * X + h[:, None] * W)
 
     # ------------------------------------------------------------ reduced dynamics
     def _start(self, q0, log_q0) -> tuple[np.ndarray, np.ndarray]:
-        if (q0 is None) == (log_q0 is None):
-            raise TypeError("give exactly one of q0= or log_q0=")
-        if log_q0 is not None:
-            z = as_array(log_q0, "log_q0", ndim=1, shape=(self.d,))
-            return z, np.ones(self.d, bool)
-        q0 = as_array(q0, "q0", ndim=1, shape=(self.d,))
-        if np.any(q0 < 0) or not np.any(q0 > 0):
-            raise ValueError("q0 must be >= 0 with at least one positive entry (zero "
-                             "coordinates stay zero); got min "
-                             f"{q0.min():.3g}")
-        pos = q0 > 0
-        z = np.full(self.d, -np.inf)
-        z[pos] = np.log(q0[pos])
-        return z, pos
+        z = _log_start(q0, log_q0, self.d, allow_zero=True)
+        return z, np.isfinite(z)
 
     def mirror_flow(self, q0=None, times=None, *, log_q0=None, rtol: float = 1e-10,
                     atol: float = 1e-12, method: str = "LSODA") -> SpectralTrajectory:
@@ -350,11 +431,11 @@ class CommutingSensing(Loss):
         A = self.spectra[:, pos]
 
         def rhs(_t, z):
-            q = np.exp(np.minimum(z, 700.0))
+            q = np.exp(np.minimum(z, _EXP_MAX))
             return -4.0 * (A.T @ (A @ q - self.y)) / self.m
 
         def jac(_t, z):
-            q = np.exp(np.minimum(z, 700.0))
+            q = np.exp(np.minimum(z, _EXP_MAX))
             return -4.0 * (A.T @ A) * q[None, :] / self.m
 
         kw = {"jac": jac} if method in ("Radau", "BDF", "LSODA") else {}
@@ -363,15 +444,16 @@ class CommutingSensing(Loss):
         if not sol.success or sol.y.shape[1] != t.size or not np.all(np.isfinite(sol.y)):
             raise DivergenceError(f"mirror flow integration failed: {sol.message}")
         q = np.zeros((t.size, self.d))
-        q[:, pos] = np.exp(np.minimum(sol.y.T, 700.0))
-        loss = np.array([self.reduced_loss(qi) for qi in q])
+        q[:, pos] = np.exp(np.minimum(sol.y.T, _EXP_MAX))
+        loss = np.array([self._reduced_loss(qi) for qi in q])
         return SpectralTrajectory(t, q, loss, {"nfev": sol.nfev, "method": method,
-                                               "log_q_final": _full(sol.y[:, -1], pos)})
+                                               "log_q_final": _full(sol.y[:, -1], pos)},
+                                  basis=self.basis)
 
     def gradient_descent(self, q0=None, eta: float | None = None,
                          steps: int | None = None, *, log_q0=None,
                          record_every: int = 1, rtol: float | None = None) -> SpectralTrajectory:
-        r"""Reduced factor gradient descent ``q_{k+1} = (1 - 2 eta g_k)^2 q_k`` (THEORY.md §5),
+        r"""Reduced factor gradient descent ``q_{k+1} = (1 - 2 eta g_k)^2 q_k`` (quadnet theory §5),
         carried out as ``log q += 2 log|1 - 2 eta g|`` so starts below ``1e-308`` work.
 
         Stops early once the relative residual ``||A q - y||_inf / ||y||_inf <= rtol`` (if given).
@@ -384,8 +466,8 @@ class CommutingSensing(Loss):
         A, y = self.spectra, self.y
         c = (2.0 * eta / self.m) * A.T           # 2 eta g = c @ (A q - y)
         ynorm = max(np.max(np.abs(y)), np.finfo(float).tiny)
-        q = np.where(pos, np.exp(np.minimum(z, 700.0)), 0.0)
-        ts, qs, vals = [0], [q], [self.reduced_loss(q)]
+        q = np.where(pos, np.exp(np.minimum(z, _EXP_MAX)), 0.0)
+        ts, qs, vals = [0], [q], [self._reduced_loss(q)]
         k = 0
         with np.errstate(divide="ignore"):
             for k in range(1, steps + 1):
@@ -401,13 +483,14 @@ class CommutingSensing(Loss):
                 if k % record_every == 0 or k == steps:
                     ts.append(k)
                     qs.append(q)
-                    vals.append(self.reduced_loss(q))
+                    vals.append(self._reduced_loss(q))
         if ts[-1] != k:
             ts.append(k)
             qs.append(q)
-            vals.append(self.reduced_loss(q))
+            vals.append(self._reduced_loss(q))
         return SpectralTrajectory(np.asarray(ts, float), np.stack(qs), np.asarray(vals),
-                                  {"eta": eta, "steps": k, "log_q_final": z})
+                                  {"eta": eta, "steps": k, "log_q_final": z},
+                                  basis=self.basis)
 
     def selection_limit(self, q0=None, *, log_q0=None, **kwargs):
         """The flow's limit from ``q0``: :func:`quadnet.bregman_projection` on the spectra."""
@@ -421,13 +504,47 @@ def _full(zpos: np.ndarray, pos: np.ndarray) -> np.ndarray:
 
 
 # --------------------------------------------------------------------- sweep unit
-def random_commuting_instance(seed: int, d: int = 24, m: int = 6) -> dict:
-    """A reproducible instance: Gaussian spectra ``m x d``, ``y = A q*`` with
-    ``q* ~ U(0.5, 1.5)^d`` (so a strictly positive interpolant exists), weights ``w = 1``."""
-    seed = as_int(seed, "seed", minimum=0)
+def random_commuting_instance(seed, d: int = 24, m: int = 6) -> dict:
+    r"""A reproducible commuting instance with a strictly positive interpolant (quadnet target).
+
+    Gaussian spectra ``A`` (``m x d``), ``q* ~ U(0.5, 1.5)^d`` and ``y = A q*``, so the
+    feasible set ``{q >= 0 : A q = y}`` of quadnet theory §5 has a strictly positive point;
+    weights ``w = 1``.
+
+    Parameters
+    ----------
+    seed : int or numpy.random.Generator
+        An int ``>= 0`` seeds the stream ``default_rng([seed, d, m])`` (so each size has its
+        own instance, bit for bit); a Generator is used as it is.
+    d : int, default 24
+        Number of spectral coordinates (``>= 2``).
+    m : int, default 6
+        Number of measurements, ``1 <= m < d``.
+
+    Returns
+    -------
+    dict
+        ``"spectra"`` ``(m, d)``, ``"y"`` ``(m,)``, ``"q_star"`` ``(d,)``, ``"w"`` ``(d,)``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad ``seed``, ``d`` or ``m``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> inst = random_commuting_instance(0, d=5, m=2)
+    >>> inst["spectra"].shape, bool(np.allclose(inst["spectra"] @ inst["q_star"], inst["y"]))
+    ((2, 5), True)
+    """
     d = as_int(d, "d", minimum=2)
     m = as_int(m, "m", minimum=1, maximum=d - 1)
-    rng = np.random.default_rng([seed, d, m])
+    if isinstance(seed, np.random.Generator):
+        rng = seed
+    else:
+        seed = as_int(seed, "seed", minimum=0)
+        rng = np.random.default_rng([seed, d, m])
     A = rng.standard_normal((m, d))
     q_star = rng.uniform(0.5, 1.5, d)
     return {"spectra": A, "y": A @ q_star, "q_star": q_star, "w": np.ones(d)}

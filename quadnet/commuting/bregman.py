@@ -1,4 +1,4 @@
-r"""Entropy (Bregman) projections and the minimum-trace selection law (THEORY.md §5).
+r"""Entropy (Bregman) projections and the minimum-trace selection law (quadnet theory §5).
 
 For measurements ``A q = y`` on spectral coordinates ``q >= 0`` (rows ``a_i``, one column per
 eigen-direction, or per algebra block with multiplicity ``m_k``) this module computes
@@ -108,16 +108,28 @@ def _problem(A, y, multiplicities) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             raise ValueError(f"multiplicities must have length {d} (columns of A), got "
                              f"{mult.shape[0]}")
         if np.any(mult <= 0):
-            raise ValueError("multiplicities must be positive")
+            raise ValueError(f"multiplicities must be positive, got min {mult.min():.3g}")
     return A, y, mult
 
 
-def _log_start(q0, log_q0, d: int, name: str = "q0") -> np.ndarray:
+def _log_start(q0, log_q0, d: int, name: str = "q0", *, allow_zero: bool = False
+               ) -> np.ndarray:
+    """``log q0`` from exactly one of ``q0=`` / ``log_q0=`` (the one parser of a start).
+
+    ``q0`` must be ``> 0`` (``>= 0`` with at least one positive entry if ``allow_zero``:
+    zero coordinates get ``log q0 = -inf`` and stay zero under the mirror flow).
+    """
     if (q0 is None) == (log_q0 is None):
         raise TypeError(f"give exactly one of {name}= or log_{name}=")
     if log_q0 is not None:
         return as_array(log_q0, f"log_{name}", ndim=1, shape=(d,))
     q0 = as_array(q0, name, ndim=1, shape=(d,))
+    if allow_zero:
+        if np.any(q0 < 0) or not np.any(q0 > 0):
+            raise ValueError(f"{name} must be >= 0 with at least one positive entry (zero "
+                             f"coordinates stay zero); got min {q0.min():.3g}")
+        with np.errstate(divide="ignore"):
+            return np.log(q0)
     if np.any(q0 <= 0):
         raise ValueError(f"{name} must be strictly positive (found {int(np.sum(q0 <= 0))} entries "
                          f"<= 0, min {q0.min():.3g}); pass log_{name}= for starts below 1e-308")
@@ -284,7 +296,7 @@ _FLOOR_OK = 1e-10
 def bregman_projection(A, y, q0=None, *, log_q0=None, multiplicities=None, tol: float = 1e-14,
                        max_iter: int = 200, start: str = "auto",
                        detect_support: bool = False) -> BregmanResult:
-    r"""``argmin { D(q, q0) : A diag(m) q = y, q >= 0 }`` (THEORY.md §5, selection law).
+    r"""``argmin { D(q, q0) : A diag(m) q = y, q >= 0 }`` (quadnet theory §5, selection law).
 
     ``D(q, q0) = sum_k m_k [q_k log(q_k/q0_k) - q_k + q0_k]``. Solved on the dual: the
     minimiser of the smooth convex ``F(nu) = sum_k m_k q0_k exp((A^T nu)_k) - y^T nu`` gives
@@ -360,13 +372,48 @@ def _solve_on(A, y, mult, ell, support, tol, max_iter, start) -> BregmanResult:
 
 
 def bregman_divergence(q, q0, multiplicities=None) -> float:
-    """``D(q, q0) = sum_k m_k [q_k log(q_k/q0_k) - q_k + q0_k]`` (``0 log 0 = 0``)."""
+    r"""The (weighted) relative entropy of ``q`` from ``q0`` (quadnet theory §5).
+
+    .. math:: D(q, q_0) = \sum_k m_k \left[ q_k \log(q_k / q_{0,k}) - q_k + q_{0,k} \right]
+
+    with ``0 log 0 = 0``; ``D >= 0`` with equality iff ``q = q0``.
+
+    Parameters
+    ----------
+    q : array_like, shape (d,)
+        A point with ``q >= 0``.
+    q0 : array_like, shape (d,)
+        The reference point, ``q0 > 0``.
+    multiplicities : array_like, shape (d,), optional
+        Block ranks ``m_k > 0`` (default all 1).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError, ValueError
+        For non-finite or mis-shaped input, ``q < 0``, ``q0 <= 0`` or a multiplicity ``<= 0``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> round(bregman_divergence(np.array([1.0, 0.0]), np.array([1.0, 1.0])), 12)
+    1.0
+    """
     q = as_array(q, "q", ndim=1)
     q0 = as_array(q0, "q0", ndim=1, shape=q.shape)
-    mult = np.ones_like(q) if multiplicities is None else as_array(
-        multiplicities, "multiplicities", ndim=1, shape=q.shape)
-    if np.any(q < 0) or np.any(q0 <= 0):
-        raise ValueError("bregman_divergence needs q >= 0 and q0 > 0")
+    if multiplicities is None:
+        mult = np.ones_like(q)
+    else:
+        mult = as_array(multiplicities, "multiplicities", ndim=1, shape=q.shape)
+        if np.any(mult <= 0):
+            raise ValueError(f"multiplicities must be positive, got min {mult.min():.3g}")
+    if np.any(q < 0):
+        raise ValueError(f"q must be >= 0, got min {q.min():.3g}")
+    if np.any(q0 <= 0):
+        raise ValueError(f"q0 must be > 0, got min {q0.min():.3g}")
     pos = q > 0
     xlogx = np.zeros_like(q)
     xlogx[pos] = q[pos] * np.log(q[pos] / q0[pos])
@@ -376,7 +423,7 @@ def bregman_divergence(q, q0, multiplicities=None) -> float:
 # ---------------------------------------------------------------------------- min trace
 def min_trace_solution(A, y, weights=None, multiplicities=None, *,
                        rc_tol: float = 1e-9) -> MinTraceResult:
-    r"""The ``eps -> 0`` limit of the Bregman projection of ``eps * weights`` (THEORY.md §5).
+    r"""The ``eps -> 0`` limit of the Bregman projection of ``eps * weights`` (quadnet theory §5).
 
     1. LP (HiGHS): ``tau* = min { m^T q : A diag(m) q = y, q >= 0 }`` with an optimal dual
        ``lambda`` and reduced costs ``r = m - diag(m) A^T lambda = m (1 - A^T lambda) >= 0``.

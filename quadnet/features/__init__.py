@@ -17,6 +17,7 @@ from quadnet.features.fact import (
 )
 from quadnet.features.training import (
     FactReport as FactReport,
+    NetTrajectory as NetTrajectory,
     fact_identity as fact_identity,
     gd_path as gd_path,
     grad_norm_at as grad_norm_at,
@@ -56,6 +57,7 @@ __all__ = [
     "FactReport",
     "KERNELS",
     "NFACounterexample",
+    "NetTrajectory",
     "QuadraticNet",
     "RecursiveFeatureMachine",
     "TrainInfo",

@@ -1,4 +1,4 @@
-"""A quadratic network where FACT holds and the NFA fails (THEORY.md §6; ``docs/fact.md``).
+"""A quadratic network where FACT holds and the NFA fails (quadnet theory §6; ``docs/fact.md``).
 
 Construction (all choices are ours; the seed only reports the outcome
 ``cos(FACT, WᵀW) = 0.994`` vs ``cos(AGOP, WᵀW) < 0.068``):
@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from quadnet._validation import as_int, as_positive
+from quadnet._validation import as_int, as_positive, as_rng
 from quadnet.features.fact import QuadraticNet
 from quadnet._linalg import random_orthogonal
 
@@ -83,7 +83,7 @@ def nfa_counterexample(seed=0, *, n: int = 400, quiet: int = 6, alpha: float = 0
     ``seed`` (int or ``numpy.random.Generator``) determines the basis, the ``n`` samples and
     the initial weights (i.i.d. ``N(0, init_scale²)``).
     """
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    rng = as_rng(seed)
     K = as_int(quiet, "quiet", minimum=1)
     n = as_int(n, "n", minimum=(K + 1) * (K + 2) // 2)
     alpha, A = as_positive(alpha, "alpha"), as_positive(A, "A")

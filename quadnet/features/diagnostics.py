@@ -1,4 +1,4 @@
-"""Representation diagnostics of learned features (THEORY.md §6, seed 000 loosely).
+"""Representation diagnostics of learned features (quadnet theory §6).
 
 Applied to any feature map ``φ(x)`` given as the rows of a matrix ``Φ`` (``n × k``): an RFM's
 ``M^{1/2} x``, a quadratic network's ``Uᵀ x``, ...
@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import linalg
 
+from quadnet._linalg import sym
 from quadnet._validation import as_array, as_matrix, as_positive
 
 __all__ = [
@@ -52,7 +53,7 @@ def effective_rank(C) -> float:
         scale = np.linalg.norm(C)
         if np.linalg.norm(C - C.T) > 1e-10 * max(scale, np.finfo(float).tiny):
             raise ValueError("C must be symmetric")
-        lam = np.linalg.eigvalsh(0.5 * (C + C.T))
+        lam = np.linalg.eigvalsh(sym(C))
     elif C.ndim == 1:
         lam = C
     else:

@@ -1,4 +1,4 @@
-"""FACT, bFACT and AGOP for quadratic and deep linear networks (THEORY.md §6).
+"""FACT, bFACT and AGOP for quadratic and deep linear networks (quadnet theory §6).
 
 The *Features at Convergence Theorem* (FACT): if ``θ`` is a critical point of the
 weight-decayed objective
@@ -16,7 +16,7 @@ so at *any* point (critical or not)
 
 which is zero at a critical point and otherwise bounded by ``‖W‖₂ ‖∇_W J‖_F / λ``.
 For the positive quadratic network (``a = 1``, ``U = Wᵀ``) (★) reads
-``WᵀW − FACT = U(∇_U J)ᵀ/λ`` as in THEORY.md §6; :func:`fact_identity` reports both
+``WᵀW − FACT = U(∇_U J)ᵀ/λ`` as in quadnet theory §6; :func:`fact_identity` reports both
 sides, the bound and the gradient norm.
 
 The neural feature ansatz (NFA) instead posits ``WᵀW ∝ AGOP^s`` with
@@ -43,6 +43,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from quadnet._linalg import cosine as _cosine
+from quadnet._linalg import psd_eigh as _psd_eigh
+from quadnet._linalg import psd_power as _psd_power
+from quadnet._linalg import sym
 from quadnet._validation import as_array, as_int, as_matrix, as_positive, as_symmetric
 
 from quadnet.exceptions import NotCriticalWarning
@@ -84,7 +88,7 @@ class QuadraticNet:
 
     ``W`` is ``width × d`` (row ``j`` is neuron ``w_j``); ``a`` (length ``width``) is fixed
     and not trained; ``a=None`` means ``a = 1``, the positive network ``f_U`` with ``U = Wᵀ``
-    (THEORY.md §0, §6). ``info`` is set on nets returned by :func:`train`.
+    (quadnet theory §0, §6). ``info`` is set on nets returned by :func:`train`.
     """
 
     W: np.ndarray
@@ -116,7 +120,7 @@ class QuadraticNet:
     def Q(self) -> np.ndarray:
         """``Q_a = WᵀD_aW`` (symmetric ``d × d``): ``f(x) = xᵀ Q_a x``."""
         Q = self.W.T @ (self.a[:, None] * self.W)
-        return 0.5 * (Q + Q.T)
+        return sym(Q)
 
     def __call__(self, X) -> np.ndarray:
         X = _check_X(X, self.d)
@@ -127,7 +131,15 @@ class QuadraticNet:
         return (self.W,)
 
     def with_params(self, params, info: TrainInfo | None = None) -> QuadraticNet:
-        (W,) = params
+        """The same net with weights ``params = (W,)`` (as :meth:`params` returns them).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> float(QuadraticNet(np.eye(2)).with_params((2 * np.eye(2),)).W[0, 0])
+        2.0
+        """
+        W, = _param_tuple(params, 1)
         return QuadraticNet(W, self.a, info)
 
 
@@ -183,10 +195,28 @@ class DeepLinearNet:
         return self.Ws
 
     def with_params(self, params, info: TrainInfo | None = None) -> DeepLinearNet:
-        return DeepLinearNet(tuple(params), info)
+        """The same architecture with weights ``params = (W_1, ..., W_L)``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> net = DeepLinearNet((np.eye(2), np.ones((1, 2))))
+        >>> net.with_params((np.eye(2), 2 * np.ones((1, 2)))).P.tolist()
+        [[2.0, 2.0]]
+        """
+        return DeepLinearNet(_param_tuple(params, self.depth), info)
 
 
 # ----------------------------------------------------------------------------- checks
+
+
+def _param_tuple(params, k: int) -> tuple:
+    if isinstance(params, (str, bytes, np.ndarray)) or not hasattr(params, "__len__"):
+        raise TypeError(f"params must be a tuple of {k} weight matrices, got "
+                        f"{type(params).__name__}")
+    if len(params) != k:
+        raise ValueError(f"params must hold {k} weight matrices, got {len(params)}")
+    return tuple(params)
 
 
 def _check_X(X, d: int) -> np.ndarray:
@@ -249,14 +279,14 @@ def _residuals(net, X, y) -> np.ndarray:
 def _moment_C(X: np.ndarray, r: np.ndarray) -> np.ndarray:
     """``C = (1/n) Σ r_i x_i x_iᵀ`` (symmetric), without forming any ``n × d × d`` array."""
     C = (X * r[:, None]).T @ X / X.shape[0]
-    return 0.5 * (C + C.T)
+    return sym(C)
 
 
 # ----------------------------------------------------------------------------- FACT / bFACT / AGOP
 
 
 def fact_matrix(net, X, y, lam, layer: int = 0) -> np.ndarray:
-    """FACT of layer ``layer``: ``−(1/(nλ)) Σ_i (∇_h ℓ_i) h_iᵀ`` (THEORY.md §6).
+    """FACT of layer ``layer``: ``−(1/(nλ)) Σ_i (∇_h ℓ_i) h_iᵀ`` (quadnet theory §6).
 
     Quadratic net: ``−(2/λ) Q_a C``. Deep linear net: ``−(1/λ) W_lᵀ Aᵀ R Bᵀ`` (see the module
     docstring). Equals ``WᵀW`` at a critical point of ``J``; the matrix is not symmetric
@@ -273,7 +303,7 @@ def fact_matrix(net, X, y, lam, layer: int = 0) -> np.ndarray:
 
 
 def bfact_matrix(net, X, y, lam, layer: int = 0) -> np.ndarray:
-    """bFACT of layer ``layer``: ``−(1/(nλ)) Σ_i (W h_i)(∇_{Wh} ℓ_i)ᵀ`` (THEORY.md §6).
+    """bFACT of layer ``layer``: ``−(1/(nλ)) Σ_i (W h_i)(∇_{Wh} ℓ_i)ᵀ`` (quadnet theory §6).
 
     Quadratic net: ``−(2/λ) W C Wᵀ D_a`` (``width × width``). Deep linear net:
     ``−(1/λ) W_l B Rᵀ A``. Equals ``WWᵀ`` at a critical point of ``J``.
@@ -313,63 +343,181 @@ def agop(net, X, layer: int = 0) -> np.ndarray:
     else:
         J = _chain(net.Ws, layer, net.depth, net.Ws[layer].shape[1])
         G = J.T @ J
-    return 0.5 * (G + G.T)
+    return sym(G)
 
 
 # ----------------------------------------------------------------------------- comparisons
 
 
 def cosine(A, B) -> float:
-    """Frobenius cosine ``⟨A,B⟩ / (‖A‖_F ‖B‖_F)`` (THEORY.md §0); ``ValueError`` for a zero matrix."""
+    r"""Frobenius cosine of two arrays of the same shape (quadnet theory §0).
+
+    .. math:: \cos(A, B) = \langle A, B \rangle_F / (\|A\|_F \|B\|_F)
+
+    Parameters
+    ----------
+    A, B : array_like
+        Finite real arrays of the same shape, neither zero.
+
+    Returns
+    -------
+    float
+        In ``[-1, 1]``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For non-real or non-finite input, a shape mismatch, or a zero array (the cosine is
+        undefined).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> cosine(np.eye(2), np.array([[2.0, 0.0], [0.0, 2.0]]))
+    1.0
+    """
     A = as_array(A, "A")
     B = as_array(B, "B")
     if A.shape != B.shape:
         raise ValueError(f"A and B must have the same shape, got {A.shape} and {B.shape}")
-    na, nb = np.linalg.norm(A), np.linalg.norm(B)
-    if na == 0 or nb == 0:
-        which = "A" if na == 0 else "B"
-        raise ValueError(f"cosine is undefined: {which} is the zero matrix")
-    return float(np.clip(np.vdot(A, B) / (na * nb), -1.0, 1.0))
+    return _cosine(A, B)
 
 
 def psd_power(G, s) -> np.ndarray:
-    """``G^s`` of a symmetric PSD matrix via its eigendecomposition (``s > 0``).
+    r"""``G^s`` of a symmetric positive semidefinite matrix, ``s > 0``.
 
-    Eigenvalues below ``n·eps·λ_max`` (rounding of a PSD matrix) are set to zero first; a
-    genuinely negative eigenvalue raises ``ValueError``.
+    .. math:: G^s = V \operatorname{diag}(\lambda^s) V^\top, \qquad G = V \operatorname{diag}(\lambda) V^\top
+
+    Eigenvalues below ``n eps lambda_max`` (rounding of a PSD matrix) are set to zero first;
+    a genuinely negative eigenvalue raises. The kernel is ``quadnet._linalg.psd_power``
+    (the one implementation of PSD powers and square roots in quadnet).
+
+    Parameters
+    ----------
+    G : array_like, shape (n, n)
+        Symmetric PSD matrix.
+    s : float
+        Power, ``> 0``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, n)
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a non-symmetric or non-finite ``G``, a negative eigenvalue, or ``s <= 0``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> psd_power(np.diag([4.0, 9.0]), 0.5)
+    array([[2., 0.],
+           [0., 3.]])
     """
     G = as_symmetric(G, "G")
     s = as_positive(s, "s")
-    w, V = np.linalg.eigh(G)
-    tol = G.shape[0] * np.finfo(float).eps * max(abs(w).max(), np.finfo(float).tiny)
-    if w.min() < -100 * tol:
-        raise ValueError(f"G must be positive semidefinite, smallest eigenvalue {w.min():.3e}")
-    w = np.where(w > tol, w, 0.0)
-    return (V * w**s) @ V.T
+    return _psd_power(G, s, name="G")
+
+
+def _pair(WtW, G) -> tuple[np.ndarray, np.ndarray]:
+    WtW = as_symmetric(WtW, "WtW")
+    G = as_symmetric(G, "G", WtW.shape[0])
+    if not np.any(WtW):
+        raise ValueError("WtW is the zero matrix: its cosine with AGOP^s is undefined")
+    return WtW, G
 
 
 def nfa_cosines(WtW, G, powers) -> np.ndarray:
-    """``cos(WᵀW, AGOP^s)`` for each ``s`` in ``powers`` (the NFA's prediction at power ``s``)."""
+    r"""``cos(WᵀW, AGOP^s)`` for each ``s`` in ``powers``: the NFA's prediction at power ``s``.
+
+    The neural feature ansatz (Radhakrishnan et al. 2024) predicts ``WᵀW ∝ AGOP^s`` with
+    ``s = 1/2``; quadnet theory §6 compares it with FACT.
+
+    Parameters
+    ----------
+    WtW : array_like, shape (d, d)
+        Symmetric, non-zero (the Gram matrix of the first-layer weights).
+    G : array_like, shape (d, d)
+        Symmetric PSD (the AGOP).
+    powers : array_like, shape (k,)
+        Powers ``s > 0`` (``k >= 1``).
+
+    Returns
+    -------
+    numpy.ndarray, shape (k,)
+
+    Raises
+    ------
+    TypeError, ValueError
+        For bad matrices or powers.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> G = np.diag([4.0, 1.0])
+    >>> nfa_cosines(np.diag([2.0, 1.0]), G, [0.5, 1.0]).round(6)
+    array([1.      , 0.976187])
+    """
+    WtW, G = _pair(WtW, G)
     powers = as_array(powers, "powers", ndim=1)
-    return np.array([cosine(WtW, psd_power(G, float(s))) for s in powers])
+    if powers.size == 0:
+        raise ValueError("powers must contain at least one power")
+    if np.any(powers <= 0):
+        raise ValueError(f"powers must be > 0, got min {powers.min():.3g}")
+    return np.array([_cosine(WtW, _psd_power(G, float(s))) for s in powers])
 
 
 def best_nfa_power(WtW, G, bounds: tuple[float, float] = (0.02, 2.0)) -> tuple[float, float]:
-    """``argmax_s cos(WᵀW, AGOP^s)`` over ``s ∈ bounds`` and the maximal cosine.
+    r"""``argmax_s cos(WᵀW, AGOP^s)`` over ``s`` in ``bounds``, and the maximal cosine.
 
     A bounded scalar search (scipy ``minimize_scalar``, ``xatol = 1e-6``) after a grid of 60
-    powers to pick the bracket, so a multimodal curve cannot trap it.
+    powers to pick the bracket, so a multimodal curve cannot trap it (quadnet theory §6).
+
+    Parameters
+    ----------
+    WtW : array_like, shape (d, d)
+        Symmetric, non-zero.
+    G : array_like, shape (d, d)
+        Symmetric PSD (the AGOP).
+    bounds : (float, float), default (0.02, 2.0)
+        ``0 < lo < hi``.
+
+    Returns
+    -------
+    (float, float)
+        The best power and its cosine.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For bad matrices, or ``bounds`` that are not two finite numbers ``0 < lo < hi``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> s, c = best_nfa_power(np.diag([2.0, 1.0]), np.diag([4.0, 1.0]))
+    >>> round(s, 4), round(c, 8)
+    (0.5, 1.0)
     """
     from scipy.optimize import minimize_scalar
 
+    WtW, G = _pair(WtW, G)
+    if isinstance(bounds, (str, bytes)) or not hasattr(bounds, "__len__") or len(bounds) != 2:
+        raise TypeError(f"bounds must be a pair (lo, hi) of positive numbers, got {bounds!r}")
     lo, hi = (as_positive(b, "bounds") for b in bounds)
     if not lo < hi:
         raise ValueError(f"bounds must satisfy lo < hi, got {bounds}")
+    w, V = _psd_eigh(G, name="G")
+
+    def cos_at(s: float) -> float:   # one eigendecomposition serves every power
+        return _cosine(WtW, (V * w**s) @ V.T)
+
     grid = np.geomspace(lo, hi, 60)
-    cs = nfa_cosines(WtW, G, grid)
+    cs = np.array([cos_at(s) for s in grid])
     k = int(np.argmax(cs))
     a, b = grid[max(k - 1, 0)], grid[min(k + 1, len(grid) - 1)]
-    res = minimize_scalar(lambda s: -cosine(WtW, psd_power(G, s)), bounds=(a, b),
+    res = minimize_scalar(lambda s: -cos_at(s), bounds=(a, b),
                           method="bounded", options={"xatol": 1e-6})
     if -res.fun >= cs[k]:
         return float(res.x), float(-res.fun)

@@ -1,4 +1,4 @@
-"""Mahalanobis kernels of a recursive feature machine and their feature matrices (THEORY.md §6).
+"""Mahalanobis kernels of a recursive feature machine and their feature matrices (quadnet theory §6).
 
 A kernel machine ``f_c(x) = Σ_j a_jc k_M(x, x_j)`` with feature matrix ``M ⪰ 0`` and
 bandwidth ``L`` uses one of four kernels:
@@ -35,6 +35,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
+from quadnet._linalg import sym
 from quadnet._validation import as_matrix, as_positive, as_square
 
 __all__ = [
@@ -174,7 +175,7 @@ def kernel_fact_matrix(kernel: str, X, coef, M, bandwidth: float) -> np.ndarray:
     """FACT matrix of the kernel machine, ``F = Σ_i Σ_c a_ic ∇_x f_c(x_i) x_iᵀ = M B``.
 
     ``B = Xᵀ [α ⊙ AAᵀ − γ diag(rowsum(αA ⊙ A))] X`` (``d × d``, symmetric); this is
-    ``−(1/(nλ)) Σ_i ∇_x ℓ_i x_iᵀ`` of THEORY.md §6 with the kernel-ridge residual ``−nλ a_i``
+    ``−(1/(nλ)) Σ_i ∇_x ℓ_i x_iᵀ`` of quadnet theory §6 with the kernel-ridge residual ``−nλ a_i``
     (``docs/rfm.md``), so ``λ`` cancels and the ridgeless limit is the same formula.
     Cost ``O(n²(c + d))``.
     """
@@ -191,7 +192,7 @@ def fact_from_alpha(X: np.ndarray, A: np.ndarray, M: np.ndarray, alpha: np.ndarr
     if gamma:
         W[np.diag_indices_from(W)] -= np.einsum("ij->i", W)
     B = _sandwich(X, W.T)
-    return M @ (0.5 * (B + B.T))
+    return M @ sym(B)
 
 
 def kernel_agop(kernel: str, X, coef, M, bandwidth: float, *, centre: bool = False) -> np.ndarray:
@@ -231,5 +232,5 @@ def agop_from_alpha(X: np.ndarray, A: np.ndarray, M: np.ndarray, alpha: np.ndarr
     if centre:
         Gbar = X.T @ (alpha.sum(axis=0)[:, None] * A - gamma * S) / n
         Gamma -= Gbar @ Gbar.T
-    Gamma = 0.5 * (Gamma + Gamma.T)
+    Gamma = sym(Gamma)
     return M @ Gamma @ M

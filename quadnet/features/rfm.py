@@ -1,4 +1,4 @@
-"""Recursive feature machines (RFM) with FACT and NFA updates (THEORY.md §6).
+"""Recursive feature machines (RFM) with FACT and NFA updates (quadnet theory §6).
 
 An RFM alternates two steps, starting from ``M_0 = I``:
 
@@ -17,7 +17,7 @@ An RFM alternates two steps, starting from ``M_0 = I``:
 A fixed point of the FACT update satisfies ``WᵀW = FACT`` for ``W = M^{1/2}`` up to scale; the
 recorded *fixed-point residual* is ``‖F/‖F‖_F − M/‖M‖_F‖_F``.
 
-Also here: the two data sets of the FACT seed document, modular arithmetic with one-hot inputs
+Also here: the two data sets of Boix-Adsera, Mallinar, Simon & Belkin (2025), modular arithmetic with one-hot inputs
 ``e_a ⊕ e_b`` and sparse parity, and the block-circulant score of a learned ``M``.
 """
 
@@ -30,7 +30,8 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy import linalg
 
-from quadnet._validation import as_int, as_matrix, as_positive
+from quadnet._linalg import sym
+from quadnet._validation import as_int, as_matrix, as_positive, as_rng
 from quadnet.features.fact import psd_power
 from quadnet.features.kernels import (
     KERNELS,
@@ -104,7 +105,7 @@ def modular_arithmetic(p: int, op: str = "add", train_fraction: float = 0.5, *,
         raise ValueError(f"train_fraction must lie in (0, 1), got {train_fraction}")
     if op == "div" and not _is_prime(p):
         raise ValueError(f"op='div' needs a prime p, got p={p}")
-    rng = np.random.default_rng(seed)
+    rng = as_rng(seed)
     a, b = (g.ravel() for g in np.meshgrid(np.arange(p), np.arange(p), indexing="ij"))
     if op == "div":
         a, b = a[b != 0], b[b != 0]
@@ -134,7 +135,7 @@ def sparse_parity(d: int, k: int, n: int, *, n_test: int = 2000,
     k = as_int(k, "k", minimum=1, maximum=d)
     n = as_int(n, "n", minimum=1)
     n_test = as_int(n_test, "n_test", minimum=1)
-    rng = np.random.default_rng(seed)
+    rng = as_rng(seed)
     support = np.sort(rng.choice(d, size=k, replace=False))
     X = rng.choice(np.array([-1.0, 1.0]), size=(n + n_test, d))
     y = np.prod(X[:, support], axis=1, keepdims=True)
@@ -380,7 +381,7 @@ class RecursiveFeatureMachine:
             Mn = sqrt_psd_update(F, 1.0)
         else:
             Mn = sqrt_psd_update(F @ M, 0.5)
-        return A, K @ A, F, _normalise(0.5 * (Mn + Mn.T), self.normalize)
+        return A, K @ A, F, _normalise(sym(Mn), self.normalize)
 
     def fit(self, X, Y, X_val=None, Y_val=None) -> RecursiveFeatureMachine:
         """Run ``iters`` RFM updates from ``M_0 = I``; record ``history_`` (validation metrics

@@ -1,4 +1,4 @@
-"""Training quadratic and deep linear nets on the weight-decayed squared loss (THEORY.md §6).
+"""Training quadratic and deep linear nets on the weight-decayed squared loss (quadnet theory §6).
 
 The objective (written once in ``autograd.numpy``, :func:`_make_objective`, whose exact
 Hessian drives the Newton polish; the gradient used by L-BFGS is the hand-derived numpy
@@ -26,9 +26,11 @@ import numpy as np
 from autograd import hessian
 from scipy.optimize import minimize
 
-from quadnet._validation import as_int, as_positive
+from quadnet._threads import single_threaded
+from quadnet._validation import as_int, as_positive, renamed_keyword
+from quadnet.dynamics import Trajectory
 
-from quadnet.exceptions import ConvergenceWarning, NotCriticalWarning
+from quadnet.exceptions import ConvergenceWarning, DivergenceError, NotCriticalWarning
 from quadnet.features.fact import (
     QuadraticNet,
     TrainInfo,
@@ -42,6 +44,7 @@ from quadnet.features.fact import (
 
 __all__ = [
     "FactReport",
+    "NetTrajectory",
     "fact_identity",
     "gd_path",
     "grad_norm_at",
@@ -146,23 +149,79 @@ def grad_norm_at(net, X, y, lam) -> float:
     return float(np.sqrt(sum(np.sum(g * g) for g in grads)))
 
 
-def train(net, X, y, lam, *, gtol: float = 1e-9, maxiter: int = 20000, polish: bool = True,
-          polish_maxiter: int = 200, callback=None, warn: bool = True):
-    """Minimise ``J`` from ``net``'s weights; return a new net of the same kind with ``.info``.
+def train(net, X, y, lam, *, gtol: float = 1e-9, max_iter: int | None = None,
+          polish: bool = True, polish_max_iter: int | None = None, callback=None,
+          warn: bool = True, maxiter: int | None = None, polish_maxiter: int | None = None):
+    r"""Minimise the weight-decayed squared loss from ``net``'s weights (quadnet theory §6).
+
+    .. math:: J(\theta) = \frac1n \sum_i \tfrac12 \|f(x_i; \theta) - y_i\|^2
+              + \frac\lambda2 \|\theta\|_F^2
 
     Stage 1: L-BFGS-B (``maxcor = 30``, ``ftol = 0``, ``gtol`` on the largest gradient
     entry). Stage 2 (if ``polish`` and ``‖∇J‖ > gtol``): Newton steps on ``∇J = 0`` with the
     exact (autograd) Hessian, pseudo-inverted (see :func:`_newton_on_gradient`); if that
-    does not reach ``gtol``, scipy ``trust-exact`` and Newton again. ``callback(net_k)`` is called at every L-BFGS iterate (for
-    paths). ``net.info`` (:class:`~quadnet.fact.TrainInfo`) reports the final gradient norm,
-    objective, iterations per stage; if ``‖∇J‖ > gtol`` a :class:`ConvergenceWarning`
-    saying where it stopped is issued (unless ``warn=False``).
-    """
+    does not reach ``gtol``, scipy ``trust-exact`` and Newton again. The loops run with one
+    BLAS thread (:func:`quadnet._threads.single_threaded`: the matrices are small).
 
+    Parameters
+    ----------
+    net : QuadraticNet or DeepLinearNet
+        The starting point.
+    X : array_like, shape (n, d)
+        Inputs.
+    y : array_like, shape (n,) or (n, c)
+        Targets.
+    lam : float
+        Weight decay ``lambda > 0``.
+    gtol : float, default 1e-9
+        Target gradient norm ``‖∇J‖``.
+    max_iter : int, default 20000
+        L-BFGS iteration budget (formerly ``maxiter``, still accepted with a
+        ``DeprecationWarning``).
+    polish : bool, default True
+        Run the Newton / trust-region polish when L-BFGS stops above ``gtol``.
+    polish_max_iter : int, default 200
+        Iteration budget of each polish stage (formerly ``polish_maxiter``).
+    callback : callable, optional
+        ``callback(net_k)`` at every L-BFGS iterate (for paths).
+    warn : bool, default True
+        Issue a :class:`~quadnet.exceptions.ConvergenceWarning` when ``‖∇J‖ > gtol``.
+
+    Returns
+    -------
+    QuadraticNet or DeepLinearNet
+        A new net of the same kind; ``.info`` (:class:`~quadnet.features.TrainInfo`)
+        reports the final gradient norm, objective and iterations per stage.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad net, data, ``lam``, ``gtol`` or budget.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from quadnet.features import QuadraticNet
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((20, 2)); y = X[:, 0] ** 2
+    >>> net = train(QuadraticNet(0.5 * rng.standard_normal((2, 2))), X, y, 1e-2)
+    >>> net.info.converged, net.info.grad_norm <= 1e-9
+    (True, True)
+    """
+    max_iter = renamed_keyword(max_iter, maxiter, "max_iter", "maxiter", "train", default=20000)
+    polish_max_iter = renamed_keyword(polish_max_iter, polish_maxiter, "polish_max_iter",
+                                      "polish_maxiter", "train", default=200)
     X, y, lam = _prepare(net, X, y, lam)
     gtol = as_positive(gtol, "gtol")
-    maxiter = as_int(maxiter, "maxiter", minimum=1)
-    polish_maxiter = as_int(polish_maxiter, "polish_maxiter", minimum=0)
+    max_iter = as_int(max_iter, "max_iter", minimum=1)
+    polish_max_iter = as_int(polish_max_iter, "polish_max_iter", minimum=0)
+    if callback is not None and not callable(callback):
+        raise TypeError(f"callback must be callable, got {type(callback).__name__}")
+    with single_threaded():
+        return _train(net, X, y, lam, gtol, max_iter, polish, polish_max_iter, callback, warn)
+
+
+def _train(net, X, y, lam, gtol, maxiter, polish, polish_maxiter, callback, warn):
     shapes = _shapes(net)
     J = _make_objective(net, X, y, lam)
     fun = _make_value_and_grad(net, X, y, lam)
@@ -212,7 +271,7 @@ def train(net, X, y, lam, *, gtol: float = 1e-9, maxiter: int = 20000, polish: b
         warnings.warn(ConvergenceWarning(
             f"train stopped with ||grad J|| = {gnorm:.3e} > gtol = {gtol:.1e} after "
             f"{info.n_iter} iterations ({'; '.join(f'{m}: {k} it, |g|={v:.2e}' for m, k, v in stages)})",
-            gnorm), stacklevel=2)
+            gnorm), stacklevel=3)
     return net.with_params([np.array(p) for p in _unflatten(theta, shapes)], info)
 
 
@@ -248,28 +307,113 @@ def _newton_on_gradient(fun, H, theta, gtol: float, maxiter: int):
     return theta, float(val), gnorm, k
 
 
-def gd_path(net, X, y, lam, *, lr: float, steps: int, record_every: int = 1):
-    """Plain gradient descent ``θ ← θ − lr ∇J(θ)``; returns ``[(step, net_step), ...]``.
+class NetTrajectory(Trajectory):
+    """A :class:`quadnet.Trajectory` of nets: ``t`` the recorded steps, ``loss`` the objective
+    ``J`` there, ``nets`` the nets.
 
-    Records step 0 and every ``record_every``-th step (and the last). Raises ``ValueError``
-    if the iterates blow up (non-finite objective): choose a smaller ``lr``.
+    It still reads as the list of ``(step, net)`` pairs that :func:`gd_path` returned in
+    quadnet 0.1: iterating yields the pairs and ``path[i]`` is the ``i``-th pair.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from quadnet.features import QuadraticNet
+    >>> tr = NetTrajectory([0, 5], [QuadraticNet(np.eye(2))] * 2, [1.0, 0.5])
+    >>> [k for k, _ in tr], tr.t.tolist(), len(tr)
+    ([0, 5], [0.0, 5.0], 2)
     """
+
+    def __init__(self, steps, nets, loss, info: dict | None = None):
+        super().__init__(np.asarray(steps, dtype=float), None, np.asarray(loss, dtype=float),
+                         {} if info is None else info)
+        self.nets = list(nets)
+        self.steps = [int(k) for k in steps]
+
+    @property
+    def Q(self) -> np.ndarray:
+        """``W^T W`` of the first layer along the path, shape ``(n, d, d)``."""
+        return np.stack([n.params()[0].T @ n.params()[0] for n in self.nets])
+
+    def __iter__(self):
+        return iter(zip(self.steps, self.nets))
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return list(zip(self.steps, self.nets))[i]
+        return self.steps[i], self.nets[i]
+
+
+def gd_path(net, X, y, lam, *, eta: float | None = None, steps: int, record_every: int = 1,
+            lr: float | None = None) -> NetTrajectory:
+    r"""Plain gradient descent ``θ ← θ − eta ∇J(θ)`` on the FACT objective (quadnet theory §6).
+
+    Records step 0 and every ``record_every``-th step (and the last).
+
+    Parameters
+    ----------
+    net : QuadraticNet or DeepLinearNet
+        The start.
+    X, y : array_like
+        Data, as for :func:`train`.
+    lam : float
+        Weight decay ``> 0``.
+    eta : float
+        Step size ``> 0`` (formerly ``lr``, still accepted with a ``DeprecationWarning``).
+    steps : int
+        Number of steps ``>= 0``.
+    record_every : int, default 1
+        Recording stride.
+
+    Returns
+    -------
+    NetTrajectory
+        A :class:`quadnet.Trajectory` (``t`` steps, ``loss`` objective values) that also
+        iterates as ``(step, net)`` pairs.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For bad arguments.
+    quadnet.exceptions.DivergenceError
+        If the iterates blow up (non-finite objective): choose a smaller ``eta``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from quadnet.features import QuadraticNet
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((20, 2)); y = X[:, 0] ** 2
+    >>> path = gd_path(QuadraticNet(0.3 * np.eye(2)), X, y, 0.1, eta=0.05, steps=4,
+    ...                record_every=2)
+    >>> [k for k, _ in path], bool(path.loss[-1] < path.loss[0])
+    ([0, 2, 4], True)
+    """
+    eta = renamed_keyword(eta, lr, "eta", "lr", "gd_path")
     X, y, lam = _prepare(net, X, y, lam)
-    lr = as_positive(lr, "lr")
+    eta = as_positive(eta, "eta")
     steps = as_int(steps, "steps", minimum=0)
     record_every = as_int(record_every, "record_every", minimum=1)
     shapes = _shapes(net)
     vg = _make_value_and_grad(net, X, y, lam)
     theta = _flatten(net.params())
-    path = [(0, net)]
-    for k in range(1, steps + 1):
+    ks, nets, vals = [0], [net], []
+    with single_threaded():
         v, g = vg(theta)
-        if not np.isfinite(v):
-            raise ValueError(f"gradient descent diverged at step {k} (lr = {lr:g} is too large)")
-        theta = theta - lr * np.asarray(g)
-        if k % record_every == 0 or k == steps:
-            path.append((k, net.with_params([np.array(p) for p in _unflatten(theta, shapes)])))
-    return path
+        vals.append(float(v))
+        for k in range(1, steps + 1):
+            if not np.isfinite(v):
+                raise DivergenceError(f"gradient descent diverged at step {k} (eta = {eta:g} "
+                                      "is too large)")
+            theta = theta - eta * np.asarray(g)
+            v, g = vg(theta)
+            if k % record_every == 0 or k == steps:
+                if not np.isfinite(v):
+                    raise DivergenceError(f"gradient descent diverged at step {k} (eta = "
+                                          f"{eta:g} is too large)")
+                ks.append(k)
+                nets.append(net.with_params([np.array(p) for p in _unflatten(theta, shapes)]))
+                vals.append(float(v))
+    return NetTrajectory(ks, nets, vals, {"eta": eta, "steps": steps})
 
 
 @dataclass(frozen=True)
@@ -299,7 +443,7 @@ def fact_identity(net, X, y, lam, layer: int = 0, *, tol: float = 1e-6) -> FactR
     """Measure FACT at ``net``: cosines, the error of ``WᵀW = FACT`` and its a-priori bound.
 
     Uses the exact identity (★) ``WᵀW − FACT = Wᵀ(∇_W J)/λ`` (for ``a = 1``:
-    ``U(∇_U J)ᵀ/λ``, THEORY.md §6), so ``error <= bound = ‖W‖₂ ‖∇_W J‖_F / λ`` always.
+    ``U(∇_U J)ᵀ/λ``, quadnet theory §6), so ``error <= bound = ‖W‖₂ ‖∇_W J‖_F / λ`` always.
     Warns :class:`NotCriticalWarning` (with the gradient norm) when the relative gradient
     ``‖∇_θ J‖ / (λ‖θ‖)`` exceeds ``tol``: FACT is then not expected to hold.
     """

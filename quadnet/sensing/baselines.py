@@ -1,4 +1,4 @@
-r"""Convex baseline for rank-one sensing: trace minimisation (PhaseLift-type SDP), THEORY.md §4.
+r"""Convex baseline for rank-one sensing: trace minimisation (PhaseLift-type SDP), quadnet theory §4.
 
 ``min tr Q  subject to  x_i^T Q x_i = y_i (i = 1..m),  Q PSD`` solved by cvxpy (optional
 extra ``quadnet[baselines]``, imported lazily). Without cvxpy, :func:`trace_min_sdp`
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from quadnet._linalg import sym
 from quadnet._validation import as_positive
 from quadnet.sensing.gaussian import GaussianSensing
 
@@ -76,7 +77,7 @@ def trace_min_sdp(problem: GaussianSensing, *, solver: str = "CLARABEL",
         prob.solve(solver=solver, **opts)
     if Q.value is None or prob.status not in ("optimal", "optimal_inaccurate"):
         raise ValueError(f"trace_min_sdp: solver {solver} returned status {prob.status!r}")
-    Qv = 0.5 * (Q.value + Q.value.T)
+    Qv = sym(Q.value)
     w, V = np.linalg.eigh(Qv)
     Qv = (V * np.clip(w, 0.0, None)) @ V.T
     iters = int(getattr(prob.solver_stats, "num_iters", 0) or 0)

@@ -1,4 +1,4 @@
-r"""An explicit sufficient sample size for Gaussian rank-one sensing (THEORY.md §4).
+r"""An explicit sufficient sample size for Gaussian rank-one sensing (quadnet theory §4).
 
 The guarantee chain, with every constant (full derivation in ``docs/sample_bound.md``).
 Notation: ``Q* = U* U*^T`` of rank ``r`` with eigenvalues ``sigma_1 >= ... >= sigma_r > 0``,

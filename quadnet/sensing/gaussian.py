@@ -1,4 +1,4 @@
-r"""Gaussian rank-one sensing (THEORY.md §4).
+r"""Gaussian rank-one sensing (quadnet theory §4).
 
 Data ``x_i ~ N(0, I_d)`` i.i.d. (rows of ``X``, ``m x d``), measurement matrices
 ``A_i = x_i x_i^T`` and ``y_i = x_i^T Q* x_i (+ noise)``. The binding normalisation is
@@ -31,6 +31,7 @@ import warnings
 import numpy as np
 import scipy.linalg
 
+from quadnet._linalg import rel_diff, sym
 from quadnet._validation import (
     as_array,
     as_directions,
@@ -38,6 +39,7 @@ from quadnet._validation import (
     as_int,
     as_matrix,
     as_positive,
+    as_rng,
     as_symmetric,
 )
 from quadnet.losses import Loss
@@ -52,22 +54,77 @@ __all__ = [
 ]
 
 
+#: ``spectral_init(method="auto")`` uses Lanczos above this dimension (measured crossover
+#: against the dense moment matrix, ``benchmarks/bench_sensing.py``).
+LANCZOS_MIN_D = 1000
+
 #: Scratch entries (float64) per block of directions in :meth:`GaussianSensing.hvp_at`.
 HVP_SCRATCH_ENTRIES = 1 << 22
 
 
 def population_normal_operator(H) -> np.ndarray:
-    """``T(H) = E[(x^T H x) x x^T] = 2 H + tr(H) I`` for ``x ~ N(0, I_d)`` (THEORY.md §4)."""
+    r"""The population normal operator of Gaussian rank-one sensing (quadnet theory §4).
+
+    .. math:: T(H) = \mathbb E\left[(x^\top H x)\, x x^\top\right] = 2H + \operatorname{tr}(H) I,
+              \qquad x \sim N(0, I_d)
+
+    Parameters
+    ----------
+    H : array_like, shape (d, d)
+        Symmetric.
+
+    Returns
+    -------
+    numpy.ndarray, shape (d, d)
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``H`` is not a finite real symmetric square matrix.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> population_normal_operator(np.eye(2))
+    array([[4., 0.],
+           [0., 4.]])
+    """
     H = as_symmetric(H, "H")
     return 2.0 * H + np.trace(H) * np.eye(H.shape[0])
 
 
 def inverse_population_normal_operator(Y) -> np.ndarray:
-    """``T^{-1}(Y) = (Y - tr(Y)/(d+2) I) / 2`` (THEORY.md §4).
+    r"""Inverse of the population normal operator (quadnet theory §4).
+
+    .. math:: T^{-1}(Y) = \tfrac12 \left(Y - \frac{\operatorname{tr} Y}{d+2} I\right)
 
     From ``tr T(H) = (d+2) tr H``: ``tr H = tr Y / (d+2)`` and ``H = (Y - tr(H) I) / 2``.
+
+    Parameters
+    ----------
+    Y : array_like, shape (d, d)
+        Symmetric.
+
+    Returns
+    -------
+    numpy.ndarray, shape (d, d)
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``Y`` is not a finite real symmetric square matrix.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> H = np.array([[1.0, 2.0], [2.0, -1.0]])
+    >>> bool(np.allclose(inverse_population_normal_operator(population_normal_operator(H)), H))
+    True
     """
-    Y = as_symmetric(Y, "Y")
+    return _inverse_population_normal_operator(as_symmetric(Y, "Y"))
+
+
+def _inverse_population_normal_operator(Y: np.ndarray) -> np.ndarray:
     d = Y.shape[0]
     return 0.5 * (Y - (np.trace(Y) / (d + 2)) * np.eye(d))
 
@@ -76,14 +133,13 @@ def relative_error(Q, Q_star) -> float:
     """``||Q - Q*||_F / ||Q*||_F`` (the recovery error used throughout)."""
     Q = as_matrix(Q, "Q")
     Q_star = as_matrix(Q_star, "Q_star", shape=Q.shape)
-    den = np.linalg.norm(Q_star)
-    if den == 0:
+    if not np.any(Q_star):
         raise ValueError("Q_star must be nonzero to define a relative error")
-    return float(np.linalg.norm(Q - Q_star) / den)
+    return rel_diff(Q, Q_star)
 
 
 class GaussianSensing(Loss):
-    r"""Rank-one sensing loss ``L(U) = (1/(2m)) sum_i (||U^T x_i||^2 - y_i)^2`` (THEORY.md §4).
+    r"""Rank-one sensing loss ``L(U) = (1/(2m)) sum_i (||U^T x_i||^2 - y_i)^2`` (quadnet theory §4).
 
     Args:
         X: ``m x d`` design, rows ``x_i`` (finite). Stored C-contiguous float64, not copied
@@ -126,7 +182,7 @@ class GaussianSensing(Loss):
             raise ValueError(f"r must satisfy 1 <= r <= d, got r = {r} > d = {d}")
         m = as_int(m, "m", minimum=1)
         noise = as_positive(noise, "noise", allow_zero=True)
-        rng = np.random.default_rng(seed)
+        rng = as_rng(seed)
         U_star = rng.standard_normal((d, r)) / np.sqrt(d)
         X = rng.standard_normal((m, d))
         XU = X @ U_star
@@ -140,17 +196,19 @@ class GaussianSensing(Loss):
     # ------------------------------------------------------------ measurement map
     def measure(self, Q) -> np.ndarray:
         """``A(Q)_i = <A_i, Q> = x_i^T Q x_i`` for symmetric ``Q`` (``O(m d^2)``)."""
-        Q = self._predictor(Q)
+        return self._measure(self._predictor(Q))
+
+    def _measure(self, Q: np.ndarray) -> np.ndarray:
         return np.einsum("ij,ij->i", self.X @ Q, self.X)
 
     def _adjoint(self, w: np.ndarray) -> np.ndarray:
         """``(1/m) sum_i w_i A_i = (1/m) X^T diag(w) X`` (symmetric to the last bit)."""
         G = self.X.T @ (w[:, None] * self.X) / self.m
-        return 0.5 * (G + G.T)
+        return sym(G)
 
     def normal_operator(self, H) -> np.ndarray:
         """Empirical normal operator ``T_m(H) = (1/m) sum_i <A_i, H> A_i``."""
-        return self._adjoint(self.measure(H))
+        return self._adjoint(self._measure(as_symmetric(H, "H", self.d)))
 
     # ------------------------------------------------------------ predictor level
     def value(self, Q) -> float:
@@ -165,7 +223,7 @@ class GaussianSensing(Loss):
     def hessian_vector(self, Q, H) -> np.ndarray:
         """``DS[H] = T_m(H)`` (``ell`` is quadratic, so independent of ``Q``)."""
         self._predictor(Q)
-        return self.normal_operator(H)
+        return self._adjoint(self._measure(as_symmetric(H, "H", self.d)))
 
     # --------------------------------------------------------------- factor level
     def _residual(self, U: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -258,20 +316,81 @@ class GaussianSensing(Loss):
         """``M = (1/m) sum_i y_i x_i x_i^T`` (``= T_m(Q*)`` without noise)."""
         return self._adjoint(self.y)
 
-    def spectral_init(self, r: int, *, strict: bool = True) -> np.ndarray:
-        r"""Spectral (moment) initialiser ``U_0 = V_r diag(sqrt(lambda_r))`` (THEORY.md §4).
+    def spectral_init(self, r: int, *, strict: bool = True, method: str = "auto") -> np.ndarray:
+        r"""Spectral (moment) initialiser ``U_0 = V_r diag(sqrt(lambda_r))`` (quadnet theory §4).
 
-        ``(lambda_r, V_r)`` are the top-``r`` eigenpairs of ``Q_hat = T^{-1}(M)``. If fewer
-        than ``r`` of them are positive the positive part has rank ``< r`` and no full-rank
-        ``d x r`` factor represents it: with ``strict=True`` (default) a ``ValueError``
-        naming ``r`` is raised; with ``strict=False`` a :class:`SpectralInitWarning` is
-        issued and the non-positive eigenvalues are replaced by ``1e-6 lambda_max`` (a
-        nearly rank-deficient but valid start). If none is positive, ``ValueError`` always.
+        ``(lambda_r, V_r)`` are the top-``r`` eigenpairs of ``Q_hat = T^{-1}(M)``, with the
+        moment matrix ``M = (1/m) sum_i y_i x_i x_i^T`` and
+        ``T^{-1}(Y) = (Y - tr(Y)/(d+2) I) / 2``. On ``vec`` the inverse normal operator is
+        ``1/2`` times the identity minus a rank-one term (``vec(I) vec(I)^T / (d+2)``); applied
+        to ``M`` the rank-one term is a multiple of ``I``, so
+
+        .. math:: \hat Q = \tfrac12 \left(M - c I\right), \quad
+                  c = \frac{\operatorname{tr} M}{d+2} = \frac{1}{m(d+2)} \sum_i y_i \|x_i\|^2,
+
+        which has the eigenvectors of ``M`` and eigenvalues ``(mu - c) / 2``. Two routes:
+
+        * ``"lanczos"``: ARPACK (``scipy.sparse.linalg.eigsh``, ``which="LA"``,
+          ``tol = 1e-10``, start vector ``1``) on ``v -> (X^T (y * X v) / m - c v) / 2``:
+          ``O(m d)`` per product, never a ``d x d`` matrix;
+        * ``"dense"``: forms ``M`` (one ``O(m d^2)`` GEMM) and takes the top-``r`` pairs by
+          ``scipy.linalg.eigh``.
+
+        ``"auto"`` (default) takes ``"lanczos"`` for ``d > LANCZOS_MIN_D`` and when
+        ``r < d - 1``, else ``"dense"``: a matrix-vector product reads all of ``X``, so the
+        Lanczos route is memory-bound, and ``benchmarks/bench_sensing.py`` measured it slower
+        than one GEMM below ``d ~ 1000``. Both routes give
+        the same start to ``~1e-11`` relative in ``U_0 U_0^T``.
+
+        If fewer than ``r`` of the eigenvalues are positive the positive part has rank
+        ``< r`` and no full-rank ``d x r`` factor represents it: with ``strict=True``
+        (default) a ``ValueError`` naming ``r`` is raised; with ``strict=False`` a
+        :class:`~quadnet.exceptions.SpectralInitWarning` is issued and the non-positive
+        eigenvalues are replaced by ``1e-6 lambda_max`` (a nearly rank-deficient but valid
+        start). If none is positive, ``ValueError`` always.
+
+        Parameters
+        ----------
+        r : int
+            Rank, ``1 <= r <= d``.
+        strict : bool, default True
+            Raise (rather than pad) when fewer than ``r`` eigenvalues are positive.
+        method : {"auto", "lanczos", "dense"}
+            The eigensolver route.
+
+        Returns
+        -------
+        numpy.ndarray, shape (d, r)
+
+        Raises
+        ------
+        TypeError, ValueError
+            For a bad ``r`` or ``method``, or a moment matrix without ``r`` positive
+            eigenvalues (see above).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> prob = GaussianSensing.random(6, 1, 400, seed=0)
+        >>> U0 = prob.spectral_init(1)
+        >>> Ud = prob.spectral_init(1, method="dense")
+        >>> U0.shape, bool(np.allclose(U0 @ U0.T, Ud @ Ud.T, atol=1e-9))
+        ((6, 1), True)
         """
         r = as_int(r, "r", minimum=1, maximum=self.d)
-        Q_hat = inverse_population_normal_operator(self.moment_matrix())
-        lam, V = scipy.linalg.eigh(Q_hat, subset_by_index=[self.d - r, self.d - 1])
-        lam, V = lam[::-1], V[:, ::-1]
+        if not isinstance(method, str) or method not in ("auto", "lanczos", "dense"):
+            raise ValueError(f"method must be 'auto', 'lanczos' or 'dense', got {method!r}")
+        if method == "auto":
+            method = "lanczos" if self.d > LANCZOS_MIN_D and r < self.d - 1 else "dense"
+        if method == "lanczos" and r >= self.d - 1:
+            method = "dense"   # ARPACK needs k < n - 1
+        if method == "dense":
+            Q_hat = _inverse_population_normal_operator(self.moment_matrix())
+            lam, V = scipy.linalg.eigh(Q_hat, subset_by_index=[self.d - r, self.d - 1])
+        else:
+            lam, V = self._spectral_lanczos(r)
+        order = np.argsort(lam)[::-1]
+        lam, V = lam[order], V[:, order]
         npos = int(np.sum(lam > 0))
         if npos < r:
             msg = (f"spectral initialiser: T^-1(M) has only {npos} positive eigenvalue(s) "
@@ -282,6 +401,22 @@ class GaussianSensing(Loss):
                           stacklevel=2)
             lam = np.where(lam > 0, lam, 1e-6 * lam[0])
         return V * np.sqrt(lam)
+
+    def _spectral_lanczos(self, r: int) -> tuple[np.ndarray, np.ndarray]:
+        """Top-``r`` eigenpairs of ``T^{-1}(M)`` by ARPACK on ``O(m d)`` products."""
+        import scipy.sparse.linalg as spla
+
+        X, y, m, d = self.X, self.y, self.m, self.d
+        c = float(y @ np.einsum("ij,ij->i", X, X)) / (m * (d + 2))
+
+        def apply(v: np.ndarray) -> np.ndarray:
+            v = np.asarray(v, dtype=float).reshape(d, -1)
+            out = 0.5 * (X.T @ (y[:, None] * (X @ v)) / m - c * v)
+            return out
+
+        op = spla.LinearOperator((d, d), matvec=lambda v: apply(v).ravel(), matmat=apply,
+                                 dtype=float)
+        return spla.eigsh(op, k=r, which="LA", tol=1e-10, v0=np.ones(d))
 
     def _factor(self, U) -> np.ndarray:
         return as_factor(U, "U", d=self.d, full_rank=False)

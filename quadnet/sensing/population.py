@@ -1,6 +1,6 @@
-r"""The population effective Hessian of Gaussian rank-one sensing (THEORY.md §4).
+r"""The population effective Hessian of Gaussian rank-one sensing (quadnet theory §4).
 
-Population form (THEORY.md §4). For Gaussian rank-one sensing the population loss has, at a
+Population form (quadnet theory §4). For Gaussian rank-one sensing the population loss has, at a
 zero-residual point ``Q* = U U^T``, the Hessian form ``2 ||zeta||_F^2 + tr(zeta)^2``,
 ``zeta = xi U^T + U xi^T``, i.e. the operator ``xi -> 2 T(zeta) U = 4 (xi G + U xi^T U) +
 4 tr(U^T xi) U`` with ``G = U^T U``. Its spectrum in terms of the eigenvalues ``g_1..g_r`` of
@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from quadnet._validation import as_factor, as_matrix, as_symmetric
+from quadnet._linalg import sym
+from quadnet._validation import RANK_RTOL, as_factor, as_matrix, as_symmetric
 from quadnet.geometry.manifold import PSDQuotient
 
 __all__ = [
@@ -41,7 +42,7 @@ def _population_hvp(U: np.ndarray, Xi: np.ndarray) -> np.ndarray:
 
 
 def population_effective_hvp(U, xi) -> np.ndarray:
-    r"""The population Hessian operator of Gaussian sensing at ``Q* = U U^T`` (THEORY.md §4).
+    r"""The population Hessian operator of Gaussian sensing at ``Q* = U U^T`` (quadnet theory §4).
 
     ``xi -> 2 T(zeta) U = 4 (xi G + U xi^T U) + 4 tr(U^T xi) U``, ``zeta = xi U^T + U xi^T``,
     ``G = U^T U``, ``T(H) = 2 H + tr(H) I``: the operator of the form ``2 ||zeta||^2 + tr(zeta)^2``
@@ -100,8 +101,15 @@ def population_effective_spectrum(U, *, grouped: bool = False):
 class PopulationInverse:
     r"""``Z -> H_pop^{-1} P_h Z`` on ``H_U`` in ``O(d r^2 + r^3)`` (see :func:`population_effective_inverse`)."""
 
-    def __init__(self, U: np.ndarray):
+    def __init__(self, U):
+        U = as_matrix(U, "U")
+        if not 1 <= U.shape[1] <= U.shape[0]:
+            raise ValueError(f"U must be d x r with 1 <= r <= d, got shape {U.shape}")
         self.W, self.s, self.Vt = np.linalg.svd(U, full_matrices=False)
+        if not self.s[-1] > RANK_RTOL * self.s[0]:
+            raise ValueError(f"U is numerically rank deficient: sigma_min/sigma_max = "
+                             f"{self.s[-1] / max(self.s[0], np.finfo(float).tiny):.3e} <= "
+                             f"{RANK_RTOL:g}; the population inverse needs full column rank")
         self.g = self.s**2
         self.gsum = self.g[:, None] + self.g[None, :]
         self.r = U.shape[1]
@@ -114,7 +122,7 @@ class PopulationInverse:
         K = s[:, None] * A
         A = A - s[:, None] * ((K - K.T) / self.gsum)  # P_h: S A symmetric (Lyapunov in V-frame)
         C = s[:, None] * A
-        C = 0.5 * (C + C.T)                          # C' = S A' (symmetric to rounding)
+        C = sym(C)                                  # C' = S A' (symmetric to rounding)
         Cn = C / (4.0 * self.gsum)                   # off-diagonal: C_ij = C'_ij / (4 (g_i + g_j))
         c = np.diag(C) / (8.0 * g)                   # diagonal: (8 diag(g) + 4 g 1^T)^{-1} c'
         c -= 0.5 * c.sum() / (1.0 + 0.5 * r)         # Sherman-Morrison
@@ -126,7 +134,7 @@ class PopulationInverse:
 def population_effective_inverse(U, eta) -> np.ndarray:
     r"""``xi = H_pop^{-1} P_h(eta)``: the inverse of the population effective Hessian on ``H_U``.
 
-    ``H_pop xi = 2 T(zeta) U`` (:func:`population_effective_hvp`, THEORY.md §4) maps ``H_U``
+    ``H_pop xi = 2 T(zeta) U`` (:func:`population_effective_hvp`, quadnet theory §4) maps ``H_U``
     to itself and is SPD there for full-rank ``U``. With the thin SVD ``U = W S V^T``
     (``g = s^2``) write ``xi V = W A + W_perp B``; horizontality is ``C = S A`` symmetric and
 

@@ -1,0 +1,117 @@
+"""BLAS thread policy: small-matrix work single-threaded, large GEMMs threaded.
+
+numpy's and scipy's OpenBLAS start one pool each, sized to the machine (2 threads on a
+2-core box). Waking a thread pool costs microseconds, so on matrices of a few hundred
+entries -- every step of an L-BFGS loop, a manifold operation at ``(10, 2)``, an ODE
+right-hand side, a sweep cell -- the threads cost more than the arithmetic, and on a shared
+machine they also contend with other processes' pools. The policy:
+
+* loops over small matrices run inside :func:`single_threaded` (a context manager and a
+  decorator, backed by ``threadpoolctl``): one BLAS thread for their whole duration, set
+  once per loop rather than once per call;
+* large dense products (``effective_hessian`` at ``n_h`` in the thousands, the moment
+  matrix at ``d >= 400``, kernel solves of a recursive feature machine) keep the default
+  pool: they are compute-bound and scale with the threads;
+* ``QUADNET_BLAS_POLICY=off`` in the environment disables the policy (every
+  :func:`single_threaded` block then leaves the pools alone), for measuring it.
+
+Nested blocks are cheap: only the outermost one talks to ``threadpoolctl``.
+
+Examples
+--------
+>>> from quadnet._threads import blas_threads, single_threaded
+>>> with single_threaded():
+...     inside = blas_threads()
+>>> inside in (None, 1)
+True
+>>> @single_threaded()
+... def small_loop():
+...     return blas_threads()
+>>> small_loop() in (None, 1)
+True
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import threading
+
+__all__ = ["blas_threads", "policy_enabled", "single_threaded"]
+
+_state = threading.local()
+_controller = None
+
+
+def policy_enabled() -> bool:
+    """``False`` when ``QUADNET_BLAS_POLICY=off`` (or ``0``/``false``) is set."""
+    return os.environ.get("QUADNET_BLAS_POLICY", "on").strip().lower() not in ("off", "0",
+                                                                              "false", "no")
+
+
+def _get_controller():
+    global _controller
+    if _controller is None:
+        try:
+            from threadpoolctl import ThreadpoolController
+        except ImportError:  # pragma: no cover - threadpoolctl is a dependency
+            return None
+        _controller = ThreadpoolController()
+    return _controller
+
+
+def blas_threads() -> int | None:
+    """The largest thread count over the loaded BLAS pools (``None`` if none is visible)."""
+    ctl = _get_controller()
+    if ctl is None:
+        return None
+    pools = [p.num_threads for p in ctl.select(user_api="blas").lib_controllers]
+    return max(pools) if pools else None
+
+
+class single_threaded(contextlib.ContextDecorator):
+    """Run a block (or every call of a decorated function) with one BLAS thread.
+
+    Use it around loops of small-matrix operations (the sizes where thread wake-ups cost
+    more than the arithmetic); leave large GEMMs outside. Re-entrant and thread-safe
+    (the depth is per Python thread); the pools are restored on exit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> with single_threaded():
+    ...     x = np.ones((3, 3)) @ np.ones((3, 3))
+    >>> float(x[0, 0])
+    3.0
+    """
+
+    def __enter__(self):
+        depth = getattr(_state, "depth", 0)
+        _state.depth = depth + 1
+        self._limit = None
+        if depth == 0 and policy_enabled():
+            ctl = _get_controller()
+            if ctl is not None:
+                self._limit = ctl.limit(limits=1, user_api="blas")
+        return self
+
+    def __exit__(self, *exc):
+        _state.depth -= 1
+        if self._limit is not None:
+            self._limit.restore_original_limits()
+            self._limit = None
+        return False
+
+    def _recreate_cm(self):
+        # a fresh instance per decorated call, so recursion and threads do not share _limit
+        return type(self)()
+
+
+def single_threaded_function(fn):
+    """Decorator form of :func:`single_threaded` (``functools.wraps`` kept)."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with single_threaded():
+            return fn(*args, **kwargs)
+    return wrapper

@@ -1,0 +1,990 @@
+"""Bad input, everywhere: every public callable rejects bad arguments with a clear error.
+
+The callables are enumerated from ``quadnet.__all__`` and every subpackage's ``__all__``
+(functions, classes' constructors, and the public methods and properties those classes
+define in quadnet), so a name added later is picked up automatically. ``SPECS`` holds, for
+each one, a valid call (tiny sizes) and which arguments to perturb; a public callable with
+no entry in ``SPECS`` fails :func:`test_every_public_callable_has_a_spec`, so the coverage
+stays at 100 %.
+
+For each argument of a valid call the test derives bad values from the valid one: NaN and
+inf entries, a wrong number of dimensions, a wrong shape, strings, complex and object arrays,
+empty arrays, ``r = 0`` and ``r > d`` factors, seeds ``"abc"``, ``-1`` and ``1.5``, and
+non-positive or non-finite steps and tolerances. Each must raise ``TypeError`` or
+``ValueError`` whose message names the argument (shape clashes between two arguments may
+name either). Lists of valid values, int arrays and a ``numpy.random.Generator`` seed must be
+accepted.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import signal
+import warnings
+from dataclasses import dataclass, field, is_dataclass
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+
+import quadnet as qn
+from quadnet._validation import as_symmetric
+
+SUBPACKAGES = ["geometry", "losses", "dynamics", "curvature", "sensing", "commuting",
+               "features", "harness"]
+
+
+# --------------------------------------------------------------------------- enumeration
+def _defined_in_quadnet(obj) -> bool:
+    fn = obj.fget if isinstance(obj, property) else obj
+    if isinstance(fn, (staticmethod, classmethod)):
+        fn = fn.__func__
+    return str(getattr(fn, "__module__", "") or "").startswith("quadnet")
+
+
+def public_callables() -> dict[str, Any]:
+    """Canonical key ``module.qualname[.member]`` -> object, over every ``__all__``."""
+    found: dict[str, Any] = {}
+    modules = [qn] + [importlib.import_module(f"quadnet.{m}") for m in SUBPACKAGES]
+    for mod in modules:
+        for name in getattr(mod, "__all__", []):
+            obj = getattr(mod, name)
+            if inspect.ismodule(obj):
+                continue
+            if inspect.isclass(obj):
+                if issubclass(obj, BaseException):
+                    continue
+                key = f"{obj.__module__}.{obj.__qualname__}"
+                found.setdefault(key, obj)
+                for member in dir(obj):
+                    if member.startswith("_"):
+                        continue
+                    static = inspect.getattr_static(obj, member)
+                    if isinstance(static, property) or callable(static) or isinstance(
+                            static, (staticmethod, classmethod)):
+                        if _defined_in_quadnet(static):
+                            found.setdefault(f"{key}.{member}", static)
+            elif callable(obj):
+                key = f"{obj.__module__}.{obj.__qualname__}"
+                found.setdefault(key, obj)
+    return found
+
+
+# ------------------------------------------------------------------------------ fixtures
+D, R, M_MEAS = 4, 2, 12
+_rng = np.random.default_rng(7)
+U = np.linalg.qr(_rng.standard_normal((D, R)))[0] * np.array([2.0, 1.0])
+V = np.linalg.qr(_rng.standard_normal((D, R)))[0] * np.array([1.5, 1.0])
+XI = _rng.standard_normal((D, R))
+SYM = (lambda A: A + A.T)(_rng.standard_normal((D, D)))
+PSD = U @ U.T + 0.1 * np.eye(D)
+T_TARGET = V @ V.T
+
+
+def frob():
+    return qn.FrobeniusLoss(T_TARGET)
+
+
+def sensing():
+    return qn.GaussianSensing.random(D, R, M_MEAS, seed=0)
+
+
+def measurement():
+    A = np.stack([(lambda B: B + B.T)(np.random.default_rng(i).standard_normal((D, D)))
+                  for i in range(6)])
+    return qn.MeasurementLoss(A, np.einsum("ijk,jk->i", A, T_TARGET))
+
+
+def autograd():
+    import autograd.numpy as anp
+    return qn.AutogradLoss(lambda Q: 0.5 * anp.sum((Q - T_TARGET) ** 2), d=D)
+
+
+def commuting():
+    inst = qn.commuting.random_commuting_instance(0, d=6, m=3)
+    return qn.CommutingSensing(np.eye(6), inst["spectra"], inst["y"])
+
+
+def manifold():
+    return qn.PSDQuotient(D, R, seed=0)
+
+
+class _MinimalLoss(qn.Loss):
+    """The Loss protocol's derived methods, through the smallest concrete subclass."""
+
+    d = D
+
+    def value(self, Q):
+        Q = self._predictor(Q)
+        return 0.5 * float(np.sum((Q - T_TARGET) ** 2))
+
+    def gradient(self, Q):
+        return self._predictor(Q) - T_TARGET
+
+    def hessian_vector(self, Q, H):
+        self._predictor(Q)
+        return as_symmetric(H, "H", D)
+
+
+# ------------------------------------------------------------------------------- specs
+@dataclass
+class Spec:
+    """A valid call ``fn(**kwargs)``; ``skip`` lists arguments not perturbed (with reasons in
+    comments), ``kinds`` overrides the kind guessed from an argument's name and value."""
+
+    fn: Callable[..., Any] | None
+    kwargs: dict = field(default_factory=dict)
+    skip: tuple = ()
+    kinds: dict = field(default_factory=dict)
+    extra: list = field(default_factory=list)   # (arg, bad value) pairs
+    record: str | None = None                    # result record: not validated, and why
+    target: Any = None                           # the function whose signature fn follows
+
+    def optional(self, arg: str) -> bool:
+        """Whether ``arg`` defaults to ``None`` (then ``None`` is a valid value)."""
+        target = self.target if self.target is not None else self.fn
+        try:
+            param = inspect.signature(target).parameters.get(arg)
+        except (TypeError, ValueError):
+            return False
+        return param is not None and param.default is None
+
+
+def record(why="a result record quadnet builds and returns; its fields are not validated"):
+    return Spec(None, record=why)
+
+
+def method(make, name, **kwargs):
+    """A spec for ``make().name(**kwargs)`` (a fresh instance per call)."""
+    def call(**kw):
+        return getattr(make(), name)(**kw)
+    return Spec(call, kwargs, target=getattr(type(make()), name))
+
+
+def prop(make, name):
+    return Spec(lambda: getattr(make(), name))
+
+
+POSITIVE = {"eta", "tol", "gtol", "rtol", "atol", "bandwidth", "lam", "block_tol", "rc_tol",
+            "amplitude", "decades", "kappa", "init_scale", "eps", "sigma_1", "train_fraction",
+            "restart_tol", "delta_pos", "rho", "gamma", "A_scalar", "floor"}
+COUNTS = {"steps", "trials", "max_iter", "maxiter", "iters", "d", "r", "m", "n", "k", "p",
+          "window", "n_samples", "max_steps", "record_every", "restarts", "lbfgs_memory",
+          "n_test", "quiet", "dense_max", "polish_maxiter", "block_size", "ncv", "trial",
+          "instance", "steps_", "workers"}
+FACTOR_NAMES = {"U", "U0", "V", "point", "point_a", "point_b"}
+
+
+def loss_method_specs(prefix, make, d=D, r=R, extra_methods=()):
+    Ud = U if d == D else np.linalg.qr(np.random.default_rng(1).standard_normal((d, r)))[0]
+    Qd = Ud @ Ud.T
+    Hd = np.eye(d)
+    out = {
+        f"{prefix}.factor_value": method(make, "factor_value", U=Ud),
+        f"{prefix}.factor_gradient": method(make, "factor_gradient", U=Ud),
+        f"{prefix}.factor_hvp": method(make, "factor_hvp", U=Ud, xi=np.ones((d, r))),
+        f"{prefix}.hvp_at": method(make, "hvp_at", U=Ud),
+        f"{prefix}.default_preconditioner": method(make, "default_preconditioner", U=Ud),
+        f"{prefix}.value": method(make, "value", Q=Qd),
+        f"{prefix}.gradient": method(make, "gradient", Q=Qd),
+        f"{prefix}.hessian_vector": method(make, "hessian_vector", Q=Qd, H=Hd),
+    }
+    for name in extra_methods:
+        out[f"{prefix}.{name}"] = method(make, name, Q=Qd)
+    return out
+
+
+#: Sweep cells are pure functions of the scalars stored in a sweep table, so their seeds are
+#: ints (a Generator cannot be stored); they must still reject "abc", -1 and 1.5.
+CELL_SEED = {"seed": "intseed"}
+
+
+def _specs() -> dict[str, Spec]:
+    g, lo, dy, cu, se, co, fe, ha = ("quadnet.geometry", "quadnet.losses", "quadnet.dynamics",
+                                     "quadnet.curvature", "quadnet.sensing",
+                                     "quadnet.commuting", "quadnet.features",
+                                     "quadnet.harness")
+    S: dict[str, Spec] = {}
+    # ---------------------------------------------------------------- geometry
+    man = f"{g}.manifold"
+    P = f"{man}.PSDQuotient"
+    S[P] = Spec(qn.PSDQuotient, {"d": D, "r": R, "seed": 0}, extra=[("r", D + 1), ("r", 0)])
+    for name, kw in {
+        "align": {"U": U, "V": V}, "differential": {"U": U, "xi": XI},
+        "dist": {"point_a": U, "point_b": V}, "embedding": {"point": U, "tangent_vector": XI},
+        "euclidean_to_riemannian_gradient": {"point": U, "euclidean_gradient": XI},
+        "euclidean_to_riemannian_hessian": {"point": U, "euclidean_gradient": XI,
+                                            "euclidean_hessian": XI, "tangent_vector": XI},
+        "exp": {"point": U, "tangent_vector": XI}, "horizontal_basis": {"U": U},
+        "horizontal_projection": {"U": U, "Z": XI},
+        "inner_product": {"point": U, "tangent_vector_a": XI, "tangent_vector_b": XI},
+        "lift": {"U": U, "Qdot": SYM}, "log": {"point_a": U, "point_b": V},
+        "norm": {"point": U, "tangent_vector": XI}, "pair_mean": {"point_a": U, "point_b": V},
+        "predictor": {"U": U}, "projection": {"point": U, "vector": XI},
+        "random_point": {"rng": 0}, "random_tangent_vector": {"point": U, "rng": 0},
+        "retraction": {"point": U, "tangent_vector": XI},
+        "to_tangent_space": {"point": U, "vector": XI},
+        "transport": {"point_a": U, "point_b": V, "tangent_vector": XI},
+        "vertical_projection": {"U": U, "Z": XI}, "zero_vector": {"point": U},
+    }.items():
+        S[f"{P}.{name}"] = method(manifold, name, **kw)
+    S[f"{P}.random_point"].kinds = {"rng": "seed"}
+    S[f"{P}.random_tangent_vector"].kinds = {"rng": "seed"}
+    for name in ("rank", "vertical_basis", "vertical_dimension"):
+        S[f"{P}.{name}"] = method(manifold, name, U=U)
+    for name in ("dim", "num_values", "point_layout", "typical_dist"):
+        S[f"{P}.{name}"] = prop(manifold, name)
+    S[f"{man}.align"] = Spec(qn.geometry.align, {"U": U, "V": V})
+    S[f"{man}.bures_wasserstein"] = Spec(qn.geometry.bures_wasserstein,
+                                         {"Q1": PSD, "Q2": T_TARGET},
+                                         extra=[("Q1", -np.eye(D)), ("Q2", -np.eye(D))])
+    S[f"{man}.horizontal_dimension"] = Spec(qn.geometry.horizontal_dimension,
+                                            {"d": D, "r": R}, extra=[("r", D + 1), ("r", 0)])
+    S[f"{man}.lyapunov_skew"] = Spec(
+        qn.geometry.lyapunov_skew, {"U": U, "K": np.array([[0.0, 1.0], [-1.0, 0.0]])},
+        extra=[("U", np.ones((D, R))), ("U", np.zeros((D, R))),
+               ("U", np.column_stack([U[:, 0], U[:, 0]])),
+               ("K", np.array([[0.0, np.nan], [np.nan, 0.0]]))])
+    conf = f"{g}.conformance"
+    ts = np.logspace(-6, -1, 12)
+    S[f"{conf}.check_gradient"] = Spec(qn.geometry.check_gradient,
+                                       {"manifold": manifold(), "loss": frob(), "U": U, "xi": XI})
+    S[f"{conf}.check_hessian"] = Spec(qn.geometry.check_hessian,
+                                      {"manifold": manifold(), "loss": frob(), "U": U, "xi": XI})
+    S[f"{conf}.check_manifold"] = Spec(qn.check_manifold,
+                                       {"manifold": manifold(), "seed": 0, "trials": 1},
+                                       extra=[("trials", 0)])
+    S[f"{conf}.random_orthogonal"] = Spec(qn.geometry.random_orthogonal, {"r": 3, "rng": 0},
+                                          kinds={"rng": "seed"}, extra=[("r", 0)])
+    S[f"{conf}.compare_pymanopt_optimisers"] = Spec(
+        qn.geometry.compare_pymanopt_optimisers,
+        {"loss": frob(), "d": D, "r": R, "seed": 0, "optimisers": ("SteepestDescent",),
+         "max_iterations": 3}, skip=("optimisers",))
+    S[f"{conf}.eckart_young_value"] = Spec(qn.geometry.eckart_young_value,
+                                           {"target": T_TARGET, "r": R}, extra=[("r", 0)])
+    errs = 0.3 * ts ** 2
+    S[f"{conf}.taylor_errors"] = Spec(
+        qn.geometry.taylor_errors, {"f": lambda t: float(np.exp(t)), "f0": 1.0, "linear": 1.0,
+                                    "quad": 1.0, "ts": ts})
+    S[f"{conf}.taylor_slope"] = Spec(qn.geometry.taylor_slope,
+                                     {"ts": ts, "errs": errs, "floor": 1e-14},
+                                     kinds={"floor": "real"},
+                                     extra=[("errs", np.full(12, np.nan)),
+                                            ("errs", errs[:3]), ("window", 50)])
+    # ------------------------------------------------------------------ losses
+    S[f"{lo}.Loss"] = Spec(_MinimalLoss)
+    S.update(loss_method_specs(f"{lo}.Loss", _MinimalLoss))
+    S[f"{lo}.FrobeniusLoss"] = Spec(qn.FrobeniusLoss, {"target": T_TARGET})
+    S.update(loss_method_specs(f"{lo}.FrobeniusLoss", frob))
+    A6 = measurement().A if hasattr(measurement(), "A") else None
+    S[f"{lo}.MeasurementLoss"] = Spec(qn.MeasurementLoss,
+                                      {"A": A6, "y": np.ones(6)})
+    S.update(loss_method_specs(f"{lo}.MeasurementLoss", measurement, extra_methods=("residual",)))
+    S[f"{lo}.AutogradLoss"] = Spec(qn.AutogradLoss, {"fn": autograd().fn if hasattr(
+        autograd(), "fn") else (lambda Q: 0.0), "d": D}, extra=[("d", -1), ("d", 0)])
+    S.update(loss_method_specs(f"{lo}.AutogradLoss", autograd))
+    S[f"{lo}.as_loss"] = Spec(qn.losses.as_loss, {"loss": frob()}, skip=("name",))
+    S[f"{lo}.pymanopt_problem"] = Spec(qn.pymanopt_problem, {"loss": frob(),
+                                                             "manifold": manifold()})
+    S[f"{lo}.sym"] = Spec(qn.losses.sym, {"A": SYM}, extra=[("A", "abc"), ("A", np.ones(4)),
+                                                            ("A", np.ones((3, 4)))])
+    # ---------------------------------------------------------------- dynamics
+    S[f"{dy}.Trajectory"] = record()
+    S[f"{dy}.Trajectory.Q"] = Spec(lambda: qn.gradient_descent(frob(), U, 0.05, 3).Q)
+    S[f"{dy}.canonical_gauge"] = Spec(qn.dynamics.canonical_gauge, {"U": U})
+    S[f"{dy}.factorization_flow"] = Spec(qn.dynamics.factorization_flow,
+                                         {"target": T_TARGET, "U0": U,
+                                          "times": np.array([0.0, 0.1])},
+                                         kinds={"times": "times"})
+    S[f"{dy}.gradient_descent"] = Spec(qn.gradient_descent,
+                                       {"loss": frob(), "U0": U, "eta": 0.05, "steps": 3,
+                                        "gtol": 1e-12},
+                                       extra=[("gtol", "x")])
+    S[f"{dy}.gradient_flow"] = Spec(qn.gradient_flow, {"loss": frob(), "U0": U,
+                                                       "times": np.array([0.0, 0.1])},
+                                    kinds={"times": "times"})
+    S[f"{dy}.predictor_flow"] = Spec(qn.predictor_flow, {"loss": frob(), "Q0": PSD,
+                                                         "times": np.array([0.0, 0.1])},
+                                     kinds={"times": "times"}, extra=[("Q0", -np.eye(D))])
+    S[f"{dy}.congruence_recursion"] = Spec(qn.congruence_recursion,
+                                           {"loss": frob(), "Q0": PSD, "eta": 0.05, "steps": 3},
+                                           extra=[("Q0", -np.eye(D)), ("Q0", SYM)])
+    S[f"{dy}.congruence_step"] = Spec(qn.congruence_step, {"Q": PSD, "S": SYM, "eta": 0.01},
+                                      extra=[("Q", -np.eye(D))])
+    # --------------------------------------------------------------- curvature
+    hs, ra = f"{cu}.hessian", f"{cu}.rates"
+    Ustar = V  # a global minimiser of frob(): U U^T = T
+    S[f"{hs}.EffectiveSpectrum"] = record()
+    for name in ("error_bound", "has_negative"):
+        S[f"{hs}.EffectiveSpectrum.{name}"] = prop(
+            lambda: qn.effective_spectrum(frob(), Ustar, k=1), name)
+    S[f"{hs}.BoundarySpectrum"] = record()
+    bs = lambda: qn.curvature.boundary_spectrum(frob(), Ustar)  # noqa: E731
+    for name in ("eigenvalues", "has_negative", "lambda_min_signal"):
+        S[f"{hs}.BoundarySpectrum.{name}"] = prop(bs, name)
+    S[f"{hs}.boundary_spectrum"] = Spec(qn.curvature.boundary_spectrum,
+                                        {"loss": frob(), "U": Ustar, "zero_rtol": 1e-8})
+    S[f"{hs}.effective_hessian"] = Spec(qn.effective_hessian, {"loss": frob(), "U": Ustar})
+    S[f"{hs}.effective_operator"] = Spec(qn.curvature.effective_operator,
+                                         {"loss": frob(), "U": Ustar},
+                                         kinds={"vertical_shift": "real"})
+    S[f"{hs}.effective_spectrum"] = Spec(qn.effective_spectrum,
+                                         {"loss": frob(), "U": Ustar, "k": 1, "seed": 0,
+                                          "which": "smallest"})
+    S[f"{hs}.factor_hessian"] = Spec(qn.curvature.factor_hessian, {"loss": frob(), "U": Ustar})
+    for cls in ("DescentContraction", "FlowDecayRate", "LocalCurvature"):
+        S[f"{ra}.{cls}"] = record()
+    lc = lambda: qn.curvature.local_curvature(frob(), Ustar)  # noqa: E731
+    for name in ("best_step", "flow_rate", "indefinite", "stable_step"):
+        S[f"{ra}.LocalCurvature.{name}"] = prop(lc, name)
+    S[f"{ra}.LocalCurvature.contraction"] = method(lc, "contraction", eta=0.1)
+    dc = lambda: qn.descent_contraction(frob(), Ustar, 0.1, n_samples=50,  # noqa: E731
+                                        decades=2.0)
+    for name in ("log_prediction", "log_rate", "surrogate"):
+        S[f"{ra}.DescentContraction.{name}"] = prop(dc, name)
+    fr = lambda: qn.flow_decay_rate(frob(), Ustar, n_samples=50, decades=2.0)  # noqa: E731
+    for name in ("loglinear_relative_error", "naive_relative_error"):
+        S[f"{ra}.FlowDecayRate.{name}"] = prop(fr, name)
+    S[f"{ra}.descent_contraction"] = Spec(qn.descent_contraction,
+                                          {"loss": frob(), "U": Ustar, "eta": 0.1,
+                                           "n_samples": 50, "decades": 2.0, "seed": 0})
+    S[f"{ra}.flow_decay_rate"] = Spec(qn.flow_decay_rate,
+                                      {"loss": frob(), "U": Ustar, "n_samples": 50,
+                                       "decades": 2.0, "seed": 0})
+    S[f"{ra}.local_curvature"] = Spec(qn.curvature.local_curvature,
+                                      {"loss": frob(), "U": Ustar, "seed": 0})
+    S[f"{ra}.predicted_contraction"] = Spec(qn.curvature.predicted_contraction,
+                                            {"eigenvalues": np.array([0.5, 1.0]), "eta": 0.1})
+    # ----------------------------------------------------------------- sensing
+    ga, po, bo = f"{se}.gaussian", f"{se}.population", f"{se}.bounds"
+    GS = f"{ga}.GaussianSensing"
+    prob = sensing()
+    S[GS] = Spec(qn.GaussianSensing, {"X": prob.X, "y": prob.y})
+    S.update(loss_method_specs(GS, sensing))
+    S[f"{GS}.factor_value_and_gradient"] = method(sensing, "factor_value_and_gradient", U=U)
+    S[f"{GS}.measure"] = method(sensing, "measure", Q=PSD)
+    S[f"{GS}.moment_matrix"] = method(sensing, "moment_matrix")
+    S[f"{GS}.normal_operator"] = method(sensing, "normal_operator", H=SYM)
+    S[f"{GS}.random"] = Spec(qn.GaussianSensing.random,
+                             {"d": D, "r": R, "m": M_MEAS, "seed": 0, "noise": 0.1},
+                             kinds={"noise": "nonneg"}, extra=[("r", D + 1), ("r", 0)])
+    S[f"{GS}.spectral_init"] = method(sensing, "spectral_init", r=R)
+    S[f"{GS}.spectral_init"].extra = [("r", D + 1), ("r", 0)]
+    S[f"{ga}.population_normal_operator"] = Spec(qn.population_normal_operator, {"H": SYM})
+    S[f"{ga}.inverse_population_normal_operator"] = Spec(
+        qn.inverse_population_normal_operator, {"Y": SYM})
+    S[f"{po}.PopulationInverse"] = Spec(qn.PopulationInverse, {"U": U})
+    S[f"{po}.population_effective_hessian"] = Spec(qn.population_effective_hessian, {"U": U})
+    S[f"{po}.population_effective_hvp"] = Spec(qn.sensing.population_effective_hvp,
+                                               {"U": U, "xi": XI})
+    S[f"{po}.population_effective_inverse"] = Spec(qn.sensing.population_effective_inverse,
+                                                   {"U": U, "eta": XI}, kinds={"eta": "array"})
+    S[f"{po}.population_effective_spectrum"] = Spec(qn.sensing.population_effective_spectrum,
+                                                    {"U": U})
+    S[f"{bo}.SampleBound"] = record()
+    S[f"{bo}.basin_radius"] = Spec(qn.sensing.basin_radius, {"d": D})
+    S[f"{bo}.concentration_samples"] = Spec(qn.sensing.concentration_samples,
+                                            {"d": D, "delta": 0.1, "failure_probability": 0.1},
+                                            kinds={"failure_probability": "unit"})
+    S[f"{bo}.prescribed_step"] = Spec(qn.sensing.prescribed_step,
+                                      {"d": D, "sigma_1": 2.0, "delta": 0.1},
+                                      kinds={"delta": "nonneg"}, extra=[("delta", 1.5)])
+    S[f"{bo}.sample_bound"] = Spec(qn.sensing.sample_bound,
+                                   {"d": D, "r": R, "kappa": 2.0, "failure_probability": 0.1},
+                                   kinds={"failure_probability": "unit"},
+                                   extra=[("r", D + 1), ("r", 0), ("kappa", 0.5)])
+    S[f"{bo}.sufficient_sample_size"] = Spec(qn.sufficient_sample_size,
+                                             {"d": D, "r": R, "kappa": 2.0,
+                                              "failure_probability": 0.1},
+                                             kinds={"failure_probability": "unit"},
+                                             extra=[("r", D + 1), ("r", 0)])
+    S[f"{se}.baselines.SDPResult"] = record()
+    S[f"{se}.baselines.trace_min_sdp"] = Spec(qn.trace_min_sdp, {"problem": sensing(),
+                                                                 "eps": 1e-6})
+    S[f"{se}.recovery.RecoveryResult"] = record()
+    S[f"{se}.recovery.RecoveryResult.Q"] = Spec(lambda: qn.recover(sensing(), R, max_iter=3).Q)
+    S[f"{se}.recovery.recover"] = Spec(qn.recover, {"problem": sensing(), "r": R,
+                                                    "method": "lbfgs", "max_iter": 3,
+                                                    "seed": 0, "gtol": 1e-10},
+                                       extra=[("r", D + 1), ("r", 0)])
+    # --------------------------------------------------------------- commuting
+    al, br = f"{co}.algebra", f"{co}.bregman"
+    inst = qn.commuting.random_commuting_instance(0, d=6, m=3)
+    CS = f"{al}.CommutingSensing"
+    S[CS] = Spec(qn.CommutingSensing, {"basis": np.eye(6), "spectra": inst["spectra"],
+                                       "y": inst["y"]})
+    S.update(loss_method_specs(CS, commuting, d=6))
+    q6 = np.full(6, 1.0)
+    S[f"{CS}.commutant_residual"] = method(commuting, "commutant_residual", Q=np.eye(6))
+    S[f"{CS}.spectral_coordinates"] = method(commuting, "spectral_coordinates", Q=np.eye(6))
+    S[f"{CS}.reduced_gradient"] = method(commuting, "reduced_gradient", q=q6)
+    S[f"{CS}.reduced_loss"] = method(commuting, "reduced_loss", q=q6)
+    S[f"{CS}.to_matrix"] = method(commuting, "to_matrix", q=q6)
+    S[f"{CS}.matrices"] = method(commuting, "matrices")
+    S[f"{CS}.from_matrices"] = Spec(qn.CommutingSensing.from_matrices,
+                                    {"As": np.stack([np.diag(a) for a in inst["spectra"]]),
+                                     "y": inst["y"], "seed": 0})
+    S[f"{CS}.gradient_descent"] = method(commuting, "gradient_descent", q0=q6, eta=0.01,
+                                         steps=3)
+    S[f"{CS}.mirror_flow"] = method(commuting, "mirror_flow", q0=q6,
+                                    times=np.array([0.0, 0.1]))
+    S[f"{CS}.mirror_flow"].kinds = {"times": "times"}
+    S[f"{CS}.selection_limit"] = method(commuting, "selection_limit", q0=q6)
+    S[f"{al}.SpectralTrajectory"] = record()
+    S[f"{al}.SpectralTrajectory.Q"] = prop(
+        lambda: commuting().gradient_descent(q6, eta=0.01, steps=2), "Q")
+    S[f"{al}.AlgebraBlocks"] = record()
+    blk = lambda: commuting().blocks  # noqa: E731
+    S[f"{al}.AlgebraBlocks.count"] = prop(blk, "count")
+    S[f"{al}.AlgebraBlocks.projectors"] = prop(blk, "projectors")
+    S[f"{al}.AlgebraBlocks.projector"] = method(blk, "projector", k=0)
+    S[f"{al}.AlgebraBlocks.block_means"] = method(blk, "block_means", q=q6)
+    S[f"{al}.AlgebraBlocks.expand"] = method(blk, "expand", qk=np.ones(commuting().blocks.count))
+    S[f"{al}.random_commuting_instance"] = Spec(qn.commuting.random_commuting_instance,
+                                                {"seed": 0, "d": 6, "m": 3})
+    A3, y3 = inst["spectra"], inst["y"]
+    S[f"{br}.BregmanResult"] = record()
+    S[f"{br}.MinTraceResult"] = record()
+    S[f"{br}.bregman_divergence"] = Spec(qn.bregman_divergence,
+                                         {"q": q6, "q0": 2 * q6, "multiplicities": q6},
+                                         extra=[("multiplicities", -q6), ("q", -q6)])
+    S[f"{br}.bregman_projection"] = Spec(qn.bregman_projection, {"A": A3, "y": y3, "q0": q6,
+                                                                 "max_iter": 50})
+    S[f"{br}.bregman_projection_cvxpy"] = Spec(qn.commuting.bregman_projection_cvxpy,
+                                               {"A": A3, "y": y3, "q0": q6},
+                                               skip=("solver",))
+    S[f"{br}.feasible_support"] = Spec(qn.commuting.feasible_support, {"A": A3, "y": y3})
+    S[f"{br}.min_trace_solution"] = Spec(qn.min_trace_solution, {"A": A3, "y": y3})
+    # ---------------------------------------------------------------- features
+    fa, tr, cx, ke, rf, di = (f"{fe}.fact", f"{fe}.training", f"{fe}.counterexample",
+                              f"{fe}.kernels", f"{fe}.rfm", f"{fe}.diagnostics")
+    Xf = np.random.default_rng(3).standard_normal((10, 3))
+    yf = np.random.default_rng(4).standard_normal(10)
+    W = np.random.default_rng(5).standard_normal((2, 3))
+    qnet = lambda: qn.QuadraticNet(W)  # noqa: E731
+    dnet = lambda: qn.DeepLinearNet((W, np.ones((1, 2))))  # noqa: E731
+    S[f"{fa}.TrainInfo"] = record()
+    S[f"{fa}.QuadraticNet"] = Spec(qn.QuadraticNet, {"W": W, "a": np.ones(2)})
+    for name in ("Q", "d", "width"):
+        S[f"{fa}.QuadraticNet.{name}"] = prop(qnet, name)
+    S[f"{fa}.QuadraticNet.params"] = method(qnet, "params")
+    S[f"{fa}.QuadraticNet.with_params"] = method(qnet, "with_params", params=(W,))
+    S[f"{fa}.DeepLinearNet"] = Spec(qn.DeepLinearNet, {"Ws": (W, np.ones((1, 2)))},
+                                    kinds={"Ws": "object"})
+    for name in ("P", "c", "d", "depth"):
+        S[f"{fa}.DeepLinearNet.{name}"] = prop(dnet, name)
+    S[f"{fa}.DeepLinearNet.params"] = method(dnet, "params")
+    S[f"{fa}.DeepLinearNet.with_params"] = method(dnet, "with_params",
+                                                  params=(W, np.ones((1, 2))))
+    S[f"{fa}.DeepLinearNet.with_params"].kinds = {"params": "object"}
+    S[f"{fa}.QuadraticNet.with_params"].kinds = {"params": "object"}
+    S[f"{fa}.agop"] = Spec(qn.agop, {"net": qnet(), "X": Xf, "layer": 0},
+                           extra=[("layer", 5)])
+    for name in ("fact_matrix", "bfact_matrix"):
+        S[f"{fa}.{name}"] = Spec(getattr(qn.features, name),
+                                 {"net": qnet(), "X": Xf, "y": yf, "lam": 1e-2, "layer": 0})
+    G3 = Xf.T @ Xf
+    S[f"{fa}.best_nfa_power"] = Spec(qn.features.best_nfa_power,
+                                     {"WtW": W.T @ W, "G": G3, "bounds": (0.1, 1.0)},
+                                     kinds={"bounds": "pair"},
+                                     extra=[("bounds", (1.0, 0.1))])
+    S[f"{fa}.cosine"] = Spec(qn.features.cosine, {"A": SYM, "B": PSD},
+                             extra=[("A", np.zeros((D, D)))])
+    S[f"{fa}.nfa_cosines"] = Spec(qn.features.nfa_cosines, {"WtW": W.T @ W, "G": G3,
+                                                            "powers": np.array([0.5, 1.0])})
+    S[f"{fa}.psd_power"] = Spec(qn.features.psd_power, {"G": PSD, "s": 0.5},
+                                extra=[("G", -np.eye(D))])
+    S[f"{tr}.FactReport"] = record()
+    S[f"{tr}.NetTrajectory"] = record()
+    S[f"{tr}.NetTrajectory.Q"] = prop(
+        lambda: qn.features.gd_path(qnet(), Xf, yf, 1e-2, eta=1e-3, steps=2), "Q")
+    S[f"{tr}.fact_identity"] = Spec(qn.features.fact_identity,
+                                    {"net": qnet(), "X": Xf, "y": yf, "lam": 1e-2})
+    S[f"{tr}.gd_path"] = Spec(qn.features.gd_path, {"net": qnet(), "X": Xf, "y": yf,
+                                                    "lam": 1e-2, "eta": 1e-3, "steps": 3})
+    S[f"{tr}.grad_norm_at"] = Spec(qn.features.grad_norm_at,
+                                   {"net": qnet(), "X": Xf, "y": yf, "lam": 1e-2})
+    S[f"{tr}.objective_and_grad"] = Spec(qn.features.objective_and_grad,
+                                         {"net": qnet(), "X": Xf, "y": yf, "lam": 1e-2})
+    S[f"{tr}.train"] = Spec(qn.train, {"net": qnet(), "X": Xf, "y": yf, "lam": 1e-2,
+                                       "max_iter": 5, "warn": False, "polish": False})
+    S[f"{cx}.NFACounterexample"] = record()
+    S[f"{cx}.counterexample_prediction"] = Spec(qn.features.counterexample_prediction,
+                                                {"s": 0.5, "alpha": 0.1},
+                                                kinds={"s": "real"})
+    S[f"{cx}.nfa_counterexample"] = Spec(qn.features.nfa_counterexample,
+                                         {"seed": 0, "n": 40, "lam": 1e-3})
+    Mk = np.eye(3)
+    coef = np.random.default_rng(6).standard_normal(10)
+    for name, kw in {"input_gradients": {"Z": Xf[:4], "X": Xf, "coef": coef, "M": Mk},
+                     "kernel_agop": {"X": Xf, "coef": coef, "M": Mk},
+                     "kernel_fact_matrix": {"X": Xf, "coef": coef, "M": Mk},
+                     "kernel_matrix": {"Z": Xf[:4], "X": Xf, "M": Mk}}.items():
+        S[f"{ke}.{name}"] = Spec(getattr(qn.features, name),
+                                 {"kernel": "gaussian", **kw, "bandwidth": 1.0})
+    ds = lambda: qn.features.modular_arithmetic(5, seed=0)  # noqa: E731
+    S[f"{rf}.Dataset"] = record("a NamedTuple of arrays built by the dataset generators")
+    S[f"{rf}.RecursiveFeatureMachine"] = Spec(qn.RecursiveFeatureMachine,
+                                              {"kernel": "gaussian", "bandwidth": 1.0,
+                                               "iters": 1, "ridge": 0.0, "agop_power": 0.5},
+                                              kinds={"ridge": "nonneg", "agop_power": "real"})
+    Xr, Yr = ds().X_train, ds().y_train
+
+    def fitted():
+        return qn.RecursiveFeatureMachine(iters=1).fit(Xr, Yr)
+    S[f"{rf}.RecursiveFeatureMachine.fit"] = method(
+        lambda: qn.RecursiveFeatureMachine(iters=1), "fit", X=Xr, Y=Yr)
+    for name in ("accuracy", "score"):
+        S[f"{rf}.RecursiveFeatureMachine.{name}"] = method(fitted, name, X=Xr, Y=Yr)
+    for name in ("features", "predict"):
+        S[f"{rf}.RecursiveFeatureMachine.{name}"] = method(fitted, name, X=Xr)
+    S[f"{rf}.RecursiveFeatureMachine.get_params"] = method(qn.RecursiveFeatureMachine,
+                                                           "get_params")
+    S[f"{rf}.RecursiveFeatureMachine.set_params"] = method(qn.RecursiveFeatureMachine,
+                                                           "set_params", iters=2)
+    S[f"{rf}.block_circulant_score"] = Spec(qn.features.block_circulant_score,
+                                            {"M": np.eye(10), "p": 5})
+    S[f"{rf}.modular_arithmetic"] = Spec(qn.modular_arithmetic, {"p": 5, "seed": 0,
+                                                                 "train_fraction": 0.5},
+                                         kinds={"train_fraction": "unit"})
+    S[f"{rf}.sparse_parity"] = Spec(qn.sparse_parity, {"d": 6, "k": 2, "n": 20, "n_test": 10,
+                                                       "seed": 0}, extra=[("k", 7)])
+    Phi = np.random.default_rng(8).standard_normal((10, 2))
+    S[f"{di}.angle_correlation"] = Spec(qn.features.angle_correlation, {"X": Xf, "Phi": Phi})
+    S[f"{di}.distance_correlation"] = Spec(qn.features.distance_correlation,
+                                           {"X": Xf, "Phi": Phi})
+    S[f"{di}.effective_rank"] = Spec(qn.effective_rank, {"C": PSD},
+                                     extra=[("C", np.zeros((D, D)))])
+    S[f"{di}.feature_covariance"] = Spec(qn.features.feature_covariance, {"Phi": Phi})
+    lab = (yf > 0).astype(int)
+    S[f"{di}.linear_readout_accuracy"] = Spec(qn.features.linear_readout_accuracy,
+                                              {"Phi_train": Phi, "y_train": lab,
+                                               "Phi_test": Phi, "y_test": lab},
+                                              kinds={"y_train": "labels", "y_test": "labels"})
+    # ----------------------------------------------------------------- harness
+    ce, sw = f"{ha}.cells", f"{ha}.sweeps"
+    S[f"{ce}.phase_transition_cell"] = Spec(qn.harness.phase_transition_cell,
+                                            {"d": 4, "r": 1, "m": 30, "trial": 0, "seed": 0},
+                                            kinds=CELL_SEED)
+    S[f"{ce}.quotient_gd_cell"] = Spec(qn.harness.quotient_gd_cell,
+                                       {"d": 4, "r": 1, "eta_scale": 0.5, "trial": 0,
+                                        "steps": 3, "seed": 0}, kinds=CELL_SEED)
+    S[f"{ce}.recovery_sweep_cell"] = Spec(qn.harness.recovery_sweep_cell,
+                                          {"d": 4, "r": 1, "ratio": 8.0, "trial": 0,
+                                           "init": "spectral", "method": "lbfgs", "seed": 0},
+                                          kinds=CELL_SEED)
+    S[f"{ce}.selection_cell"] = Spec(qn.harness.selection_cell,
+                                     {"eps": 1e-2, "instance_seed": 0, "d": 6, "m": 3},
+                                     kinds={"instance_seed": "intseed"})
+    S[f"{ce}.selection_sweep_cell"] = Spec(qn.harness.selection_sweep_cell,
+                                           {"instance": 0, "log_inv_eps": 2.0, "d": 6, "m": 3,
+                                            "instance_seed": 0},
+                                           kinds={"instance_seed": "intseed",
+                                                  "log_inv_eps": "real"})
+    S[f"{sw}.Sweep"] = record("a registry entry declared in the harness source")
+    S[f"{sw}.SweepReport"] = record()
+    first = lambda: qn.harness.get_sweep(qn.harness.available_sweeps()[0])  # noqa: E731
+    S[f"{sw}.Sweep.axes"] = method(first, "axes", quick=True)
+    S[f"{sw}.Sweep.cell_function"] = method(first, "cell_function")
+    S[f"{sw}.available_sweeps"] = Spec(qn.harness.available_sweeps)
+    S[f"{sw}.get_sweep"] = Spec(qn.harness.get_sweep,
+                                {"name": qn.harness.available_sweeps()[0]})
+    S[f"{sw}.read_results"] = Spec(None, record="reads a sweep store from disk: covered by "
+                                   "tests/test_sweeps.py (bad paths raise SweepStoreError)")
+    S[f"{sw}.register_sweep"] = Spec(None, record="registry decorator over Sweep records; "
+                                     "covered by tests/test_sweeps.py")
+    S[f"{sw}.run_sweep"] = Spec(None, record="writes a sweep store to disk; covered by "
+                                "tests/test_sweeps.py")
+    S[f"{sw}.sweep_cells"] = Spec(qn.harness.sweep_cells,
+                                  {"sweep": qn.harness.available_sweeps()[0], "quick": True,
+                                   "seed": 0}, kinds=CELL_SEED)
+    return S
+
+
+SPECS = _specs()
+
+
+# ------------------------------------------------------------------- bad value recipes
+def _kind(name: str, value, spec: Spec) -> str | None:
+    if name in spec.kinds:
+        return spec.kinds[name]
+    if name in ("seed", "rng"):
+        return "seed"
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, str):
+        return "str"
+    if isinstance(value, np.ndarray):
+        return "factor" if name in FACTOR_NAMES and value.ndim == 2 else "array"
+    if isinstance(value, tuple) and all(isinstance(v, float) for v in value):
+        return "array"
+    if isinstance(value, (int, np.integer)):
+        return "count" if name in COUNTS else "int"
+    if isinstance(value, float):
+        return "positive" if name in POSITIVE else "real"
+    if callable(value) and not hasattr(value, "__dict__") or inspect.isfunction(value):
+        return "callable"
+    return "object"
+
+
+def bad_values(kind: str, value) -> list[tuple[str, Any]]:
+    """``(label, bad value)`` pairs for an argument of this kind whose valid value is ``value``."""
+    out: list[tuple[str, Any]] = []
+    if kind in ("array", "factor", "times", "labels"):
+        a = np.asarray(value, dtype=float)
+        out.append(("str", "abc"))
+        out.append(("none", None))
+        out.append(("object-array", a.astype(object)))
+        out.append(("complex-array", a + 1j))
+        out.append(("list-of-str", np.full(a.shape, "a").tolist()))
+        if kind != "labels":
+            if a.size:
+                nan = a.copy()
+                nan.flat[a.size // 2] = np.nan
+                inf = a.copy()
+                inf.flat[0] = np.inf
+                out += [("nan", nan), ("inf", inf)]
+        out.append(("ndim+2", a[None, None]))
+        out.append(("empty", np.empty((0,) + a.shape[1:])))
+        if a.ndim == 2:
+            out.append(("empty-cols", np.empty((a.shape[0], 0))))
+        if kind == "factor":
+            d, r = a.shape
+            out.append(("r>d", np.ones((r, d + r))))
+    elif kind in ("positive", "nonneg", "unit", "real"):
+        out += [("str", "x"), ("nan", np.nan), ("inf", np.inf), ("complex", 1 + 1j)]
+        if kind in ("positive", "unit"):
+            out += [("zero", 0.0), ("negative", -1.0)]
+        if kind == "nonneg":
+            out += [("negative", -1.0)]
+        if kind == "unit":
+            out += [("one-or-more", 1.5)]
+    elif kind in ("count", "int"):
+        out += [("str", "x"), ("float", 1.5), ("nan", np.nan)]
+        if kind == "count":
+            out += [("negative", -1)]
+    elif kind == "seed":
+        out += [("str", "abc"), ("negative", -1), ("float", 1.5)]
+    elif kind == "str":
+        out += [("unknown", "no-such-option"), ("int", 3)]
+    elif kind == "pair":
+        out += [("str", "abc"), ("none", None), ("one", (1.0,)), ("nan", (0.1, np.nan)),
+                ("str-entry", (0.1, "x"))]
+    elif kind == "intseed":
+        out += [("str", "abc"), ("negative", -1), ("float", 1.5)]
+    elif kind in ("object", "callable"):
+        out += [("str", "abc"), ("int", 3)]
+    return out
+
+
+def accepted_values(kind: str, value) -> list[tuple[str, Any]]:
+    """Variants of a valid value that must be accepted."""
+    if kind in ("array", "factor") and isinstance(value, np.ndarray) and value.size:
+        return [("list", value.tolist())]
+    if kind == "seed":
+        return [("generator", np.random.default_rng(0))]
+    return []
+
+
+
+#: Cases that fail today in modules maintained outside this file's scope (geometry, dynamics,
+#: curvature, recovery, harness). They run as non-strict xfails, so each shows up as XPASS
+#: once fixed and can then be deleted here; any other failing case fails the test.
+KNOWN_FAILURES = frozenset({
+    "quadnet.curvature.hessian.effective_spectrum:seed:float",
+    "quadnet.curvature.hessian.effective_spectrum:seed:negative",
+    "quadnet.curvature.hessian.effective_spectrum:seed:str",
+    "quadnet.curvature.rates.descent_contraction:seed:float",
+    "quadnet.curvature.rates.descent_contraction:seed:negative",
+    "quadnet.curvature.rates.descent_contraction:seed:str",
+    "quadnet.curvature.rates.flow_decay_rate:seed:float",
+    "quadnet.curvature.rates.flow_decay_rate:seed:negative",
+    "quadnet.curvature.rates.flow_decay_rate:seed:str",
+    "quadnet.curvature.rates.local_curvature:seed:float",
+    "quadnet.curvature.rates.local_curvature:seed:negative",
+    "quadnet.curvature.rates.local_curvature:seed:str",
+    "quadnet.dynamics.canonical_gauge:U:complex-array",
+    "quadnet.dynamics.canonical_gauge:U:empty",
+    "quadnet.dynamics.canonical_gauge:U:empty-cols",
+    "quadnet.dynamics.canonical_gauge:U:inf",
+    "quadnet.dynamics.canonical_gauge:U:nan",
+    "quadnet.dynamics.canonical_gauge:U:ndim+2",
+    "quadnet.dynamics.canonical_gauge:U:none",
+    "quadnet.dynamics.canonical_gauge:U:object-array",
+    "quadnet.dynamics.canonical_gauge:U:r>d",
+    "quadnet.dynamics.canonical_gauge:U:str",
+    "quadnet.dynamics.congruence_recursion:Q0:extra0",
+    "quadnet.dynamics.congruence_recursion:Q0:extra1",
+    "quadnet.dynamics.congruence_step:Q:extra0",
+    "quadnet.dynamics.gradient_descent:gtol:complex",
+    "quadnet.dynamics.gradient_descent:gtol:extra0",
+    "quadnet.dynamics.gradient_descent:gtol:inf",
+    "quadnet.dynamics.gradient_descent:gtol:nan",
+    "quadnet.dynamics.gradient_descent:gtol:negative",
+    "quadnet.dynamics.gradient_descent:gtol:str",
+    "quadnet.dynamics.gradient_descent:gtol:zero",
+    "quadnet.dynamics.predictor_flow:Q0:extra0",
+    "quadnet.geometry.manifold.lyapunov_skew:U:extra0",
+    "quadnet.geometry.manifold.lyapunov_skew:U:extra1",
+    "quadnet.geometry.manifold.lyapunov_skew:U:extra2",
+    "quadnet.harness.cells.quotient_gd_cell:eta_scale:complex",
+    "quadnet.harness.cells.quotient_gd_cell:eta_scale:inf",
+    "quadnet.harness.cells.quotient_gd_cell:eta_scale:nan",
+    "quadnet.harness.cells.quotient_gd_cell:eta_scale:str",
+    "quadnet.harness.cells.quotient_gd_cell:trial:float",
+    "quadnet.harness.cells.quotient_gd_cell:trial:nan",
+    "quadnet.harness.cells.quotient_gd_cell:trial:negative",
+    "quadnet.harness.cells.quotient_gd_cell:trial:str",
+    "quadnet.harness.cells.recovery_sweep_cell:ratio:complex",
+    "quadnet.harness.cells.recovery_sweep_cell:ratio:inf",
+    "quadnet.harness.cells.recovery_sweep_cell:ratio:nan",
+    "quadnet.harness.cells.recovery_sweep_cell:ratio:str",
+    "quadnet.harness.cells.selection_cell:instance_seed:float",
+    "quadnet.harness.cells.selection_cell:instance_seed:negative",
+    "quadnet.harness.cells.selection_cell:instance_seed:str",
+    "quadnet.harness.cells.selection_sweep_cell:instance:float",
+    "quadnet.harness.cells.selection_sweep_cell:instance:nan",
+    "quadnet.harness.cells.selection_sweep_cell:instance:negative",
+    "quadnet.harness.cells.selection_sweep_cell:instance:str",
+    "quadnet.harness.cells.selection_sweep_cell:instance_seed:float",
+    "quadnet.harness.cells.selection_sweep_cell:instance_seed:negative",
+    "quadnet.harness.cells.selection_sweep_cell:instance_seed:str",
+    "quadnet.harness.sweeps.get_sweep:name:int",
+    "quadnet.harness.sweeps.get_sweep:name:unknown",
+    "quadnet.harness.sweeps.sweep_cells:sweep:int",
+    "quadnet.sensing.recovery.recover:seed:float",
+    "quadnet.sensing.recovery.recover:seed:negative",
+    "quadnet.sensing.recovery.recover:seed:str",
+})
+
+
+# ---------------------------------------------------------------------- the cases
+def _param(key, arg, value, must_raise, label):
+    case_id = f"{key}:{arg}:{label}"
+    marks = (pytest.mark.xfail(reason="known failure outside this scope", strict=False),) \
+        if case_id in KNOWN_FAILURES else ()
+    return pytest.param(key, arg, value, must_raise, label, id=case_id, marks=marks)
+
+
+def _cases():
+    cases = []
+    for key, spec in SPECS.items():
+        if spec.fn is None:
+            continue
+        for arg, value in spec.kwargs.items():
+            if arg in spec.skip:
+                continue
+            kind = _kind(arg, value, spec)
+            if kind is None:
+                continue
+            for label, bad in bad_values(kind, value):
+                if label == "none" and spec.optional(arg):
+                    continue
+                cases.append(_param(key, arg, bad, True, label))
+            for label, ok in accepted_values(kind, value):
+                cases.append(_param(key, arg, ok, False, f"ok-{label}"))
+        for i, (arg, bad) in enumerate(spec.extra):
+            cases.append(_param(key, arg, bad, True, f"extra{i}"))
+    return cases
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise _Timeout("call took more than 20 s")
+
+
+def _call(spec: Spec, kwargs: dict):
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(20)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return spec.fn(**kwargs)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def _names_argument(msg: str, arg: str, spec: Spec, label: str) -> bool:
+    if arg in msg:
+        return True
+    # a shape that clashes with another argument may be blamed on that argument
+    if label.startswith(("empty", "ndim", "r>d")) or label.startswith("extra"):
+        return any(other in msg for other in spec.kwargs)
+    return False
+
+
+# ------------------------------------------------------------------------------ tests
+def _resolvable(key: str) -> bool:
+    """A member the enumeration skips because a third-party base class defines it."""
+    owner, _, member = key.rpartition(".")
+    cls = public_callables().get(owner)
+    return inspect.isclass(cls) and hasattr(cls, member)
+
+
+def test_every_public_callable_has_a_spec():
+    """100 % coverage: each public callable has an entry (and no entry is stale)."""
+    found = public_callables()
+    missing = sorted(set(found) - set(SPECS))
+    stale = sorted(k for k in set(SPECS) - set(found) if not _resolvable(k))
+    assert not missing, f"public callables without a bad-input spec: {missing}"
+    assert not stale, f"specs for names that are not public (renamed?): {stale}"
+
+
+def test_every_valid_call_succeeds():
+    """Each spec's valid call runs (so the bad-input cases perturb a call that works)."""
+    failures = []
+    for key, spec in SPECS.items():
+        if spec.fn is None:
+            continue
+        try:
+            _call(spec, dict(spec.kwargs))
+        except Exception as exc:  # noqa: BLE001 - collected and reported together
+            failures.append(f"{key}: {type(exc).__name__}: {exc}")
+    assert not failures, "\n".join(failures)
+
+
+def test_records_are_records():
+    """Exempt entries are result records (dataclasses / NamedTuples) or say why."""
+    found = public_callables()
+    for key, spec in SPECS.items():
+        if spec.fn is None and key in found:
+            obj = found[key]
+            assert spec.record, key
+            if inspect.isclass(obj):
+                assert is_dataclass(obj) or issubclass(obj, tuple), key
+
+
+@pytest.mark.parametrize("key, arg, value, must_raise, label", _cases())
+def test_bad_argument(key, arg, value, must_raise, label):
+    spec = SPECS[key]
+    kwargs = dict(spec.kwargs)
+    kwargs[arg] = value
+    if not must_raise:
+        _call(spec, kwargs)
+        return
+    try:
+        out = _call(spec, kwargs)
+    except (TypeError, ValueError) as exc:
+        msg = str(exc)
+        assert _names_argument(msg, arg, spec, label), (
+            f"{type(exc).__name__} does not name {arg!r}: {msg}")
+        return
+    except _Timeout:
+        pytest.fail(f"{key}({arg}=bad) ran past 20 s instead of raising")
+    except Exception as exc:  # noqa: BLE001
+        pytest.fail(f"{key}({arg}=bad) raised {type(exc).__name__}: {exc}")
+    pytest.fail(f"{key}({arg}=bad) returned {out!r:.200} instead of raising")
+
+
+# ------------------------------------------------- regression tests of the known failures
+def _xfail_elsewhere(reason):
+    return pytest.mark.xfail(reason=reason, strict=False)
+
+
+def _raises_naming(fn, arg, *args, **kwargs):
+    with pytest.raises((TypeError, ValueError)) as info:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fn(*args, **kwargs)
+    assert arg in str(info.value), str(info.value)
+
+
+def test_sym_rejects_strings_and_non_square():
+    _raises_naming(qn.losses.sym, "A", "abc")
+    _raises_naming(qn.losses.sym, "A", np.ones(4))          # used to return its input
+    _raises_naming(qn.losses.sym, "A", np.ones((3, 4)))
+    assert np.array_equal(qn.losses.sym([[1.0, 2.0], [0.0, 1.0]]), [[1.0, 1.0], [1.0, 1.0]])
+
+
+def test_best_nfa_power_names_its_own_arguments():
+    _raises_naming(qn.features.best_nfa_power, "WtW", "abc", np.eye(3))
+    _raises_naming(qn.features.best_nfa_power, "G", np.eye(2), np.eye(3))
+    with pytest.raises(ValueError) as info:
+        qn.features.best_nfa_power(np.eye(2), np.eye(3))
+    assert "A and B" not in str(info.value)
+
+
+def test_random_commuting_instance_takes_a_generator():
+    a = qn.commuting.random_commuting_instance(np.random.default_rng(5), d=6, m=2)
+    b = qn.commuting.random_commuting_instance(np.random.default_rng(5), d=6, m=2)
+    assert np.array_equal(a["spectra"], b["spectra"])
+    # an int keeps its former stream, bit for bit
+    ref = np.random.default_rng([3, 6, 2]).standard_normal((2, 6))
+    assert np.array_equal(qn.commuting.random_commuting_instance(3, d=6, m=2)["spectra"], ref)
+
+
+SEEDED = {
+    "GaussianSensing.random": lambda seed: qn.GaussianSensing.random(4, 1, 8, seed=seed),
+    "CommutingSensing.from_matrices": lambda seed: qn.CommutingSensing.from_matrices(
+        np.stack([np.eye(3), np.diag([1.0, 2.0, 3.0])]), np.ones(2), seed=seed),
+    "modular_arithmetic": lambda seed: qn.modular_arithmetic(5, seed=seed),
+    "sparse_parity": lambda seed: qn.sparse_parity(6, 2, 20, n_test=10, seed=seed),
+    "nfa_counterexample": lambda seed: qn.features.nfa_counterexample(seed, n=40),
+    "effective_spectrum": lambda seed: qn.effective_spectrum(frob(), V, seed=seed),
+    "local_curvature": lambda seed: qn.curvature.local_curvature(frob(), V, seed=seed),
+    "recover": lambda seed: qn.recover(sensing(), R, max_iter=2, seed=seed),
+}
+SEEDED_ELSEWHERE = {"effective_spectrum", "local_curvature", "recover"}
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(n, marks=_xfail_elsewhere("curvature/recovery pass seed to numpy"))
+    if n in SEEDED_ELSEWHERE else n for n in SEEDED])
+def test_seeds_are_validated_and_generators_accepted(name):
+    make = SEEDED[name]
+    for bad in ("abc", -1, 1.5):
+        _raises_naming(make, "seed", bad)
+    make(np.random.default_rng(0))
+
+
+def test_bregman_divergence_rejects_negative_multiplicities():
+    q = np.array([0.5, 1.0])
+    _raises_naming(qn.bregman_divergence, "multiplicities", q, q, np.array([1.0, -2.0]))
+    assert qn.bregman_divergence(q, q, np.array([1.0, 2.0])) == 0.0
+
+
+def test_autograd_loss_rejects_a_bad_dimension():
+    _raises_naming(qn.AutogradLoss, "d", lambda Q: 0.0, d=-1)
+    _raises_naming(qn.AutogradLoss, "d", lambda Q: 0.0, d=1.5)
+
+
+def test_bures_wasserstein_rejects_non_psd():
+    _raises_naming(qn.bures_wasserstein, "Q1", -np.eye(3), np.eye(3))
+
+
+def test_check_manifold_refuses_zero_trials():
+    _raises_naming(qn.check_manifold, "trials", qn.PSDQuotient(3, 1), trials=0)
+
+
+@_xfail_elsewhere("geometry.lyapunov_skew: rank-deficient factors")
+@pytest.mark.parametrize("U", [np.ones((4, 2)), np.zeros((4, 2)),
+                               np.column_stack([U[:, 0], U[:, 0]])],
+                         ids=["ones", "zero", "repeated-column"])
+def test_lyapunov_skew_rejects_rank_deficient_factors(U):
+    _raises_naming(qn.geometry.lyapunov_skew, "U", U, np.array([[0.0, 1.0], [-1.0, 0.0]]))
+
+
+def test_lyapunov_skew_rejects_nan_K():
+    _raises_naming(qn.geometry.lyapunov_skew, "K", U, np.full((2, 2), np.nan))
+
+
+@_xfail_elsewhere("dynamics.gradient_descent: gtol not validated")
+def test_gradient_descent_validates_gtol():
+    _raises_naming(qn.gradient_descent, "gtol", frob(), U, 0.05, 3, gtol="x")
+
+
+@_xfail_elsewhere("dynamics.congruence_recursion: Q0 PSD not checked")
+def test_congruence_recursion_refuses_a_non_psd_start():
+    _raises_naming(qn.congruence_recursion, "Q0", frob(), -np.eye(D), 0.05, 3)
+
+
+@_xfail_elsewhere("geometry.taylor_slope: IndexError / inf on NaN errors")
+def test_taylor_slope_bad_errors():
+    ts = np.logspace(-6, -1, 12)
+    _raises_naming(qn.geometry.taylor_slope, "errs", ts, np.full(12, np.nan), 1e-14)
+    _raises_naming(qn.geometry.taylor_slope, "errs", ts, ts[:3], 1e-14)
