@@ -13,23 +13,24 @@ import pytest
 
 from quadnet.harness import checks
 from quadnet.harness.checks import CheckContext, CheckResult, register
-from quadnet.harness.checks._base import REGISTRY
+from quadnet.harness.checks._base import FIGURES, REGISTRY, figure
 from quadnet.harness.cli import main, results_markdown
 
 
-def _draw(ctx: CheckContext, stem: str) -> list[str]:
+@figure("_tpass_curve")
+def _draw(data: dict):
     import matplotlib.pyplot as plt
     import numpy as np
 
-    x = np.linspace(0.0, 1.0, 200)
-    noise = ctx.rng("figure").standard_normal(200)
-    fig, ax = plt.subplots(figsize=(4, 3))
+    x = np.linspace(0.0, 1.0, data["n"])
+    noise = np.asarray(data["noise"], float)
+    fig, ax = plt.subplots(figsize=(3.4, 2.5))
     ax.plot(x, np.exp(-3 * x) + 0.01 * noise, label="measured")
     ax.axhline(0.5, ls="--", color="k", label="paper: 0.5")
     ax.set_xlabel("t (time units)")
     ax.set_ylabel("error")
     ax.legend()
-    return ctx.savefig(fig, stem)
+    return fig
 
 
 @pytest.fixture
@@ -39,10 +40,12 @@ def fake_checks():
     @register("_tpass", "a claim that holds", order=-3)
     def _pass(ctx):
         res = CheckResult("_tpass", "a claim that holds")
-        res.add("error | of something", 1e-14, 1e-12, paper="exact")
+        res.add("error | of something", 1e-14, 1e-12, paper="exact", kind="theorem",
+                source="Cheng (2026) §1")
         res.add("cosine", 0.999, 0.99, relation=">=", paper="0.994")
         res.metrics["n"] = 3
-        res.figures += _draw(ctx, "_tpass_curve")
+        ctx.draw(res, "_tpass_curve", {"n": 200, "seed": ctx.seed,
+                                        "noise": ctx.rng("figure").standard_normal(200)})
         return res
 
     @register("_tfail", "a claim that does not hold", order=-2)
@@ -66,13 +69,15 @@ def test_verify_passing_check_writes_json_report(fake_checks, tmp_path, capsys):
                "--seed", "7"])
     assert rc == 0
     cap = capsys.readouterr()
-    assert "PASS" in cap.out and "1 of 1 checks passed" in cap.out
+    assert "PASS" in cap.out and "1 check: 1 passed" in cap.out
+    assert "wall time" in cap.out.splitlines()[-1]
     assert "quick budget" in cap.err  # the --quick budget line
     rep = json.loads(out.read_text())
     assert rep["passed"] is True and rep["seed"] == 7 and rep["mode"] == "quick"
     (chk,) = rep["checks"]
-    assert {"name", "claim", "passed", "metrics"} <= set(chk)
+    assert {"name", "claim", "passed", "status", "metrics", "figure_data"} <= set(chk)
     assert chk["metrics"] == {"n": 3} and chk["figures"] == []  # --figures '' draws nothing
+    assert chk["figure_data"]["_tpass_curve"]["n"] == 200  # ... but keeps the figure's data
     assert {"numpy", "quadnet", "python"} <= set(rep["versions"])
     assert set(rep["seconds"]) == {"_tpass"} and rep["seconds_total"] >= 0
 
@@ -83,7 +88,7 @@ def test_verify_failure_and_crash_give_nonzero_exit_but_all_checks_run(fake_chec
     rc = main(["verify", *fake_checks, "--quick", "--json", str(out), "--figures", ""])
     assert rc == 1
     cap = capsys.readouterr()
-    assert "1 of 3 checks passed" in cap.out
+    assert "3 checks: 1 passed, 2 failed" in cap.out
     assert "RuntimeError: boom" in cap.err  # the traceback of the crashing check is shown
     rep = json.loads(out.read_text())
     assert [c["passed"] for c in rep["checks"]] == [True, False, False]
@@ -115,7 +120,9 @@ def test_figures_are_deterministic_png_and_pdf(fake_checks, tmp_path, capsys):
 
 def test_figures_exit_code_reports_failing_checks(fake_checks, tmp_path, capsys):
     assert main(["figures", "_tpass", "_tfail", "--quick", "--out", str(tmp_path)]) == 1
-    assert "_tfail did not pass" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "_tfail did not pass" in err
+    assert "recomputed in quick mode" in err  # says plainly that it recomputes, and how
     assert (tmp_path / "_tpass_curve.png").exists()
 
 
@@ -126,11 +133,14 @@ def test_report_markdown_table(fake_checks, tmp_path, capsys):
     md = tmp_path / "t.md"
     assert main(["report", str(js), "--out", str(md)]) == 0
     lines = md.read_text().splitlines()
-    assert lines[0] == "| check | claim | paper | measured | tolerance | pass |"
-    assert lines[2] == "| _tpass | error \\| of something | exact | 1.00e-14 | <= 1.00e-12 | PASS |"
-    assert lines[3] == "| _tpass | cosine | 0.994 | 0.999 | >= 0.99 | PASS |"
+    assert lines[0] == ("| check | claim | kind | source | reference value | measured | "
+                        "tolerance | status |")
+    assert lines[2] == ("| _tpass | error \\| of something | theorem | Cheng (2026) §1 | exact | "
+                        "1.00e-14 | <= 1.00e-12 | PASS |")
+    assert lines[3] == "| _tpass | cosine | - | - | 0.994 | 0.999 | >= 0.99 | PASS |"
     assert lines[4].endswith("| **FAIL** |")
     assert "RuntimeError: boom" in lines[5]
+    assert any(ln.startswith("* Cheng (2026): ") for ln in lines)  # the full reference
     assert lines[-1].startswith("_quick mode, seed 0")
     assert results_markdown(json.loads(js.read_text())) == md.read_text()
 
@@ -162,3 +172,190 @@ def test_readme_api_tour_runs(tmp_path):
         script = tmp_path / f"readme_{i}.py"
         script.write_text(block, encoding="utf-8")
         runpy.run_path(str(script), run_name="__main__")
+
+
+# ------------------------------------------------------------------ the honest report
+@pytest.fixture
+def report_checks():
+    """Stand-ins for the report's statuses: a REPORTED row, SKIPPED rows, a long claim, a
+    figure that is skipped with its rows, and a drawer that fails."""
+    long_claim = ("a claim that is much longer than any column of the table, so that it must "
+                  "be wrapped over several lines and never cut at seventy characters (det)")
+
+    @register("_tskip", "a claim with rows that cannot run", order=-6)
+    def _skip(ctx):
+        res = CheckResult("_tskip", "a claim with rows that cannot run")
+        res.add(long_claim, 1e-14, 1e-12, paper="exact", kind="theorem",
+                source="Cheng (2026) §1")
+        res.report("measured without a tolerance", 13.0, paper="no claim",
+                   source="quadnet exploration")
+        for k in range(2):
+            res.skip(f"needs a solver, part {k}", "needs cvxpy; install: python -m pip "
+                     "install cvxpy", paper="independent solve", source="quadnet target")
+        ctx.draw(res, "_tskip_fig", {"n": 200, "noise": [0.0] * 200},
+                 skip_reason="its SDP curves need cvxpy")
+        return res
+
+    @register("_tbadfig", "a check whose figure fails", order=-5)
+    def _badfig(ctx):
+        res = CheckResult("_tbadfig", "a check whose figure fails")
+        res.add("error", 1e-14, 1e-12, paper="exact")
+        ctx.draw(res, "_tbadfig_fig", {"x": 1})
+        return res
+
+    @figure("_tbadfig_fig")
+    def _bad(data):
+        raise RuntimeError("drawer bug")
+
+    yield {"names": ["_tskip", "_tbadfig"], "long_claim": long_claim}
+    for name in ("_tskip", "_tbadfig"):
+        REGISTRY.pop(name, None)
+    FIGURES.pop("_tbadfig_fig", None)
+
+
+def test_reported_and_skipped_rows_are_counted_named_and_exit_3(report_checks, tmp_path,
+                                                                  capsys):
+    js = tmp_path / "r.json"
+    rc = main(["verify", "_tskip", "--quick", "--json", str(js), "--figures",
+               str(tmp_path / "figs")])
+    assert rc == 3  # nothing failed, rows skipped
+    out = capsys.readouterr().out
+    assert "REPORTED" in out and "SKIPPED" in out
+    assert ("1 check: 0 passed, 1 partly skipped: 2 rows need cvxpy (install: python -m pip "
+            "install cvxpy)") in out
+    assert "4 rows: 1 PASS, 0 FAIL, 1 REPORTED (measured, no tolerance), 2 SKIPPED" in out
+    assert out.count("SKIPPED _tskip: needs a solver, part") == 2
+    assert "python -m pip install cvxpy" in out
+    assert "figure _tskip_fig (_tskip): not written: its SDP curves need cvxpy" in out
+    assert not (tmp_path / "figs" / "_tskip_fig.png").exists()  # never half drawn
+    rep = json.loads(js.read_text())
+    rows = rep["checks"][0]["rows"]
+    assert [r["status"] for r in rows] == ["PASS", "REPORTED", "SKIPPED", "SKIPPED"]
+    assert rows[2]["measured"] is None and "cvxpy" in rows[2]["reason"]
+    assert rep["checks"][0]["status"] == "PARTLY SKIPPED"
+
+
+def test_long_claims_are_wrapped_never_cut(report_checks, capsys):
+    main(["verify", "_tskip", "--quick", "--figures", ""])
+    out = capsys.readouterr().out
+    words = " ".join(ln.split("  ")[1] if "  " in ln else "" for ln in out.splitlines())
+    for word in report_checks["long_claim"].split():
+        assert word in out
+    assert "(det)" in out and "seventy" in words or "seventy" in out
+    assert max(len(ln) for ln in out.splitlines() if ln.startswith("_tskip")) < 170
+
+
+def test_a_failing_figure_keeps_the_results(report_checks, tmp_path, capsys):
+    js = tmp_path / "r.json"
+    rc = main(["verify", "_tbadfig", "--quick", "--json", str(js), "--figures", str(tmp_path)])
+    cap = capsys.readouterr()
+    assert rc == 0  # the rows passed; the figure problem is reported, not a FAIL
+    assert "figure '_tbadfig_fig' could not be drawn: RuntimeError: drawer bug" in cap.err
+    rep = json.loads(js.read_text())
+    assert rep["checks"][0]["rows"][0]["status"] == "PASS"
+    assert "drawer bug" in rep["checks"][0]["figure_notes"]["_tbadfig_fig"]
+
+
+def test_formats_markdown_latex_json(fake_checks, tmp_path, capsys):
+    js = tmp_path / "r.json"
+    main(["verify", "_tpass", "--quick", "--json", str(js), "--figures", ""])
+    capsys.readouterr()
+    assert main(["report", str(js), "--format", "latex"]) == 0
+    tex = capsys.readouterr().out
+    assert r"\toprule" in tex and r"\midrule" in tex and r"\bottomrule" in tex
+    assert r"error $|$ of something" in tex and r"$\ge$" not in tex.split(r"\midrule")[0]
+    assert main(["verify", "_tpass", "--quick", "--figures", "", "--format", "json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["checks"][0]["status"] == "PASS"
+    assert main(["verify", "_tpass", "--quick", "--figures", "", "--format", "markdown"]) == 0
+    assert capsys.readouterr().out.startswith("| check | claim | kind |")
+
+
+def test_unwritable_output_fails_fast_before_any_computation(tmp_path, capsys):
+    import time
+
+    ran = []
+
+    @register("_tslow", "would take long", order=-9)
+    def _slow(ctx):
+        ran.append(1)
+        return CheckResult("_tslow", "would take long")
+
+    try:
+        t0 = time.perf_counter()
+        rc = main(["verify", "--quick", "--figures", "/proc/nope", "_tslow"])
+        elapsed = time.perf_counter() - t0
+        err = capsys.readouterr().err
+        assert rc == 2 and not ran and elapsed < 1.0
+        assert "--figures '/proc/nope' is not writable" in err
+        blocker = tmp_path / "file"
+        blocker.write_text("")
+        assert main(["verify", "_tslow", "--json", str(blocker / "r.json")]) == 2
+        assert main(["figures", "--out", "/proc/nope"]) == 2
+        assert "is not writable" in capsys.readouterr().err and not ran
+    finally:
+        REGISTRY.pop("_tslow", None)
+
+
+def test_quick_mode_draws_no_figures_by_default(fake_checks, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["verify", "_tpass", "--quick"]) == 0
+    assert not (tmp_path / "figures").exists()  # the committed figures are left alone
+    assert main(["verify", "_tpass", "--quick", "--figures", "qf"]) == 0
+    assert (tmp_path / "qf" / "_tpass_curve.png").exists()
+    capsys.readouterr()
+
+
+def test_figures_from_report_redraw_without_recomputing(fake_checks, tmp_path, capsys):
+    js = tmp_path / "r.json"
+    assert main(["verify", "_tpass", "--quick", "--json", str(js), "--figures",
+                 str(tmp_path / "a")]) == 0
+    calls = []
+    spec = REGISTRY["_tpass"]
+    orig = spec.run
+    spec.run = lambda ctx: calls.append(1) or orig(ctx)
+    try:
+        assert main(["figures", "--from", str(js), "--out", str(tmp_path / "b")]) == 0
+    finally:
+        spec.run = orig
+    assert not calls  # nothing recomputed
+    err = capsys.readouterr().err
+    assert "nothing recomputed" in err
+    for ext in ("png", "pdf"):
+        a = (tmp_path / "a" / f"_tpass_curve.{ext}").read_bytes()
+        b = (tmp_path / "b" / f"_tpass_curve.{ext}").read_bytes()
+        assert hashlib.sha256(a).digest() == hashlib.sha256(b).digest()
+    assert main(["figures", "--from", str(tmp_path / "missing.json")]) == 2
+
+
+def test_help_documents_exit_codes_and_quick_figures(capsys):
+    with pytest.raises(SystemExit):
+        main(["verify", "--help"])
+    out = capsys.readouterr().out
+    assert "exit status" in out and "3  nothing failed" in out
+    assert "committed paper-scale figures" in " ".join(out.split())
+
+
+def test_without_cvxpy_rows_are_skipped_and_named(tmp_path):
+    """The README's first command on an install without cvxpy: the selection check (quick)
+    reports SKIPPED rows with the install command and exits 3; nothing fails."""
+    import subprocess
+    import sys
+
+    js = tmp_path / "r.json"
+    code = ("import sys; sys.modules['cvxpy'] = None\n"
+            "from quadnet.harness.cli import main\n"
+            f"raise SystemExit(main(['verify', 'selection', '--quick', '--json', {str(js)!r},"
+            f" '--figures', {str(tmp_path / 'f')!r}, '--no-progress']))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 3, proc.stdout[-2000:] + proc.stderr[-2000:]
+    rep = json.loads(js.read_text())
+    rows = rep["checks"][0]["rows"]
+    skipped = [r for r in rows if r["status"] == "SKIPPED"]
+    # quick mode: 2 cvxpy comparisons in (b), the tie-split in (d), 2 x 2 exploratory rows (f)
+    assert len(skipped) == 7
+    assert all("python -m pip install cvxpy" in r["reason"] for r in skipped)
+    assert not any(r["status"] == "FAIL" for r in rows)
+    assert "1 partly skipped: 7 rows need cvxpy" in proc.stdout
+    assert rep["versions"]["cvxpy"]  # recorded (installed here; hidden from the import)

@@ -119,9 +119,10 @@ def test_resume_skips_finished_cells_and_cleans_stray_temporaries(reference, tmp
 
 
 # ---------------------------------------------------------------------- SIGKILL
-def _sweep_cmd(store: Path, workers: int) -> list[str]:
-    return [sys.executable, "-m", "quadnet", "sweep", "quotient-gd", "--quick", "--store",
-            str(store), "--workers", str(workers), "--no-progress"]
+def _sweep_cmd(store: Path, workers: int, start_method: str | None = None) -> list[str]:
+    cmd = [sys.executable, "-m", "quadnet", "sweep", "quotient-gd", "--quick", "--store",
+           str(store), "--workers", str(workers), "--no-progress"]
+    return cmd + (["--start-method", start_method] if start_method else [])
 
 
 def _children(pid: int) -> list[int]:
@@ -134,13 +135,17 @@ def _alive(pid: int) -> bool:
     return stat.exists() and stat.read_text().split(") ")[-1][:1] not in ("Z", "X")
 
 
-def _kill_after(store: Path, n_cells: int, workers: int, timeout: float = 120.0) -> int:
+def _kill_after(store: Path, n_cells: int, workers: int, timeout: float = 120.0,
+                stderr: Path | None = None, start_method: str | None = None) -> int:
     """Start the sweep in its own process group and SIGKILL its main process as soon as at
     least ``n_cells`` cells are on disk. Its worker processes must then exit by themselves
-    (asserted); the group is killed afterwards in any case. Returns the main return code."""
+    (asserted); the group is killed afterwards in any case. Returns the main return code.
+    ``stderr``: a file that receives the stderr of the whole process group (the sweep, its
+    workers and multiprocessing's resource tracker)."""
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
-    proc = subprocess.Popen(_sweep_cmd(store, workers), env=env, start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    err = open(stderr, "w") if stderr is not None else subprocess.DEVNULL  # noqa: SIM115
+    proc = subprocess.Popen(_sweep_cmd(store, workers, start_method), env=env,
+                            start_new_session=True, stdout=subprocess.DEVNULL, stderr=err)
     t0 = time.monotonic()
     orphans: list[int] = []
     try:
@@ -157,7 +162,11 @@ def _kill_after(store: Path, n_cells: int, workers: int, timeout: float = 120.0)
         while any(_alive(p) for p in orphans) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert not any(_alive(p) for p in orphans), "worker processes outlived a killed sweep"
+        if stderr is not None:  # give a resource tracker time to report what leaked
+            time.sleep(1.5)
     finally:
+        if stderr is not None:
+            err.close()
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
     return proc.returncode
@@ -172,7 +181,10 @@ def test_sigkill_then_resume_gives_identical_results(tmp_path):
     store = tmp_path / "killed"
     # killed twice at different points: once with a worker pool, once running in-process
     for target, workers in ((3, 2), (11, 0)):
-        rc = _kill_after(store, target, workers)
+        log = tmp_path / f"stderr-{workers}.txt"
+        rc = _kill_after(store, target, workers, stderr=log)
+        assert "leaked semaphore" not in log.read_text(), log.read_text()
+        assert "Traceback" not in log.read_text(), log.read_text()
         assert rc == -signal.SIGKILL, "the sweep finished before it could be killed"
         cells = sorted((store / "cells").glob("0*.json"))
         assert target <= len(cells) < n
@@ -181,9 +193,10 @@ def test_sigkill_then_resume_gives_identical_results(tmp_path):
             assert set(rec) == {"index", "params", "seed", "result"}
         assert not (store / "results.csv").exists()
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
-    out = subprocess.run(_sweep_cmd(store, 1), env=env, capture_output=True, text=True,
+    out = subprocess.run(_sweep_cmd(store, 2), env=env, capture_output=True, text=True,
                          timeout=300, check=False)
     assert out.returncode == 0, out.stderr
+    assert "leaked" not in out.stderr and "Traceback" not in out.stderr
     assert f"{n} cells" in out.stdout and "already finished" in out.stdout
     assert (store / "results.csv").read_bytes() == expected
 
@@ -338,3 +351,81 @@ def test_scheduler_address_backend_identical(reference, tmp_path):
         address = cluster.scheduler_address
     assert rep.backend == f"dask scheduler {address}"
     assert (tmp_path / "sched" / "results.csv").read_bytes() == reference
+
+
+# ---------------------------------------------------------------------- sweep API traps
+_SCRIPT = """
+from quadnet.harness.sweeps import Sweep, run_sweep
+TINY = Sweep(name="tiny-gd", description="t", cell="quadnet.harness.cells:quotient_gd_cell",
+             quick={{"d": (3, 4), "r": (1,), "eta_scale": (0.2,), "trial": (0, 1),
+                     "steps": (40,)}}, full={{"d": (3,), "r": (1,), "eta_scale": (0.2,),
+                     "trial": (0,), "steps": (40,)}})
+rep = run_sweep(TINY, {store!r}, quick=True, workers=2, progress=False{extra})
+print("cells", rep.n_cells)
+"""
+
+
+def test_script_without_main_guard_runs_or_gets_a_clear_message(tmp_path):
+    """A script calling run_sweep(workers=2) at module level, without the
+    ``if __name__ == "__main__":`` guard: with the default start method (fork) it simply
+    works; with spawn it stops with one clear message instead of pages of tracebacks."""
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    script = tmp_path / "unguarded.py"
+    script.write_text(_SCRIPT.format(store=str(tmp_path / "a"), extra=""))
+    out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                         text=True, timeout=120, check=False)
+    assert out.returncode == 0 and "cells 4" in out.stdout, out.stderr
+    script.write_text(_SCRIPT.format(store=str(tmp_path / "b"),
+                                     extra=', start_method="spawn"'))
+    out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                         text=True, timeout=120, check=False)
+    assert out.returncode != 0
+    assert 'if __name__ == "__main__":' in out.stderr
+    assert "BrokenProcessPool" not in out.stderr and "SweepCellError" not in out.stderr
+    assert out.stderr.count("Traceback") <= 1, out.stderr  # one short one, not pages
+
+
+def test_cell_keys_repeating_the_grid_are_dropped_or_refused(tmp_path):
+    """The public phase_transition_cell returns d, r, m, trial, seed, ... again: the CSV has
+    every column once; a cell contradicting its own grid value is refused."""
+    sw = Sweep(name="pt", description="t", cell="quadnet.harness.cells:phase_transition_cell",
+               quick={"d": (4,), "r": (1,), "m": (12,), "trial": (0, 1)}, full={"d": (4,)})
+    rep = run_sweep(sw, tmp_path / "s", quick=True, workers=0, progress=False)
+    header = (rep.store / "results.csv").read_text().splitlines()[0].split(",")
+    assert len(header) == len(set(header))
+    assert header[:5] == ["d", "r", "m", "trial", "seed"] and "success" in header
+    rows = read_results(rep.store)
+    assert [r["trial"] for r in rows] == [0, 1] and all(r["n_h"] == 4 for r in rows)
+    bad = Sweep(name="bad", description="t", cell="quadnet.harness.cells:recovery_sweep_cell",
+                quick={"d": (4,), "r": (1,), "ratio": (3.0,), "m": (5,), "trial": (0,),
+                       "init": ("spectral",), "method": ("lbfgs",)}, full={"d": (4,)})
+    with pytest.raises((SweepCellError, TypeError)):
+        run_sweep(bad, tmp_path / "b", quick=True, workers=0, progress=False)
+    (tmp_path / "dup").mkdir()
+    (tmp_path / "dup" / "results.csv").write_text("d,r,d\n1,2,1\n")
+    with pytest.raises(SweepStoreError, match="repeats the column"):
+        read_results(tmp_path / "dup")
+
+
+def test_cli_custom_grid(tmp_path, capsys):
+    from quadnet.harness.cli import main
+
+    store = tmp_path / "g"
+    assert main(["sweep", "quotient-gd", "--quick", "--set", "d=3,6", "--set", "r=1",
+                 "--set", "trial=0", "--workers", "0", "--store", str(store),
+                 "--no-progress"]) == 0
+    assert "custom grid" in capsys.readouterr().err
+    rows = read_results(store)
+    assert sorted({r["d"] for r in rows}) == [3, 6] and {r["r"] for r in rows} == {1}
+    assert len(rows) == 2 * 1 * 2 * 1  # d x r x eta_scale (quick: 2) x trial
+    manifest = json.loads((store / "manifest.json").read_text())
+    assert manifest["axes"]["d"] == [3, 6]
+    # the same cells as the library call with the same grid
+    ref = run_sweep("quotient-gd", tmp_path / "lib", quick=True, workers=0, progress=False,
+                    grid={"d": (3, 6), "r": (1,), "trial": (0,)})
+    assert (ref.store / "results.csv").read_bytes() == (store / "results.csv").read_bytes()
+    assert main(["sweep", "quotient-gd", "--set", "nope=1"]) == 2
+    assert "has no axis 'nope'" in capsys.readouterr().err
+    assert main(["sweep", "quotient-gd", "--set", "d=x"]) == 2
+    assert "is not a int" in capsys.readouterr().err
+    assert main(["sweep", "quotient-gd", "--set", "d"]) == 2

@@ -35,7 +35,7 @@ __all__ = [
 
 def quotient_gd_cell(d: int, r: int, eta_scale: float, trial: int, steps: int,
                      seed: int) -> dict[str, Scalar]:
-    """Factor gradient descent on ``L(U) = 1/2 ||U U^T - T||_F^2``, ``T = U* U*^T`` (THEORY §2).
+    """Factor gradient descent on ``L(U) = 1/2 ||U U^T - T||_F^2``, ``T = U* U*^T`` (quadnet theory §2).
 
     ``U*`` and the start ``U_0`` are Gaussian ``d x r`` (``U_0`` scaled by 1/2) drawn from
     ``seed``; the step is ``eta = eta_scale / ||T||_2``. Returns the final loss, the quotient
@@ -127,7 +127,7 @@ def _entropy(q: np.ndarray, w: np.ndarray) -> float:
 
 def selection_cell(eps: float | None, instance_seed: int, *, d: int = 24, m: int = 6,
                    log_inv_eps: float | None = None) -> dict:
-    r"""One cell of the small-initialisation sweep (THEORY.md §5): a pure function.
+    r"""One cell of the small-initialisation sweep (quadnet theory §5): a pure function.
 
     On :func:`random_commuting_instance` ``(instance_seed, d, m)`` computes the flow's limit from
     ``q0 = eps * 1`` (the Bregman projection, start passed in log form, so ``log_inv_eps`` may
@@ -177,7 +177,7 @@ register_sweep(Sweep(
 
 def recovery_sweep_cell(d: int, r: int, ratio: float, trial: int, init: str, method: str,
                   seed: int) -> dict[str, Scalar]:
-    """One trial of the sensing phase transition (THEORY.md §4) with ``m = round(ratio n_h)``
+    """One trial of the sensing phase transition (quadnet theory §4) with ``m = round(ratio n_h)``
     measurements, ``n_h = dr - r(r-1)/2``: :func:`quadnet.recovery.phase_transition_cell`
     (imported here, lazily). The instance depends on ``(seed, d, r, m, trial)`` only, so every
     init and method of a trial sees the same data."""
@@ -194,7 +194,7 @@ _RECOVERY_RESULTS = ("m", "n_h", "success", "rel_error", "iterations", "converge
 
 def selection_sweep_cell(instance: int, log_inv_eps: float, d: int, m: int,
                          instance_seed: int) -> dict[str, Scalar]:
-    """One cell of the small-initialisation selection sweep (THEORY.md §5): the flow's limit
+    """One cell of the small-initialisation selection sweep (quadnet theory §5): the flow's limit
     from ``q0 = eps 1``, ``eps = exp(-log_inv_eps)``, against the minimum-trace interpolant, by
     :func:`quadnet.commuting.selection_cell` (imported here, lazily). ``instance`` labels the
     random instance; its seed ``instance_seed`` is the cell seed (shared by all ``eps``)."""

@@ -1,17 +1,18 @@
-"""The ``quadnet`` command: a thin layer over :mod:`quadnet.checks` and :mod:`quadnet.sweeps`.
+"""The ``quadnet`` command: a thin layer over :mod:`quadnet.harness.checks` and the sweeps.
 
-``quadnet verify [NAME ...] [--quick | --full] [--json FILE] [--seed N] [--figures DIR]``
-runs the registered paper checks, prints one table (claim, paper, measured, tolerance,
-pass) and exits 0 only when every check passes.
+``quadnet verify [NAME ...] [--quick] [--format text|markdown|latex|json] [--json FILE]
+[--seed N] [--figures DIR]`` runs the registered checks and prints one table (claim, kind,
+source, reference value, measured, tolerance, status), a summary line and the wall time.
 
-``quadnet figures [NAME ...] [--out DIR] [--quick] [--seed N]`` regenerates every figure
-(PNG and PDF, deterministic: same seed, same bytes).
+``quadnet figures [NAME ...] [--from REPORT.json] [--out DIR]`` redraws the figures from a
+saved report without recomputing (``--from``), or recomputes them (and says so).
 
-``quadnet sweep NAME [--quick] [--store DIR] [--seed N] [--workers N | --dask-local N |
---scheduler ADDRESS]`` runs or resumes a parameter sweep; ``quadnet sweep --list`` lists them.
+``quadnet sweep NAME [--quick] [--set KEY=V1,V2 ...] [--store DIR] [--workers N | --dask-local
+N | --scheduler ADDRESS]`` runs or resumes a parameter sweep; ``quadnet sweep --list`` lists
+them.
 
-``quadnet report FILE.json [--out FILE.md]`` turns a ``verify --json`` report into the
-Markdown results table of the README.
+``quadnet report FILE.json [--format markdown|latex|json|text] [--out FILE]`` turns a
+``verify --json`` report into a results table.
 """
 
 from __future__ import annotations
@@ -19,17 +20,43 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import platform
 import sys
+import textwrap
 import time
 from pathlib import Path
+
+#: Exit codes of ``quadnet verify`` (also in ``--help``).
+EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_SKIPPED = 0, 1, 2, 3
+
+_EXIT_HELP = """\
+exit status:
+  0  every row ran and every check passed
+  1  a row failed or a check crashed (the other checks still ran)
+  2  usage error: unknown check, bad option, unwritable output path (nothing was computed)
+  3  nothing failed, but some rows were SKIPPED (a missing optional dependency: the summary
+     names the rows and the install command)
+"""
+
+#: Short citation -> full reference, printed under the table for the names the rows use.
+REFERENCES = {
+    "Cheng (2026)": 'Cheng (2026), "Quotient Dynamics, Effective Curvature, and Implicit Bias '
+                    'in Positive Quadratic Networks"',
+    "Boix-Adsera et al. (2025)": 'Boix-Adsera, Mallinar, Simon & Belkin (2025), "The Features '
+                                 'at Convergence Theorem", arXiv:2507.05644',
+    "Radhakrishnan et al. (2024)": 'Radhakrishnan, Beaglehole, Pandit & Belkin (2024), '
+                                   '"Mechanism for feature learning in neural networks and '
+                                   'backpropagation-free machine learning models", Science 383',
+    "quadnet target": "a target quadnet sets itself (no paper makes this claim)",
+}
 
 
 def _versions() -> dict[str, str]:
     from importlib.metadata import PackageNotFoundError, version
 
     out = {"python": platform.python_version()}
-    for pkg in ("quadnet", "numpy", "scipy", "pymanopt", "autograd", "matplotlib"):
+    for pkg in ("quadnet", "numpy", "scipy", "pymanopt", "autograd", "matplotlib", "cvxpy"):
         try:
             out[pkg] = version(pkg)
         except PackageNotFoundError:
@@ -40,43 +67,228 @@ def _versions() -> dict[str, str]:
 def _fmt(x) -> str:
     if x is None:
         return "-"
-    if isinstance(x, float):
+    if isinstance(x, bool):
+        return str(x)
+    if isinstance(x, (int, float)):
+        x = float(x)
         if not math.isfinite(x):
             return str(x)
-        if x == 0 or 1e-3 <= abs(x) < 1e5:
+        if x == int(x) and abs(x) < 1e5:
+            return str(int(x))
+        if 1e-3 <= abs(x) < 1e5:
             return f"{x:.4g}"
         return f"{x:.2e}"
     return str(x)
 
 
-def _print_table(results, out=None) -> None:
-    out = sys.stdout if out is None else out
-    header = ("check", "claim", "paper", "measured", "tolerance", "pass")
-    lines = []
-    for res in results:
-        for row in res.rows:
-            tol = "-" if row.tolerance is None else f"{row.relation} {_fmt(row.tolerance)}"
-            lines.append((res.name, row.claim, row.paper or "-", _fmt(row.measured), tol,
-                          "PASS" if row.passed else "FAIL"))
-        if not res.rows:
-            lines.append((res.name, "(no rows)", "-", "-", "-", "FAIL"))
-    widths = [max(len(h), *(len(ln[i]) for ln in lines)) if lines else len(h)
-              for i, h in enumerate(header)]
-    widths[1] = min(widths[1], 70)
+# ------------------------------------------------------------------ report rows
+def _rows(report: dict) -> list[dict]:
+    """One flat dict per table row (a check without rows gives one FAIL row)."""
+    out = []
+    for chk in report.get("checks", []):
+        rows = chk.get("rows") or [{
+            "claim": "(no rows: " + str(chk.get("metrics", {}).get(
+                "error", "the check measured nothing")) + ")",
+            "paper": "", "measured": None, "tolerance": None, "relation": "",
+            "passed": False, "status": "FAIL"}]
+        for row in rows:
+            status = row.get("status") or ("PASS" if row.get("passed") else "FAIL")
+            tol = row.get("tolerance")
+            tol = "-" if tol is None else f"{row.get('relation', '')} {_fmt(tol)}".strip()
+            measured = row.get("measured")
+            out.append({"check": chk["name"], "claim": row["claim"],
+                        "kind": row.get("kind") or "-", "source": row.get("source") or "-",
+                        "paper": row.get("paper") or "-",
+                        "measured": "-" if status == "SKIPPED" else _fmt(measured),
+                        "tolerance": tol, "status": status, "reason": row.get("reason", "")})
+    return out
 
-    def fmt(cells):
-        return "  ".join(c[:w].ljust(w) for c, w in zip(cells, widths)).rstrip()
 
-    print(fmt(header), file=out)
-    print("  ".join("-" * w for w in widths), file=out)
-    for ln in lines:
-        print(fmt(ln), file=out)
+def _count(report: dict) -> dict:
+    rows = _rows(report)
+    by = {s: sum(r["status"] == s for r in rows) for s in ("PASS", "FAIL", "REPORTED",
+                                                             "SKIPPED")}
+    return {"rows": len(rows), **by}
 
 
-#: ``quadnet verify --quick`` must fit in this many seconds on the 2-core reference machine,
-#: and each check in ``PER_CHECK_QUICK_BUDGET`` (RULES.md); reported, not enforced.
-QUICK_BUDGET = 120.0
-PER_CHECK_QUICK_BUDGET = 20.0
+def summary_lines(report: dict) -> list[str]:
+    """The summary under the table: checks passed/failed/partly skipped, row counts, every
+    SKIPPED row with its reason, figures not written, and the wall time."""
+    checks = report.get("checks", [])
+    st = [c.get("status") or ("PASS" if c.get("passed") else "FAIL") for c in checks]
+    n_pass, n_fail, n_skip = st.count("PASS"), st.count("FAIL"), st.count("PARTLY SKIPPED")
+    c = _count(report)
+    parts = [f"{n_pass} passed"]
+    if n_fail:
+        parts.append(f"{n_fail} failed")
+    head = f"{len(checks)} check{'' if len(checks) == 1 else 's'}: " + ", ".join(parts)
+    skipped = [r for r in _rows(report) if r["status"] == "SKIPPED"]
+    if n_skip:
+        reasons: dict[str, list] = {}
+        for r in skipped:
+            why, _, how = r["reason"].partition(";")
+            why = why.strip()
+            why = "need " + why[6:] if why.startswith("needs ") else why
+            reasons.setdefault(why, [0, how.strip()])[0] += 1
+        head += f", {n_skip} partly skipped: " + "; ".join(
+            f"{n} row{'' if n == 1 else 's'} {why}" + (f" ({how})" if how else "")
+            for why, (n, how) in reasons.items())
+    lines = [head,
+             f"{c['rows']} rows: {c['PASS']} PASS, {c['FAIL']} FAIL, {c['REPORTED']} REPORTED "
+             f"(measured, no tolerance), {c['SKIPPED']} SKIPPED"]
+    for r in skipped:
+        lines.append(f"  SKIPPED {r['check']}: {r['claim']} ({r['reason']})")
+    for chk in checks:
+        for stem, note in (chk.get("figure_notes") or {}).items():
+            lines.append(f"  figure {stem} ({chk['name']}): {note}")
+    if "seconds_total" in report:
+        lines.append(f"wall time {report['seconds_total']:.1f} s "
+                     f"({report.get('mode', '?')} mode, seed {report.get('seed', '?')})")
+    return lines
+
+
+def _references_used(report: dict) -> list[str]:
+    text = " ".join(r["source"] + " " + r["paper"] + " " + r["claim"] for r in _rows(report))
+    return [f"{k}: {v}" for k, v in REFERENCES.items() if k in text]
+
+
+def results_text(report: dict, width: int | None = None) -> str:
+    """Plain-text table with wrapped (never cut) claim and source columns."""
+    rows = _rows(report)
+    cols = [("check", 9, False), ("claim", 50, True), ("kind", 11, False),
+            ("source", 24, True), ("paper", 20, True), ("measured", 9, False),
+            ("tolerance", 11, False), ("status", 8, False)]
+    head = {"check": "check", "claim": "claim", "kind": "kind", "source": "source",
+            "paper": "reference value", "measured": "measured", "tolerance": "tolerance",
+            "status": "status"}
+    widths = {}
+    for key, w, wrap in cols:
+        longest = max([len(head[key])] + [len(r[key]) for r in rows])
+        widths[key] = min(w, longest) if wrap else longest
+    out = []
+
+    def emit(cells: dict) -> None:
+        wrapped = {k: (textwrap.wrap(cells[k], widths[k], break_long_words=True,
+                                     break_on_hyphens=False) or [""])
+                   for k, _, _ in cols}
+        for i in range(max(len(v) for v in wrapped.values())):
+            out.append("  ".join((wrapped[k][i] if i < len(wrapped[k]) else "").ljust(widths[k])
+                                 for k, _, _ in cols).rstrip())
+
+    emit(head)
+    out.append("  ".join("-" * widths[k] for k, _, _ in cols))
+    for r in rows:
+        emit(r)
+    out.append("")
+    out += _references_used(report)
+    out.append("")
+    out += summary_lines(report)
+    return "\n".join(out) + "\n"
+
+
+def results_markdown(report: dict) -> str:
+    """The Markdown results table (check | claim | kind | source | reference value | measured
+    | tolerance | status) of a ``quadnet verify --json`` report, then the references, the
+    summary and one line on mode, seed and versions."""
+
+    def cell(x) -> str:
+        return str(x).replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| check | claim | kind | source | reference value | measured | tolerance | "
+             "status |", "|---|---|---|---|---|---|---|---|"]
+    for r in _rows(report):
+        status = r["status"] if r["status"] != "FAIL" else "**FAIL**"
+        if r["status"] == "SKIPPED":
+            status = f"SKIPPED ({r['reason']})"
+        lines.append("| " + " | ".join(cell(c) for c in (
+            r["check"], r["claim"], r["kind"], r["source"], r["paper"], r["measured"],
+            r["tolerance"], status)) + " |")
+    lines.append("")
+    lines += [f"* {ref}" for ref in _references_used(report)]
+    lines.append("")
+    lines += [ln if ln.startswith("  ") else ln for ln in summary_lines(report)]
+    v = report.get("versions", {})
+    tail = (f"\n_{report.get('mode', '?')} mode, seed {report.get('seed', '?')}, "
+            f"quadnet {v.get('quadnet', '?')}, Python {v.get('python', '?')}, numpy "
+            f"{v.get('numpy', '?')}, cvxpy {v.get('cvxpy', '?')}")
+    if "seconds_total" in report:
+        tail += f"; {report['seconds_total']:.0f} s in all"
+    return "\n".join(lines) + "\n" + tail + "._\n"
+
+
+_LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+          "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\^{}",
+          "≤": r"$\le$", "≥": r"$\ge$", "±": r"$\pm$", "×": r"$\times$", "≈": r"$\approx$",
+          "→": r"$\to$", "λ": r"$\lambda$", "η": r"$\eta$", "ε": r"$\varepsilon$",
+          "‖": r"$\|$", "ᵀ": r"$^\top$", "√": r"$\surd$", "<": r"$<$", ">": r"$>$",
+          "|": r"$|$", "≠": r"$\ne$", "∈": r"$\in$", "★": r"$\star$"}
+
+
+def _tex(s: str) -> str:
+    return "".join(_LATEX.get(ch, ch) for ch in str(s))
+
+
+def results_latex(report: dict) -> str:
+    """A LaTeX ``longtable`` with ``booktabs`` rules (needs ``\\usepackage{booktabs,
+    longtable}``), wrapped claim and source columns, and the summary as a table note."""
+    lines = [r"% generated by quadnet report --format latex; needs \usepackage{booktabs,longtable}",
+             r"\begingroup\footnotesize",
+             r"\begin{longtable}{@{}l p{0.34\linewidth} l p{0.14\linewidth} "
+             r"p{0.12\linewidth} r l l@{}}",
+             r"\toprule",
+             r"check & claim & kind & source & reference & measured & tolerance & status \\",
+             r"\midrule", r"\endhead"]
+    prev = None
+    for r in _rows(report):
+        if prev is not None and r["check"] != prev:
+            lines.append(r"\midrule")
+        prev = r["check"]
+        status = r["status"] if r["status"] != "SKIPPED" else f"SKIPPED ({r['reason']})"
+        lines.append(" & ".join(_tex(c) for c in (
+            r["check"], r["claim"], r["kind"], r["source"], r["paper"], r["measured"],
+            r["tolerance"], status)) + r" \\")
+    lines += [r"\bottomrule", r"\end{longtable}"]
+    lines += [_tex(ln) + r"\\" for ln in _references_used(report) + summary_lines(report)]
+    lines.append(r"\endgroup")
+    return "\n".join(lines) + "\n"
+
+
+def format_report(report: dict, fmt: str) -> str:
+    """The report as ``text``, ``markdown``, ``latex`` or ``json``."""
+    if fmt == "json":
+        return json.dumps(report, indent=2) + "\n"
+    if fmt == "markdown":
+        return results_markdown(report)
+    if fmt == "latex":
+        return results_latex(report)
+    if fmt == "text":
+        return results_text(report)
+    raise ValueError(f"format must be text, markdown, latex or json, got {fmt!r}")
+
+
+# ------------------------------------------------------------------ helpers
+def _writable_dir(path: str, what: str) -> str | None:
+    """``None`` if ``path`` is (or can be made) a writable directory, else a clear message."""
+    p = Path(path)
+    try:
+        if p.exists() and not p.is_dir():
+            return f"{what} {path!r} exists and is not a directory"
+        p.mkdir(parents=True, exist_ok=True)
+        probe = p / f".quadnet-write-probe-{os.getpid()}"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        return f"{what} {path!r} is not writable ({exc.strerror or exc}); choose a " \
+               "directory you can write to"
+    return None
+
+
+def _writable_file(path: str, what: str) -> str | None:
+    parent = Path(path).parent
+    err = _writable_dir(str(parent), f"the directory of {what}")
+    if err is None and Path(path).is_dir():
+        return f"{what} {path!r} is a directory"
+    return err
 
 
 def _run_one(checks, name: str, ctx):
@@ -92,11 +304,16 @@ def _run_one(checks, name: str, ctx):
                                   metrics={"error": f"{type(exc).__name__}: {exc}"})
 
 
+#: ``quadnet verify --quick`` should fit in this many seconds on the 2-core reference
+#: machine, and each check in ``PER_CHECK_QUICK_BUDGET``; reported, not enforced.
+QUICK_BUDGET = 120.0
+PER_CHECK_QUICK_BUDGET = 20.0
+
+
 def _report_budget(elapsed: dict[str, float], quick: bool, out=None) -> None:
     out = sys.stderr if out is None else out
     total = sum(elapsed.values())
     if not quick:
-        print(f"[quadnet] total {total:.1f} s (full mode)", file=out, flush=True)
         return
     slow = {k: v for k, v in elapsed.items() if v > PER_CHECK_QUICK_BUDGET}
     verdict = "within" if total <= QUICK_BUDGET else "OVER"
@@ -104,8 +321,8 @@ def _report_budget(elapsed: dict[str, float], quick: bool, out=None) -> None:
           file=out, flush=True)
     for k, v in slow.items():
         print(f"[quadnet] check {k!r} took {v:.1f} s in quick mode, over the "
-              f"{PER_CHECK_QUICK_BUDGET:.0f} s per-check budget by {v - PER_CHECK_QUICK_BUDGET:.1f} s",
-              file=out, flush=True)
+              f"{PER_CHECK_QUICK_BUDGET:.0f} s per-check budget by "
+              f"{v - PER_CHECK_QUICK_BUDGET:.1f} s", file=out, flush=True)
 
 
 def _cpu_seconds() -> float:
@@ -128,71 +345,174 @@ def _unknown_checks(checks, wanted: list[str], cmd: str) -> bool:
     return bool(unknown)
 
 
+def _progress_on(args) -> bool:
+    if getattr(args, "progress", False):
+        return True
+    return sys.stderr.isatty() and not args.no_progress
+
+
+def _exit_code(report: dict) -> int:
+    st = [c.get("status") or ("PASS" if c.get("passed") else "FAIL") for c in report["checks"]]
+    if "FAIL" in st:
+        return EXIT_FAIL
+    return EXIT_SKIPPED if "PARTLY SKIPPED" in st else EXIT_OK
+
+
+# ------------------------------------------------------------------ commands
 def cmd_verify(args) -> int:
+    t_start = time.perf_counter()
+    figures = args.figures
+    if figures is None:
+        figures = "" if args.quick else "figures"
+    for path, what in ((figures, "--figures"),):
+        if path:
+            err = _writable_dir(path, what)
+            if err:
+                print(f"quadnet verify: {err}", file=sys.stderr)
+                return EXIT_USAGE
+    if args.json:
+        err = _writable_file(args.json, "--json")
+        if err:
+            print(f"quadnet verify: {err}", file=sys.stderr)
+            return EXIT_USAGE
+
+    from tqdm.auto import tqdm
+
     from quadnet.harness import checks
 
     wanted = args.names or checks.available()
     if _unknown_checks(checks, wanted, "verify"):
-        return 2
+        return EXIT_USAGE
+    show = _progress_on(args)
     ctx = checks.CheckContext(seed=args.seed, quick=args.quick,
-                              figures_dir=Path(args.figures) if args.figures else None,
-                              show_progress=sys.stderr.isatty() and not args.no_progress)
+                              figures_dir=Path(figures) if figures else None,
+                              show_progress=show)
+    mode = "quick" if args.quick else "full"
+    print(f"[quadnet] verify: {len(wanted)} checks in {mode} mode, seed {args.seed}; figures "
+          f"{'into ' + figures + '/' if figures else 'not drawn'}", file=sys.stderr, flush=True)
     results, elapsed, cpu = [], {}, {}
-    for name in wanted:
+    bar = tqdm(wanted, desc="verify", unit="check", disable=not show, position=0,
+               dynamic_ncols=True)
+    for name in bar:
+        bar.set_postfix_str(name)
         t0, c0 = time.perf_counter(), _cpu_seconds()
-        print(f"[quadnet] running check {name!r} ({'quick' if args.quick else 'full'}) ...",
-              file=sys.stderr, flush=True)
+        if not show:
+            print(f"[quadnet] running check {name!r} ({mode}) ...", file=sys.stderr, flush=True)
         res = _run_one(checks, name, ctx)
         elapsed[name] = time.perf_counter() - t0
         cpu[name] = _cpu_seconds() - c0
         results.append(res)
-        print(f"[quadnet] {name}: {'PASS' if res.passed else 'FAIL'} in {elapsed[name]:.1f} s "
-              f"(cpu {cpu[name]:.1f} s)", file=sys.stderr, flush=True)
-    _print_table(results)
-    ok = all(r.passed for r in results)
-    print(f"\n{sum(r.passed for r in results)} of {len(results)} checks passed", flush=True)
-    _report_budget(elapsed, args.quick)
+        bar.write(f"[quadnet] {name}: {res.status} in {elapsed[name]:.1f} s "
+                  f"(cpu {cpu[name]:.1f} s)", file=sys.stderr)
+    bar.close()
+    report = {
+        "checks": [r.as_dict() for r in results],
+        "passed": all(r.passed for r in results),
+        "seed": args.seed,
+        "mode": mode,
+        "versions": _versions(),
+        "seconds": {k: round(v, 2) for k, v in elapsed.items()},
+        "seconds_total": round(time.perf_counter() - t_start, 2),
+        "cpu_seconds": {k: round(v, 2) for k, v in cpu.items()},
+    }
     if args.json:
-        report = {
-            "checks": [r.as_dict() for r in results],
-            "passed": ok,
-            "seed": args.seed,
-            "mode": "quick" if args.quick else "full",
-            "versions": _versions(),
-            "seconds": {k: round(v, 2) for k, v in elapsed.items()},
-            "seconds_total": round(sum(elapsed.values()), 2),
-            "cpu_seconds": {k: round(v, 2) for k, v in cpu.items()},
-        }
         path = Path(args.json)
-        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(report, indent=2) + "\n")
-    return 0 if ok else 1
+    sys.stdout.write(format_report(report, args.format))
+    sys.stdout.flush()
+    _report_budget(elapsed, args.quick)
+    return _exit_code(report)
 
 
 def cmd_figures(args) -> int:
+    err = _writable_dir(args.out, "--out")
+    if err:
+        print(f"quadnet figures: {err}", file=sys.stderr)
+        return EXIT_USAGE
     from quadnet.harness import checks
 
+    out = Path(args.out)
+    if args.from_report:
+        return _figures_from_report(checks, args, out)
     wanted = args.names or checks.available()
     if _unknown_checks(checks, wanted, "figures"):
-        return 2
-    out = Path(args.out)
+        return EXIT_USAGE
+    mode = "quick" if args.quick else "full"
+    print(f"[quadnet] figures: no --from report given, so the checks are recomputed in {mode} "
+          f"mode (seed {args.seed}); `quadnet figures --from report.json` redraws without "
+          "recomputing", file=sys.stderr, flush=True)
     ctx = checks.CheckContext(seed=args.seed, quick=args.quick, figures_dir=out,
-                              show_progress=sys.stderr.isatty() and not args.no_progress)
+                              show_progress=_progress_on(args))
     failed, written = [], []
     for name in wanted:
-        print(f"[quadnet] drawing the figures of {name!r} ...", file=sys.stderr, flush=True)
+        print(f"[quadnet] recomputing check {name!r} ({mode}) for its figures ...",
+              file=sys.stderr, flush=True)
         res = _run_one(checks, name, ctx)
         written += res.figures
-        if not res.passed:
+        if res.status == "FAIL":
             failed.append(name)
         for f in res.figures:
             print(f)
-    print(f"{len(written)} figure files in {out}/", file=sys.stderr)
+        for stem, note in res.figure_notes.items():
+            print(f"[quadnet] figure {stem}: {note}", file=sys.stderr)
+    print(f"{len(written)} figure files written in {out}/", file=sys.stderr)
+    if ctx.figure_errors:
+        return EXIT_FAIL
     if failed:
-        print(f"quadnet figures: check(s) {', '.join(failed)} did not pass (their figures "
-              "were still drawn); run quadnet verify for details", file=sys.stderr)
-        return 1
-    return 0
+        print(f"quadnet figures: check(s) {', '.join(failed)} did not pass; their figures "
+              "show what was measured; run quadnet verify for details", file=sys.stderr)
+        return EXIT_FAIL
+    return EXIT_OK
+
+
+def _figures_from_report(checks, args, out: Path) -> int:
+    try:
+        report = json.loads(Path(args.from_report).read_text())
+        assert isinstance(report, dict) and isinstance(report.get("checks"), list)
+    except (OSError, ValueError, AssertionError) as exc:
+        print(f"quadnet figures: cannot read {args.from_report!r} as a quadnet verify --json "
+              f"report ({exc or 'no checks list'})", file=sys.stderr)
+        return EXIT_USAGE
+    checks.available()  # registers every check module, hence every figure drawer
+    from quadnet.harness.checks._base import FIGURES
+
+    ctx = checks.CheckContext(seed=report.get("seed", 0), quick=report.get("mode") == "quick",
+                              figures_dir=out)
+    wanted = set(args.names or [c["name"] for c in report["checks"]])
+    written, missing = [], []
+    for chk in report["checks"]:
+        if chk["name"] not in wanted:
+            continue
+        data = chk.get("figure_data") or {}
+        for stem, note in (chk.get("figure_notes") or {}).items():
+            if stem not in data:
+                print(f"[quadnet] figure {stem} ({chk['name']}): {note}", file=sys.stderr)
+        for stem, d in data.items():
+            if stem not in FIGURES:
+                missing.append(stem)
+                continue
+            res = checks.CheckResult(chk["name"], chk.get("claim", ""))
+            ctx.draw(res, stem, d)
+            written += res.figures
+            for f in res.figures:
+                print(f)
+    print(f"{len(written)} figure files redrawn from {args.from_report} "
+          f"({report.get('mode', '?')} mode report, nothing recomputed) in {out}/",
+          file=sys.stderr)
+    if missing:
+        print(f"quadnet figures: no drawer for {', '.join(missing)} in this quadnet",
+              file=sys.stderr)
+    return EXIT_FAIL if ctx.figure_errors or missing else EXIT_OK
+
+
+def _parse_set(items: list[str]) -> dict[str, list[str]]:
+    grid: dict[str, list[str]] = {}
+    for item in items or []:
+        key, sep, values = item.partition("=")
+        if not sep or not key.strip() or not values.strip():
+            raise ValueError(f"--set expects KEY=V1,V2,..., got {item!r}")
+        grid[key.strip()] = [v.strip() for v in values.split(",") if v.strip()]
+    return grid
 
 
 def cmd_sweep(args) -> int:
@@ -203,63 +523,50 @@ def cmd_sweep(args) -> int:
             sw = sweeps.SWEEPS[name]
             nq = len(sweeps.sweep_cells(sw, quick=True))
             nf = len(sweeps.sweep_cells(sw, quick=False))
-            print(f"{name:<14} {nq:>5} cells quick, {nf:>6} full   {sw.description}")
-        return 0
+            axes = ", ".join(f"{k}={','.join(map(str, v))}" for k, v in sw.axes(True).items())
+            print(f"{name:<14} {nq:>5} cells quick, {nf:>6} full   {sw.description}\n"
+                  f"{'':<14} quick grid: {axes}")
+        return EXIT_OK
     if not args.name:
         print("quadnet sweep: give a sweep NAME (quadnet sweep --list shows them)",
               file=sys.stderr)
-        return 2
-    store = args.store or str(Path("sweeps") / (args.name + ("-quick" if args.quick else "")))
+        return EXIT_USAGE
+    try:
+        grid = _parse_set(args.set)
+        if grid:
+            grid = sweeps.parse_grid(args.name, grid, quick=args.quick)
+    except (ValueError, TypeError) as exc:
+        print(f"quadnet sweep: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    suffix = ("-quick" if args.quick else "") + \
+        (f"-custom-{sweeps.grid_tag(grid)}" if grid else "")
+    store = args.store or str(Path("sweeps") / (args.name + suffix))
+    if grid:
+        print(f"[quadnet] sweep {args.name}: custom grid {grid} (other axes from the "
+              f"{'quick' if args.quick else 'full'} grid) -> {store}", file=sys.stderr)
     try:
         rep = sweeps.run_sweep(args.name, store, quick=args.quick, seed=args.seed,
                                workers=args.workers, dask_local=args.dask_local,
-                               scheduler=args.scheduler, chunk=args.chunk,
-                               progress=sys.stderr.isatty() and not args.no_progress)
+                               scheduler=args.scheduler, chunk=args.chunk, grid=grid or None,
+                               start_method=args.start_method,
+                               progress=_progress_on(args))
     except sweeps.SweepCellError as exc:
         print(f"quadnet sweep: {exc}\nfinished cells are kept in {store}; fix the cause and "
               "rerun the same command to resume", file=sys.stderr)
-        return 1
+        return EXIT_FAIL
     except (ValueError, TypeError, ImportError) as exc:
         print(f"quadnet sweep: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
+    except RuntimeError as exc:  # e.g. spawned workers that could not start
+        print(f"quadnet sweep: {exc}", file=sys.stderr)
+        return EXIT_FAIL
     except KeyboardInterrupt:
         print(f"\nquadnet sweep: interrupted; finished cells are kept in {store}; rerun the "
               "same command to resume", file=sys.stderr)
         return 130
     print(f"sweep {args.name}: {rep.n_cells} cells ({rep.skipped} already finished, {rep.ran} "
           f"run now on {rep.backend}) -> {rep.results}")
-    return 0
-
-
-def results_markdown(report: dict) -> str:
-    """The README results table (check | claim | paper | measured | tolerance | pass) of a
-    ``quadnet verify --json`` report, followed by one line on mode, seed and versions."""
-
-    def cell(x) -> str:
-        return str(x).replace("|", "\\|").replace("\n", " ")
-
-    def num(x) -> str:
-        return _fmt(x) if isinstance(x, (int, float)) or x is None else str(x)
-
-    lines = ["| check | claim | paper | measured | tolerance | pass |",
-             "|---|---|---|---|---|---|"]
-    for chk in report.get("checks", []):
-        rows = chk.get("rows") or [{"claim": "(no rows: " + str(chk.get("metrics", {}).get(
-            "error", "the check measured nothing")) + ")", "paper": "", "measured": None,
-            "tolerance": None, "relation": "", "passed": False}]
-        for row in rows:
-            tol = "-" if row.get("tolerance") is None else \
-                f"{row.get('relation', '')} {num(row['tolerance'])}".strip()
-            lines.append("| " + " | ".join(cell(c) for c in (
-                chk["name"], row["claim"], row.get("paper") or "-", num(row.get("measured")),
-                tol, "PASS" if row.get("passed") else "**FAIL**")) + " |")
-    v = report.get("versions", {})
-    tail = (f"\n_{report.get('mode', '?')} mode, seed {report.get('seed', '?')}, "
-            f"quadnet {v.get('quadnet', '?')}, Python {v.get('python', '?')}, numpy "
-            f"{v.get('numpy', '?')}")
-    if "seconds_total" in report:
-        tail += f"; {report['seconds_total']:.0f} s in all"
-    return "\n".join(lines) + tail + "._\n"
+    return EXIT_OK
 
 
 def cmd_report(args) -> int:
@@ -268,41 +575,70 @@ def cmd_report(args) -> int:
     except (OSError, ValueError) as exc:
         print(f"quadnet report: cannot read {args.json_file!r} as a quadnet verify --json "
               f"report ({exc})", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     if not isinstance(report, dict) or not isinstance(report.get("checks"), list):
         print(f"quadnet report: {args.json_file!r} is not a quadnet verify --json report "
               "(no 'checks' list)", file=sys.stderr)
-        return 2
-    text = results_markdown(report)
+        return EXIT_USAGE
+    text = format_report(report, args.format)
     if args.out:
+        err = _writable_file(args.out, "--out")
+        if err:
+            print(f"quadnet report: {err}", file=sys.stderr)
+            return EXIT_USAGE
         Path(args.out).write_text(text)
     else:
         print(text, end="")
-    return 0
+    return EXIT_OK
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="quadnet", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
+    fmt = ("text", "markdown", "latex", "json")
 
-    v = sub.add_parser("verify", help="reproduce the paper's claims and print measured vs claimed")
+    v = sub.add_parser(
+        "verify", help="reproduce the claims and print measured vs claimed",
+        description="Run the checks and print every claim: kind (theorem of a cited paper, "
+        "target, exploration), source, reference value, measured value, tolerance and status "
+        "(PASS, FAIL, REPORTED = measured without a tolerance, SKIPPED = could not run, with "
+        "the reason and the install command).",
+        epilog=_EXIT_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     v.add_argument("names", nargs="*", help="checks to run (default: all)")
     mode = v.add_mutually_exclusive_group()
-    mode.add_argument("--quick", action="store_true", help="small configuration (< 2 min in all)")
+    mode.add_argument("--quick", action="store_true",
+                      help="small configuration (about 20 s per check); draws no figures "
+                      "unless --figures DIR is given, so the committed paper-scale figures "
+                      "in figures/ are left alone")
     mode.add_argument("--full", action="store_true", help="paper-scale configuration (default)")
-    v.add_argument("--json", metavar="FILE", help="write the report as JSON")
+    v.add_argument("--format", choices=fmt, default="text",
+                   help="table format on stdout (default text; latex uses booktabs)")
+    v.add_argument("--json", metavar="FILE", help="also write the full report (rows, metrics, "
+                   "figure data) as JSON; `quadnet figures --from FILE` redraws from it")
     v.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
-    v.add_argument("--figures", metavar="DIR", default="figures",
-                   help="where figures go (default: figures/); '' to draw none")
+    v.add_argument("--figures", metavar="DIR", default=None,
+                   help="where figures go (default: figures/ in full mode, none in quick "
+                   "mode); '' draws none. Checked for writability before anything runs")
+    v.add_argument("--progress", action="store_true",
+                   help="progress bars even when stderr is not a terminal")
     v.add_argument("--no-progress", action="store_true", help="no progress bars")
     v.set_defaults(func=cmd_verify)
 
-    f = sub.add_parser("figures", help="regenerate every figure (PNG and PDF) deterministically")
+    f = sub.add_parser(
+        "figures", help="redraw the figures from a saved report, or recompute them",
+        description="With --from REPORT.json (written by quadnet verify --json) the figures "
+        "are redrawn from the data stored in the report, without recomputing anything. "
+        "Without --from the checks are recomputed (full mode unless --quick) and say so.",
+        epilog=_EXIT_HELP.replace("some rows were SKIPPED", "a row was SKIPPED"),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     f.add_argument("names", nargs="*", help="checks whose figures to draw (default: all)")
-    f.add_argument("--out", metavar="DIR", default="figures", help="output directory "
-                   "(default: figures/)")
-    f.add_argument("--quick", action="store_true", help="small configuration")
+    f.add_argument("--from", dest="from_report", metavar="REPORT.json",
+                   help="redraw from this verify --json report (no recomputation)")
+    f.add_argument("--out", metavar="DIR", default="figures",
+                   help="output directory (default: figures/)")
+    f.add_argument("--quick", action="store_true", help="recompute in the small configuration")
     f.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
+    f.add_argument("--progress", action="store_true", help="progress bars even without a tty")
     f.add_argument("--no-progress", action="store_true", help="no progress bars")
     f.set_defaults(func=cmd_figures)
 
@@ -310,8 +646,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("name", nargs="?", help="the sweep (quadnet sweep --list shows them)")
     s.add_argument("--list", action="store_true", help="list the sweeps and exit")
     s.add_argument("--quick", action="store_true", help="the small grid")
+    s.add_argument("--set", action="append", metavar="KEY=V1,V2",
+                   help="replace one axis of the grid, e.g. --set d=20,40 --set r=1,2 "
+                   "(repeatable; values take the type of the axis)")
     s.add_argument("--store", metavar="DIR", help="store directory (default: sweeps/NAME, "
-                   "sweeps/NAME-quick with --quick); rerun with the same store to resume")
+                   "with -quick and -custom-HASH suffixes); rerun with the same store to "
+                   "resume")
     s.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
     backend = s.add_mutually_exclusive_group()
     backend.add_argument("--workers", type=int, default=1, metavar="N",
@@ -321,13 +661,18 @@ def build_parser() -> argparse.ArgumentParser:
                          help="a local Dask cluster with N one-thread worker processes")
     backend.add_argument("--scheduler", metavar="ADDRESS",
                          help="an existing Dask scheduler, e.g. tcp://host:8786")
+    s.add_argument("--start-method", choices=("fork", "spawn", "forkserver"),
+                   help="how local worker processes start (default: fork where available)")
     s.add_argument("--chunk", type=int, metavar="N", help="cells per task (default: about 8 "
                    "tasks per worker, at most 16 cells each; results do not depend on it)")
+    s.add_argument("--progress", action="store_true", help="progress bar even without a tty")
     s.add_argument("--no-progress", action="store_true", help="no progress bar")
     s.set_defaults(func=cmd_sweep)
 
-    r = sub.add_parser("report", help="Markdown results table from a verify --json report")
+    r = sub.add_parser("report", help="results table from a verify --json report")
     r.add_argument("json_file", metavar="FILE", help="written by quadnet verify --json FILE")
+    r.add_argument("--format", choices=fmt, default="markdown",
+                   help="table format (default markdown)")
     r.add_argument("--out", metavar="FILE", help="write the table here (default: stdout)")
     r.set_defaults(func=cmd_report)
     return p

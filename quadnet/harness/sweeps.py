@@ -5,12 +5,16 @@ one call of a pure function ``cell(**params, seed=cell_seed) -> dict`` that retu
 results. The function is named by its import path
 (``"quadnet.harness.cells:recovery_sweep_cell"``) and imported lazily, in the worker, so a sweep
 whose module is missing does not break the others. The built-in sweeps (``quotient-gd``,
-``recovery``, ``selection``) are defined in :mod:`quadnet._sweep_defs`.
+``recovery``, ``selection``) are defined in :mod:`quadnet.harness.cells`. A cell's result keys
+that repeat a grid axis (or ``seed``) are dropped when their value equals the cell's own, and
+refused otherwise, so ``results.csv`` never has a column twice.
 
 :func:`run_sweep` runs the unfinished cells of a store (see :mod:`quadnet._store`) on
 
-* local processes (``workers=N``, :class:`concurrent.futures.ProcessPoolExecutor`, spawned
-  with single-threaded BLAS),
+* local processes (``workers=N``, :class:`concurrent.futures.ProcessPoolExecutor` with
+  single-threaded BLAS; started by ``fork`` where the platform has it, so a script needs no
+  ``if __name__ == "__main__":`` guard and a killed run leaves no named semaphores behind;
+  with ``start_method="spawn"`` a missing guard is detected and explained),
 * a local Dask cluster (``dask_local=N``: :class:`distributed.LocalCluster` with ``N``
   one-thread worker processes), or
 * an existing Dask scheduler (``scheduler="tcp://host:8786"``; its workers must have
@@ -36,6 +40,7 @@ import importlib
 import itertools
 import json
 import os
+import sys
 import zlib
 from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass
@@ -53,6 +58,8 @@ __all__ = [
     "SweepReport",
     "available_sweeps",
     "get_sweep",
+    "grid_tag",
+    "parse_grid",
     "read_results",
     "register_sweep",
     "run_sweep",
@@ -149,11 +156,70 @@ def cell_seed(seed: int, sweep: str, params: Mapping[str, Any]) -> int:
     return int(np.random.SeedSequence(words).generate_state(1, dtype=np.uint32)[0])
 
 
-def sweep_cells(sweep: Sweep | str, *, quick: bool = False, seed: int = 0) -> list[dict]:
-    """The cells of ``sweep`` in CSV order: ``[{"params": {...}, "seed": int}, ...]``."""
+def _axes(sweep: Sweep, quick: bool, grid: Mapping[str, tuple] | None) -> dict[str, tuple]:
+    axes = sweep.axes(quick)
+    if grid:
+        unknown = [k for k in grid if k not in axes]
+        if unknown:
+            raise ValueError(f"sweep {sweep.name!r} has no axis {', '.join(map(repr, unknown))}; "
+                             f"its axes are {', '.join(axes)}")
+        for k, v in grid.items():
+            v = tuple(v)
+            if not v:
+                raise ValueError(f"grid axis {k!r} is empty")
+            axes[k] = v
+    return axes
+
+
+def _typed(value: str, like: tuple, key: str):
+    """``value`` (text from ``--set``) converted to the type of the axis values ``like``."""
+    kinds = {type(v) for v in like}
+    try:
+        if kinds <= {bool}:
+            if value.lower() in ("true", "1", "yes"):
+                return True
+            if value.lower() in ("false", "0", "no"):
+                return False
+            raise ValueError(value)
+        if kinds <= {int}:
+            return int(value)
+        if kinds <= {int, float}:
+            return float(value)
+    except ValueError:
+        kind = " or ".join(sorted(k.__name__ for k in kinds))
+        raise ValueError(f"--set {key}: {value!r} is not a {kind} (the type of the axis "
+                         f"{key!r}, whose default values are {list(like)})") from None
+    return value
+
+
+def parse_grid(sweep: Sweep | str, grid: Mapping[str, list], *, quick: bool = False
+               ) -> dict[str, tuple]:
+    """Axis values given as text (``quadnet sweep NAME --set d=20,40``) converted to the types
+    of the sweep's own axis values; unknown axes raise ``ValueError``.
+
+    >>> parse_grid("quotient-gd", {"d": ["20", "40"], "eta_scale": ["0.1"]})
+    {'d': (20, 40), 'eta_scale': (0.1,)}
+    """
+    sweep = get_sweep(sweep) if isinstance(sweep, str) else sweep
+    axes = sweep.axes(quick)
+    _axes(sweep, quick, {k: (0,) for k in grid})  # unknown axes -> ValueError
+    return {k: tuple(_typed(str(v), axes[k], k) for v in vals) for k, vals in grid.items()}
+
+
+def grid_tag(grid: Mapping[str, tuple] | None) -> str:
+    """Eight hex digits naming a custom grid (used in the default store name)."""
+    return f"{_crc({k: list(v) for k, v in sorted((grid or {}).items())}):08x}"
+
+
+def sweep_cells(sweep: Sweep | str, *, quick: bool = False, seed: int = 0,
+                grid: Mapping[str, tuple] | None = None) -> list[dict]:
+    """The cells of ``sweep`` in CSV order: ``[{"params": {...}, "seed": int}, ...]``.
+
+    ``grid`` replaces some axes of the quick or full grid (e.g. ``{"d": (20, 40)}``).
+    """
     sweep = get_sweep(sweep) if isinstance(sweep, str) else sweep
     seed = as_int(seed, "seed", minimum=0)
-    axes = sweep.axes(quick)
+    axes = _axes(sweep, quick, grid)
     keys = sweep.seed_keys if sweep.seed_keys is not None else tuple(axes)
     unknown = [k for k in keys if k not in axes]
     if unknown:
@@ -192,7 +258,21 @@ def _execute_cell(sweep: Sweep, params: dict[str, Any], seed: int) -> dict[str, 
     if not isinstance(out, Mapping):
         raise TypeError(f"cell function {sweep.cell} must return a mapping, "
                         f"got {type(out).__name__}")
-    return {str(k): _to_scalar(str(k), v) for k, v in out.items()}
+    own = dict(params)
+    if sweep.seed_arg is not None:
+        own[sweep.seed_arg] = seed
+    own.setdefault("seed", seed)
+    result = {}
+    for k, v in out.items():
+        k = str(k)
+        v = _to_scalar(k, v)
+        if k in own:  # a grid key (or the seed) repeated by the cell: drop it, if it agrees
+            if _to_scalar(k, own[k]) != v:
+                raise ValueError(f"cell function {sweep.cell} returned {k}={v!r}, but the "
+                                 f"cell's own {k} is {own[k]!r}; rename the result key")
+            continue
+        result[k] = v
+    return result
 
 
 # ---------------------------------------------------------------------- backends
@@ -269,13 +349,54 @@ def _exit_with_parent(parent: int, poll: float = 0.5) -> None:
     threading.Thread(target=watch, daemon=True, name="quadnet-exit-with-parent").start()
 
 
-def _run_local(sweep: Sweep, chunks: list[Chunk], workers: int) -> Backend:
+def _worker_init(parent: int) -> None:
+    """Worker initializer: one BLAS thread (a cell's bits never depend on the thread count)
+    and exit when the parent is gone."""
+    try:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(1)
+    except ImportError:  # pragma: no cover - threadpoolctl is a dependency
+        pass
+    _exit_with_parent(parent)
+
+
+def default_start_method() -> str:
+    """``"fork"`` where the platform has it (no main-module guard needed, no named
+    semaphores to leak when the driver is killed), else ``"spawn"``."""
+    import multiprocessing as mp
+
+    return "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+
+
+_GUARD_HELP = ('the worker processes could not start. With the "spawn" start method every '
+               "worker re-imports your script, so the call to run_sweep must sit under\n"
+               '    if __name__ == "__main__":\n'
+               "        run_sweep(...)\n"
+               'Add that guard, or use start_method="fork" (the default where available), '
+               "or workers=0 to run in this process.")
+
+
+def _unguarded_spawn_child() -> bool:
+    """True inside a spawned worker that is re-importing the user's script (the script
+    called run_sweep at module level, without the main-module guard)."""
+    import multiprocessing as mp
+
+    proc = mp.current_process()
+    return bool(getattr(proc, "_inheriting", False)) or (
+        mp.parent_process() is not None and sys.modules.get("__main__") is not None
+        and getattr(sys.modules["__main__"], "__name__", "") == "__mp_main__")
+
+
+def _run_local(sweep: Sweep, chunks: list[Chunk], workers: int,
+               start_method: str | None = None) -> Backend:
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
+    method = start_method or default_start_method()
     with _single_threaded_children(), ProcessPoolExecutor(
-            max_workers=workers, mp_context=mp.get_context("spawn"),
-            initializer=_exit_with_parent, initargs=(os.getpid(),)) as pool:
+            max_workers=workers, mp_context=mp.get_context(method),
+            initializer=_worker_init, initargs=(os.getpid(),)) as pool:
         futures = {pool.submit(_execute_chunk, sweep, chunk): [c[0] for c in chunk]
                    for chunk in chunks}
         drained = False
@@ -341,6 +462,19 @@ def _run_dask(sweep: Sweep, chunks: list[Chunk], *, n_local: int | None,
             client.cancel(futures)
 
 
+def _broken_unguarded(exc: BaseException, workers, dask_local, scheduler,
+                      start_method) -> bool:
+    """A broken pool of spawned workers started from a script file: almost always the
+    missing main-module guard."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    if not isinstance(exc, BrokenProcessPool) or dask_local or scheduler or not workers:
+        return False
+    main = sys.modules.get("__main__")
+    return (start_method or default_start_method()) != "fork" and \
+        getattr(main, "__file__", None) is not None
+
+
 def _cell_error(name: str, i: int, cell: dict, exc: BaseException) -> SweepCellError:
     if isinstance(exc, SweepCellError):
         return exc
@@ -375,24 +509,29 @@ class SweepReport:
     backend: str = ""
 
 
-def _manifest(sweep: Sweep, quick: bool, seed: int, cells: list[dict]) -> dict[str, Any]:
+def _manifest(sweep: Sweep, quick: bool, seed: int, cells: list[dict],
+              grid: Mapping[str, tuple] | None = None) -> dict[str, Any]:
     from quadnet import __version__
 
     fingerprint = hashlib.sha256(json.dumps(cells, sort_keys=True).encode()).hexdigest()
     return {"sweep": sweep.name, "cell_function": sweep.cell, "quick": bool(quick),
-            "seed": int(seed), "axes": {k: list(v) for k, v in sweep.axes(quick).items()},
+            "seed": int(seed),
+            "axes": {k: list(v) for k, v in _axes(sweep, quick, grid).items()},
             "n_cells": len(cells), "cells_sha256": fingerprint,
             "quadnet_version": __version__}
 
 
 def run_sweep(name: str | Sweep, store, *, quick: bool = False, seed: int = 0, workers: int = 1,
               dask_local: int | None = None, scheduler: str | None = None,
-              chunk: int | None = None, progress: bool = True) -> SweepReport:
+              chunk: int | None = None, progress: bool = True,
+              grid: Mapping[str, tuple] | None = None,
+              start_method: str | None = None) -> SweepReport:
     """Run (or resume) the sweep ``name`` (a registered name or a :class:`Sweep`) into the
     directory ``store``; return a report.
 
     Cells already in the store are skipped; the others run on ``workers`` local processes
-    (``workers=0``: serially in this process, e.g. for debugging), on a local Dask cluster of ``dask_local`` workers, or on the Dask ``scheduler`` at that
+    (``workers=0``: serially in this process, e.g. for debugging), on a local Dask cluster
+    of ``dask_local`` workers, or on the Dask ``scheduler`` at that
     address (give at most one of ``dask_local``/``scheduler``). ``chunk`` cells go into one
     task (default :func:`auto_chunk`; every cell is still saved on its own, and the results do
     not depend on the chunking). When every cell is done,
@@ -400,7 +539,23 @@ def run_sweep(name: str | Sweep, store, *, quick: bool = False, seed: int = 0, w
     :class:`SweepStoreError` (a ``ValueError``) for an unwritable store or one made by a
     different sweep/parameters, and :class:`SweepCellError` when a cell fails (the cells
     finished before it stay in the store).
+
+    ``grid`` replaces axes of the quick/full grid (``{"d": (20, 40), "r": (1, 2)}``; the
+    store's manifest records it, so a custom grid needs its own store). ``start_method`` of
+    the local processes: default :func:`default_start_method` (``"fork"`` on Linux and
+    macOS' POSIX builds that offer it). With ``"spawn"`` the calling script must guard the
+    call with ``if __name__ == "__main__":``; a missing guard raises a ``RuntimeError`` that
+    says so (the workers exit quietly instead of printing tracebacks). ``progress`` shows a
+    tqdm bar of finished cells.
     """
+    if _unguarded_spawn_child():
+        print("quadnet: run_sweep was called while a spawned worker re-imported the main "
+              "script (no `if __name__ == \"__main__\":` guard); this worker exits.",
+              file=sys.stderr, flush=True)
+        raise SystemExit(1)
+    if start_method is not None and start_method not in ("fork", "spawn", "forkserver"):
+        raise ValueError(f"start_method must be 'fork', 'spawn' or 'forkserver', got "
+                         f"{start_method!r}")
     sweep = name if isinstance(name, Sweep) else get_sweep(name)
     sweep.cell_function()  # a missing module is reported here, not in every worker
     workers = as_int(workers, "workers", minimum=0)
@@ -411,8 +566,8 @@ def run_sweep(name: str | Sweep, store, *, quick: bool = False, seed: int = 0, w
     if scheduler is not None and (not isinstance(scheduler, str) or not scheduler):
         raise ValueError(f"scheduler must be an address such as 'tcp://host:8786', "
                          f"got {scheduler!r}")
-    cells = sweep_cells(sweep, quick=quick, seed=seed)
-    st = Store.open(store, _manifest(sweep, quick, seed, cells))
+    cells = sweep_cells(sweep, quick=quick, seed=seed, grid=grid)
+    st = Store.open(store, _manifest(sweep, quick, seed, cells, grid))
     done = st.finished(cells)
     todo = [(i, c) for i, c in enumerate(cells) if i not in done]
     skipped = len(done)
@@ -429,8 +584,9 @@ def run_sweep(name: str | Sweep, store, *, quick: bool = False, seed: int = 0, w
     elif workers == 0:
         backend, runner = "this process", (lambda: _run_inline(sweep, chunks))
     else:
-        backend, runner = f"{workers} local process(es)", \
-            (lambda: _run_local(sweep, chunks, workers))
+        method = start_method or default_start_method()
+        backend, runner = f"{workers} local process(es) ({method})", \
+            (lambda: _run_local(sweep, chunks, workers, method))
     if todo:
         from tqdm import tqdm
 
@@ -442,6 +598,8 @@ def run_sweep(name: str | Sweep, store, *, quick: bool = False, seed: int = 0, w
                     try:
                         outs = fut.result()
                     except Exception as exc:  # noqa: BLE001 - the task itself died
+                        if _broken_unguarded(exc, workers, dask_local, scheduler, start_method):
+                            raise RuntimeError(f"sweep {sweep.name!r}: {_GUARD_HELP}") from None
                         outs = [(i, exc) for i in indices]
                     for i, result in outs:
                         if isinstance(result, BaseException):
@@ -487,4 +645,11 @@ def read_results(store) -> list[dict[str, Scalar]]:
         return s
 
     with open(path, newline="", encoding="utf-8") as fh:
-        return [{k: parse(v) for k, v in row.items()} for row in csv.DictReader(fh)]
+        reader = csv.DictReader(fh)
+        header = reader.fieldnames or []
+        dup = sorted({k for k in header if header.count(k) > 1})
+        if dup:
+            raise SweepStoreError(f"{path} repeats the column(s) {', '.join(dup)}; it was "
+                                  "written by an older quadnet - rerun the sweep into a new "
+                                  "store")
+        return [{k: parse(v) for k, v in row.items()} for row in reader]

@@ -1,6 +1,7 @@
-"""Check ``curvature``: effective curvature predicts the local rates (THEORY.md §3-4).
+"""Check ``curvature``: effective curvature predicts the local rates (quadnet theory §3-4).
 
-Claims reproduced (paper, seed 003):
+Claims reproduced from Cheng (2026) "Quotient Dynamics, Effective Curvature, and Implicit Bias
+in Positive Quadratic Networks" (the paper reports a relative rate error below 2.4e-4):
 
 (a) the effective Hessian (Hessian restricted to the horizontal space) is computed exactly:
     its eigenvalues agree with an independent route (explicit measurement Jacobian written in a
@@ -36,7 +37,15 @@ from quadnet.curvature.hessian import (
 from quadnet.sensing.population import population_effective_hessian, population_effective_spectrum
 from quadnet.curvature.rates import descent_contraction, flow_decay_rate, local_curvature
 from quadnet.sensing.gaussian import GaussianSensing
-from quadnet.harness.checks._base import CheckContext, CheckResult, register
+from quadnet.harness.checks._base import (
+    COLUMN_WIDTH,
+    OKABE_ITO,
+    CheckContext,
+    CheckResult,
+    figure,
+    floor_note,
+    register,
+)
 
 CLAIM = "Effective Hessian eigenvalues (vertical zeros removed) give the local flow/descent rates"
 
@@ -90,10 +99,11 @@ def _steep_family(s: float, X: np.ndarray, Qo: np.ndarray) -> GaussianSensing:
 
 @register("curvature", CLAIM, order=30)
 def run(ctx: CheckContext) -> CheckResult:
-    import matplotlib.pyplot as plt
-
     res = CheckResult("curvature", CLAIM)
     q = ctx.quick
+    Q = {"kind": "target", "source": "quadnet target"}
+    T3 = {"kind": "theorem", "source": "Cheng (2026) §3"}
+    T4 = {"kind": "theorem", "source": "Cheng (2026) §4"}
     t_start = time.perf_counter()
 
     # (a) exactness against the explicit Jacobian in a null-space basis --------------
@@ -106,9 +116,9 @@ def run(ctx: CheckContext) -> CheckResult:
         at_min.append(_rel_eig_diff(effective_hessian(loss, U), _jacobian_effective_hessian(loss, U)))
         away.append(_rel_eig_diff(effective_hessian(loss, V), _jacobian_effective_hessian(loss, V)))
     res.add("eff. Hessian eigenvalues vs explicit Jacobian in null-space basis, at minimisers "
-            "(max rel.)", max(at_min), 1e-10, paper="exact")
+            "(max rel.)", max(at_min), 1e-10, paper="exact", **Q)
     res.add("... away from minimisers, residual term included (max rel.)", max(away), 1e-10,
-            paper="exact")
+            paper="exact", **Q)
 
     # (b) vertical zeros --------------------------------------------------------------
     rng = ctx.rng("zeros")
@@ -128,9 +138,9 @@ def run(ctx: CheckContext) -> CheckResult:
         zero_rows.append({"d": d, "r": r, "m": loss.m, "zeros": int(np.count_nonzero(zero)),
                           "eff_min_over_max": float(weff[0] / weff[-1])})
     res.add("full factor Hessian at zero-residual minimiser: |#zeros - r(r-1)/2| (max)",
-            count_err, 0, paper="r(r-1)/2 zeros")
+            count_err, 0, paper="r(r-1)/2 zeros", **T3)
     res.add(f"effective Hessian, m >= n_h: min lambda_min/lambda_max (vertical zeros are "
-            f"<= {zero_max:.0e})", eff_min, 1e-9, relation=">=", paper="none zero")
+            f"<= {zero_max:.0e})", eff_min, 1e-9, relation=">=", paper="none zero", **T3)
     res.metrics["vertical_zeros"] = {"instances": zero_rows, "largest_zero_rel": zero_max}
 
     # (c) flow decay rate vs lambda_min -----------------------------------------------
@@ -154,9 +164,9 @@ def run(ctx: CheckContext) -> CheckResult:
                 descents.append(dc)
     errs = np.array(errs)
     res.add(f"flow decay rate vs lambda_min, median rel. error ({n_inst} instances)",
-            float(np.median(errs)), 1e-6, paper="< 2.4e-4")
+            float(np.median(errs)), 1e-6, paper="< 2.4e-4", **T3)
     res.add(f"flow decay rate vs lambda_min, max rel. error ({n_inst} instances)",
-            float(np.max(errs)), 1e-5, paper="< 2.4e-4")
+            float(np.max(errs)), 1e-5, paper="< 2.4e-4", **T3)
     res.metrics["flow"] = {
         "instances": inst, "median_rel_err": float(np.median(errs)),
         "max_rel_err": float(np.max(errs)),
@@ -172,11 +182,11 @@ def run(ctx: CheckContext) -> CheckResult:
     surr = [abs(dc.surrogate - dc.log_rate) / dc.log_rate for dc in lmin]
     surr_fit = max(abs(s / (dc.eta * dc.lambda_min / 2) - 1) for s, dc in zip(surr, lmin))
     res.add(f"GD per-step contraction vs max_i|1-eta lambda_i|, both regimes (max rel., "
-            f"{len(descents)} runs)", d_err, 1e-6, paper="max|1-eta lambda_i|")
+            f"{len(descents)} runs)", d_err, 1e-6, paper="max|1-eta lambda_i|", **T3)
     res.add("GD log-contraction vs log(1-eta lambda_min) (max rel.)", log_err, 1e-6,
-            paper="log(1-eta lambda_min)")
+            paper="log(1-eta lambda_min)", **T3)
     res.add("surrogate -eta lambda_min misses it by eta lambda_min/2: max |ratio - 1|",
-            surr_fit, 0.1, paper="O(eta^2) error")
+            surr_fit, 0.1, paper="O(eta^2) error", **Q)
     res.metrics["descent"] = [
         {"eta": dc.eta, "dominant": dc.dominant, "measured": dc.contraction,
          "predicted": dc.predicted, "rel_err": dc.relative_error, "steps": dc.steps,
@@ -199,31 +209,15 @@ def run(ctx: CheckContext) -> CheckResult:
         traces.append((fr.t, np.abs(fr.projection)))
     lam, rate = np.array(lam), np.array(rate)
     res.add("steepness family: lambda_min range max/min", float(lam.max() / lam.min()), 10.0,
-            relation=">=", paper="changed steepness")
+            relation=">=", paper="changed steepness", **Q)
     res.add("steepness family: rate tracks lambda_min (max rel. error)",
-            float(np.max(np.abs(rate - lam) / lam)), 1e-5, paper="< 2.4e-4")
+            float(np.max(np.abs(rate - lam) / lam)), 1e-5, paper="< 2.4e-4", **T3)
     res.metrics["steepness"] = {"s": svals, "lambda_min": lam, "rate": rate,
                                 "population_lambda_min": pop}
 
-    fig, ax = plt.subplots(1, 2, figsize=(10, 4))
-    cmap = plt.get_cmap("viridis")
-    for j, (t, p) in enumerate(traces):
-        ax[0].semilogy(t, p, color=cmap(j / max(len(traces) - 1, 1)), label=f"s = {svals[j]:.2f}")
-        ax[0].semilogy(t, p[0] * np.exp(-lam[j] * t), ":", color="k", lw=0.7)
-    ax[0].set_xlabel("time t")
-    ax[0].set_ylabel(r"$|\langle v_1, \log_{U^*} U(t)\rangle|$")
-    ax[0].set_title(r"slow-mode error; dotted: $e^{-\lambda_{\min} t}$")
-    ax[0].legend(fontsize=7)
-    ax[1].loglog(svals, lam, "o-", label=r"$\lambda_{\min}$ (effective Hessian)")
-    ax[1].loglog(svals, rate, "x", ms=10, label="measured flow rate")
-    ax[1].loglog(svals, pop, "--", label=r"population $4\sigma_{\min}(U^*)^2$")
-    ax[1].set_xlabel(r"smallest singular value $s$ of $U^*$")
-    ax[1].set_ylabel("rate (1/time)")
-    err_max = float(np.max(np.abs(rate - lam) / lam))
-    ax[1].set_title(f"max rel. error {err_max:.1e} (paper: < 2.4e-4)")
-    ax[1].legend(fontsize=8)
-    fig.tight_layout()
-    res.figures += ctx.savefig(fig, "curvature_steepness")
+    ctx.draw(res, "curvature_steepness", {
+        "s": svals, "lambda_min": lam, "rate": rate, "population": pop,
+        "t": [t for t, _ in traces], "projection": [p for _, p in traces]})
 
     # (f) spectrum: empirical vs population, vertical zeros separate ----------------------
     rng = ctx.rng("spectrum")
@@ -237,34 +231,22 @@ def run(ctx: CheckContext) -> CheckResult:
     w_pop_mat = np.linalg.eigvalsh(population_effective_hessian(U))
     w_pop = population_effective_spectrum(U)
     res.add("population form: closed-form spectrum vs eigvalsh (max rel.)",
-            float(np.max(np.abs(w_pop - w_pop_mat)) / w_pop[-1]), 1e-12, paper="closed form")
+            float(np.max(np.abs(w_pop - w_pop_mat)) / w_pop[-1]), 1e-12, paper="closed form",
+            **T4)
     u = rng.standard_normal((d, 1))
     w1 = np.linalg.eigvalsh(population_effective_hessian(u))
     n2 = float(np.sum(u**2))
     r1_err = max(float(np.max(np.abs(w1[:-1] - 4 * n2))), abs(w1[-1] - 12 * n2)) / (12 * n2)
     res.add("population r=1: 4||u||^2 (x d-1) and 12||u||^2 (max rel.)", r1_err, 1e-12,
-            paper="4||u||^2, 12||u||^2")
+            paper="4||u||^2, 12||u||^2", **T4)
     sp = effective_spectrum(loss, U, k=1)
     res.add("matrix-free effective_spectrum lambda_min vs dense (rel.)",
-            abs(sp.eigenvalues[0] - w_emp[0]) / w_emp[0], 1e-10, paper="-")
+            abs(sp.eigenvalues[0] - w_emp[0]) / w_emp[0], 1e-10, paper="equal", **Q)
     k0 = r * (r - 1) // 2
     zeros = np.sort(np.abs(w_full))[:k0]
-    fig, ax = plt.subplots(1, 2, figsize=(10, 4), gridspec_kw={"width_ratios": [3, 1]})
-    idx = np.arange(1, n_h + 1)
-    ax[0].plot(idx, w_emp, ".", ms=4, label=f"empirical effective (m = {loss.m})")
-    ax[0].plot(idx, w_pop, "-", lw=1.2, label=r"population $2\|\zeta\|^2+\mathrm{tr}(\zeta)^2$")
-    ax[0].set_yscale("log")
-    ax[0].set_xlabel(f"index (n_h = {n_h})")
-    ax[0].set_ylabel("eigenvalue")
-    ax[0].set_title(f"effective Hessian spectrum, d = {d}, r = {r}")
-    ax[0].legend(fontsize=8)
-    ax[1].semilogy(np.arange(1, k0 + 1), np.maximum(zeros, 1e-300) / w_full[-1], "rs")
-    ax[1].axhline(w_emp[0] / w_full[-1], color="C0", ls="--", lw=1, label=r"$\lambda_{\min}$ eff.")
-    ax[1].set_xlabel(f"vertical zeros (r(r-1)/2 = {k0})")
-    ax[1].set_ylabel(r"$|\lambda| / \lambda_{\max}$ of full factor Hessian")
-    ax[1].legend(fontsize=8, loc="center right")
-    fig.tight_layout()
-    res.figures += ctx.savefig(fig, "curvature_spectrum")
+    ctx.draw(res, "curvature_spectrum", {
+        "d": d, "r": r, "m": loss.m, "n_h": n_h, "w_emp": w_emp, "w_pop": w_pop,
+        "zeros_rel": zeros / w_full[-1], "lambda_min_rel": w_emp[0] / w_full[-1]})
     res.metrics["spectrum"] = {
         "d": d, "r": r, "m": loss.m, "lambda_min_emp": w_emp[0], "lambda_min_pop": w_pop[0],
         "lambda_max_emp": w_emp[-1], "lambda_max_pop": w_pop[-1],
@@ -272,3 +254,71 @@ def run(ctx: CheckContext) -> CheckResult:
         "matrix_free_hvps": sp.n_hvp}
     res.metrics["seconds"] = time.perf_counter() - t_start
     return res
+
+
+@figure("curvature_steepness")
+def _figure_steepness(f: dict):
+    import matplotlib.pyplot as plt
+
+    fig = plt.figure(figsize=(COLUMN_WIDTH, 4.9), layout="constrained")
+    sub = fig.subfigures(2, 1, height_ratios=[1.1, 1.0])
+    ax = sub[0].subplots()
+    cmap = plt.get_cmap("cividis")
+    s, lam = np.asarray(f["s"], float), np.asarray(f["lambda_min"], float)
+    norm = plt.Normalize(s.min(), s.max())
+    for j, (t, p) in enumerate(zip(f["t"], f["projection"])):
+        t, p = np.asarray(t, float), np.asarray(p, float)
+        ax.semilogy(t, p, color=cmap(norm(s[j])))
+        ax.semilogy(t, p[0] * np.exp(-lam[j] * t), ":", color="k", lw=0.6)
+    ax.set_xlabel("time $t$")
+    ax.set_ylabel(r"$|\langle v_1, \log_{U^*} U(t)\rangle|$")
+    ax.set_title(r"slow-mode error; dotted: $e^{-\lambda_{\min} t}$ (Cheng (2026) §3)")
+    cb = sub[0].colorbar(plt.cm.ScalarMappable(norm=norm, cmap=cmap), ax=ax, pad=0.02)
+    cb.set_label(r"smallest singular value $s$ of $U^*$")
+    ax = sub[1].subplots()
+    rate = np.asarray(f["rate"], float)
+    ax.loglog(s, lam, "o-", label=r"$\lambda_{\min}$ of the effective Hessian")
+    ax.loglog(s, rate, "x", ms=6, label="measured flow rate")
+    ax.loglog(s, f["population"], "--", label=r"population $4\sigma_{\min}(U^*)^2$")
+    ax.set_xlabel(r"smallest singular value $s$ of $U^*$")
+    ax.set_ylabel("rate (1/time)")
+    err = float(np.max(np.abs(rate - lam) / lam))
+    ax.set_title(f"max rel. error {err:.1e} (Cheng (2026): < 2.4e-4)")
+    sub[1].legend(loc="outside lower center", ncol=2)
+    return fig
+
+
+@figure("curvature_spectrum")
+def _figure_spectrum(f: dict):
+    import matplotlib.pyplot as plt
+
+    floor = 1e-18
+    fig = plt.figure(figsize=(COLUMN_WIDTH, 4.9), layout="constrained")
+    sub = fig.subfigures(2, 1, height_ratios=[1.15, 0.9])
+    ax = sub[0].subplots()
+    n_h = f["n_h"]
+    idx = np.arange(1, n_h + 1)
+    ax.plot(idx, f["w_emp"], ".", ms=2.5, label=f"effective Hessian, empirical (m = {f['m']})")
+    ax.plot(idx, f["w_pop"], "-", lw=1.0,
+            label=r"population $2\|\zeta\|^2+\mathrm{tr}(\zeta)^2$ (Cheng (2026) §4)")
+    ax.set_yscale("log")
+    ax.set_xlabel(f"eigenvalue index (n_h = {n_h})")
+    ax.set_ylabel("eigenvalue")
+    ax.set_title(f"effective Hessian spectrum, d = {f['d']}, r = {f['r']}")
+    sub[0].legend(loc="outside lower center", ncol=1)
+    ax = sub[1].subplots()
+    z = np.asarray(f["zeros_rel"], float)
+    k0 = len(z)
+    ax.semilogy(np.arange(1, k0 + 1), np.maximum(z, floor), "s", color=OKABE_ITO[1],
+                label=f"the r(r-1)/2 = {k0} smallest |eigenvalues| of the full factor Hessian")
+    ax.axhline(f["lambda_min_rel"], color=OKABE_ITO[0], ls="--", lw=0.9,
+               label=r"smallest eigenvalue $\lambda_{\min}$ of the effective Hessian")
+    floor_note(ax, floor)
+    ax.set_xticks(np.arange(1, k0 + 1))
+    ax.set_xlim(0.5, k0 + 0.5)
+    ax.set_ylim(floor / 10, 10)
+    ax.set_xlabel("vertical direction")
+    ax.set_ylabel(r"$|\lambda|/\lambda_{\max}$")
+    ax.set_title("vertical zeros (removed by the quotient) vs the effective minimum")
+    sub[1].legend(loc="outside lower center", ncol=1)
+    return fig

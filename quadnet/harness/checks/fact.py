@@ -1,6 +1,8 @@
-"""Check ``fact``: features at convergence (FACT) vs the neural feature ansatz (THEORY.md §6).
+"""Check ``fact``: features at convergence (FACT) vs the neural feature ansatz (quadnet theory §6).
 
-Claims reproduced (seed document on FACT):
+Claims reproduced from Boix-Adsera et al. (2025) "The Features at Convergence Theorem"
+(arXiv:2507.05644); the neural feature ansatz (NFA) and the AGOP are those of Radhakrishnan
+et al. (2024):
 
 (a) positive quadratic nets ``f = ‖Wx‖²`` trained to ``‖∇J‖ ≤ 1e-9`` on noisy low-rank
     targets, many seeds: ``cos(WᵀW, FACT)`` and ``cos(WWᵀ, bFACT)`` ≈ 1, and the identity
@@ -21,10 +23,32 @@ import warnings
 
 import numpy as np
 
-from quadnet.features.fact import DeepLinearNet, NotCriticalWarning, QuadraticNet, agop, best_nfa_power, cosine, fact_matrix, nfa_cosines, psd_power
+from quadnet.features.fact import (
+    DeepLinearNet,
+    NotCriticalWarning,
+    QuadraticNet,
+    agop,
+    best_nfa_power,
+    cosine,
+    fact_matrix,
+    nfa_cosines,
+    psd_power,
+)
 from quadnet.features.counterexample import counterexample_prediction, nfa_counterexample
 from quadnet.features.training import fact_identity, gd_path, train
-from quadnet.harness.checks._base import CheckContext, CheckResult, register
+from quadnet.harness.checks._base import (
+    COLUMN_WIDTH,
+    OKABE_ITO,
+    CheckContext,
+    CheckResult,
+    figure,
+    floor_note,
+    register,
+)
+
+FT = {"kind": "theorem", "source": "Boix-Adsera et al. (2025)"}
+FN = {"kind": "target", "source": "Boix-Adsera et al. (2025)"}
+QT = {"kind": "target", "source": "quadnet target"}
 
 CLAIM = "At convergence W^TW = FACT (quadratic, deep linear nets); the NFA needs s=1/L and can fail"
 
@@ -84,20 +108,21 @@ def _part_a(ctx, res, n_seeds):
         worst["cos_certified"] = min(worst["cos_certified"], rep.cos_lower_bound)
     res.metrics["a_positive_quadratic"] = {"seeds": n_seeds, **worst}
     res.add(f"(a) positive quadratic nets, {n_seeds} seeds: max 1 - cos(W^TW, FACT)",
-            1.0 - worst["cos_fact"], 1e-5, paper="0 at convergence")
+            1.0 - worst["cos_fact"], 1e-5, paper="0 at convergence", **FT)
     res.add(f"(a) positive quadratic nets, {n_seeds} seeds: max 1 - cos(WW^T, bFACT)",
-            1.0 - worst["cos_bfact"], 1e-5, paper="0 at convergence")
+            1.0 - worst["cos_bfact"], 1e-5, paper="0 at convergence", **FT)
     res.add("(a) max ||W^TW - FACT|| / (||U||_2 ||grad J|| / lam)  (identity bound)",
-            worst["err_over_bound"], 1.0, paper="<= 1 (exact identity)")
-    res.add("(a) max ||grad J|| after training", worst["grad_norm"], 1e-9, paper="-")
+            worst["err_over_bound"], 1.0, paper="<= 1 (exact identity)", **FT)
+    res.add("(a) max ||grad J|| after training", worst["grad_norm"], 1e-9,
+            paper="converged", **QT)
     res.add("(a) max 1 - certified lower bound on cos(W^TW, FACT) from ||grad J||",
-            1.0 - worst["cos_certified"], 1e-5, paper="-")
+            1.0 - worst["cos_certified"], 1e-5, paper="-", **QT)
 
 
 def _part_b(ctx, res, n_seeds):
     powers = np.linspace(0.05, 1.25, 121)
     curves, table = {}, []
-    for L in (2, 3, 4, 5):
+    for L in ctx.progress((2, 3, 4, 5), desc="fact (b) depths"):
         cos_f, s_best, cos_best, cos_s1, gns = [], [], [], [], []
         for i in range(n_seeds):
             net0, X, Y, lam = _linear_instance(L, ctx.rng("fact-b", L, i))
@@ -118,12 +143,13 @@ def _part_b(ctx, res, n_seeds):
                "max_grad_norm": max(gns)}
         table.append(row)
         res.add(f"(b) deep linear L={L}: max 1 - cos(W1^TW1, FACT)", 1.0 - row["min_cos_fact"],
-                1e-3, paper="cos >= 0.999")
-        res.add(f"(b) deep linear L={L}: |best NFA power - 1/L|", row["best_power_max_dev"], 1e-3,
-                paper="s = 1/L")
+                1e-3, paper="cos >= 0.999", **FN)
+        res.add(f"(b) deep linear L={L}: |best power s of the NFA (Radhakrishnan et al. (2024)) "
+                "- 1/L|", row["best_power_max_dev"], 1e-3,
+                paper="s = 1/L", **FT)
     res.metrics["b_deep_linear"] = {"seeds_per_depth": n_seeds, "table": table}
     res.add("(b) deep linear: max ||grad J|| after training (all L)",
-            max(r["max_grad_norm"] for r in table), 1e-9, paper="-")
+            max(r["max_grad_norm"] for r in table), 1e-9, paper="converged", **QT)
     return powers, curves, table
 
 
@@ -147,13 +173,13 @@ def _part_c(ctx, res, n_seeds):
                                        "params": example[0].params,
                                        "a": example[0].net0.a.tolist()}
     res.add(f"(c) counterexample, width 7, signed a, {n_seeds} seeds: min cos(FACT, W^TW)",
-            worst["cos_fact"], 0.99, relation=">=", paper="0.994")
+            worst["cos_fact"], 0.99, relation=">=", paper="0.994", **FN)
     res.add("(c) counterexample: max ||grad J|| after training", worst["max_grad_norm"], 1e-9,
-            paper="-")
+            paper="converged", **QT)
     res.add("(c) counterexample: max cos(AGOP, W^TW)", worst["cos_agop"], 0.07, relation="<",
-            paper="< 0.068")
+            paper="< 0.068", **FN)
     res.add("(c) counterexample: max cos(AGOP^(1/2), W^TW)", worst["cos_agop_half"], 0.07,
-            relation="<", paper="< 0.068")
+            relation="<", paper="< 0.068", **FN)
     return example
 
 
@@ -175,9 +201,10 @@ def _part_d(ctx, res, steps):
     res.metrics["d_training_path"] = {"steps": steps, "cos_at_start": float(cos_f[0]),
                                       "min_cos_first_1pct": early, "cos_final": float(cos_f[-1]),
                                       "grad_norm_final": float(gnorm[-1])}
-    res.add("(d) GD path: cos(W^TW, FACT) at the start", float(cos_f[0]), 0.5, paper="low early")
+    res.add("(d) GD path: cos(W^TW, FACT) at the start", float(cos_f[0]), 0.5, paper="low early",
+            **QT)
     res.add(f"(d) GD path: cos(W^TW, FACT) after {steps} steps", float(cos_f[-1]), 0.9999,
-            relation=">=", paper="~1 near convergence")
+            relation=">=", paper="~1 near convergence", **FT)
     return ks, cos_f, cos_lb, cos_a, gnorm
 
 
@@ -189,61 +216,106 @@ def run(ctx: CheckContext) -> CheckResult:
     powers, curves, _ = _part_b(ctx, res, 1 if quick else 5)
     example = _part_c(ctx, res, 1 if quick else 10)
     path = _part_d(ctx, res, 1500 if quick else 4000)
-    res.figures += _figures(ctx, powers, curves, example, path)
+    _figures(ctx, res, powers, curves, example, path)
     return res
 
 
-def _figures(ctx, powers, curves, example, path) -> list[str]:
-    import matplotlib.pyplot as plt
-
-    out = []
-    fig, ax = plt.subplots(figsize=(6.2, 4.0))
-    for L, (cs, cf) in curves.items():
-        (line,) = ax.plot(powers, cs, label=f"NFA, L={L}")
-        ax.axvline(1 / L, color=line.get_color(), ls=":", lw=1)
-    ax.axhline(0.999, color="k", ls="--", lw=1, label="paper: FACT cos ≥ 0.999")
-    ax.set_xlabel("NFA power s")
-    ax.set_ylabel(r"cos($W_1^TW_1$, AGOP$^s$)")
-    ax.set_title("Deep linear nets: NFA peaks at s = 1/L (dotted); FACT cos ≈ 1 for every L")
-    ax.set_ylim(min(0.8, min(c.min() for c, _ in curves.values())), 1.005)
-    ax.legend(fontsize=8)
-    out += ctx.savefig(fig, "fact_deep_linear_nfa_power")
-
+def _figures(ctx, res, powers, curves, example, path) -> None:
+    ctx.draw(res, "fact_deep_linear_nfa_power", {
+        "powers": powers, "L": list(curves), "nfa_cos": [c for c, _ in curves.values()],
+        "fact_cos": [cf for _, cf in curves.values()]})
     ex, WtW, F, G = example
     Bm = ex.basis
-    K = ex.params["quiet"]
-    mats = {r"$W^TW$": WtW, "FACT": F, "AGOP": G, r"AGOP$^{1/2}$": psd_power(G, 0.5)}
-    fig, ax = plt.subplots(figsize=(6.2, 4.0))
-    labels = [f"$u_{k + 1}$" for k in range(K)] + [r"$u_*$ (loud)"]
-    width = 0.2
-    for j, (name, M) in enumerate(mats.items()):
-        diag = np.einsum("ik,ij,jk->k", Bm, 0.5 * (M + M.T), Bm)
-        ax.bar(np.arange(K + 1) + (j - 1.5) * width, diag / np.linalg.norm(M), width,
-               label=f"{name}  (cos with $W^TW$ = {cosine(WtW, M):.3f})")
-    ax.set_xticks(np.arange(K + 1), labels)
-    ax.set_ylabel(r"$u_k^T M u_k / \|M\|_F$")
-    ax.set_title("Counterexample: FACT = WᵀW, AGOP lives on the loud direction\n"
-                 "(paper: cos(FACT, WᵀW) = 0.994, cos(AGOP, WᵀW) < 0.068)", fontsize=9)
-    ax.legend(fontsize=7)
-    out += ctx.savefig(fig, "fact_counterexample")
-
+    mats = {"W^TW": WtW, "FACT": F, "AGOP": G, "AGOP^(1/2)": psd_power(G, 0.5)}
+    ctx.draw(res, "fact_counterexample", {
+        "K": ex.params["quiet"], "names": list(mats),
+        "diag": [np.einsum("ik,ij,jk->k", Bm, 0.5 * (M + M.T), Bm) / np.linalg.norm(M)
+                 for M in mats.values()],
+        "cos": [cosine(WtW, M) for M in mats.values()]})
     ks, cos_f, cos_lb, cos_a, gnorm = path
-    fig, ax = plt.subplots(figsize=(6.2, 4.0))
-    ax.plot(ks + 1, cos_f, label=r"cos($W^TW$, FACT)")
-    ax.fill_between(ks + 1, np.maximum(cos_lb, -1.0), 1.0, color="C0", alpha=0.12,
-                    label=r"range allowed by $\|\nabla J\|$ (identity ★)")
-    ax.plot(ks + 1, cos_a, label=r"cos($W^TW$, AGOP)", alpha=0.7)
+    ctx.draw(res, "fact_along_training", {"ks": ks, "cos_fact": cos_f, "cos_lower": cos_lb,
+                                          "cos_agop": cos_a, "grad_norm": gnorm})
+
+
+@figure("fact_deep_linear_nfa_power")
+def _figure_deep_linear(f: dict):
+    import matplotlib.pyplot as plt
+
+    fig = plt.figure(figsize=(COLUMN_WIDTH, 4.6), layout="constrained")
+    sub = fig.subfigures(2, 1, height_ratios=[1.25, 1.0])
+    ax = sub[0].subplots()
+    powers = np.asarray(f["powers"], float)
+    for j, (L, cs) in enumerate(zip(f["L"], f["nfa_cos"])):
+        ax.plot(powers, cs, color=OKABE_ITO[j], label=f"L = {L}")
+        ax.axvline(1 / int(L), color=OKABE_ITO[j], ls=":", lw=0.8)
+    ax.set_xlabel("NFA power $s$")
+    ax.set_ylabel(r"cos($W_1^\top W_1$, AGOP$^s$)")
+    ax.set_title("deep linear nets: the NFA peaks at s = 1/L (dotted)")
+    lo = min(float(np.min(np.asarray(c, float))) for c in f["nfa_cos"])
+    ax.set_ylim(max(min(0.8, lo), -1.0), 1.005)
+    sub[0].legend(loc="outside lower center", ncol=4, title="depth")
+    ax = sub[1].subplots()
+    Ls = [int(L) for L in f["L"]]
+    one_minus_fact = np.maximum(1.0 - np.asarray(f["fact_cos"], float), 1e-16)
+    one_minus_nfa1 = [max(1.0 - float(np.interp(1.0, powers, np.asarray(c, float))), 1e-16)
+                      for c in f["nfa_cos"]]
+    ax.semilogy(Ls, one_minus_fact, "o-", color=OKABE_ITO[0],
+                label=r"FACT: 1 $-$ cos($W_1^\top W_1$, FACT)")
+    ax.semilogy(Ls, one_minus_nfa1, "s--", color=OKABE_ITO[1],
+                label=r"NFA at s = 1: 1 $-$ cos($W_1^\top W_1$, AGOP)")
+    ax.axhline(1e-3, color="k", ls="--", lw=0.8,
+               label="cos = 0.999 (Boix-Adsera et al. (2025))")
+    floor_note(ax, 1e-16, what="values <= 1e-16 (rounding)")
+    ax.set_ylim(1e-18, 1.0)
+    ax.set_xticks(Ls)
+    ax.set_xlabel("depth L")
+    ax.set_ylabel(r"1 $-$ cosine")
+    ax.set_title("FACT holds at every depth; the NFA at s = 1 does not")
+    sub[1].legend(loc="outside lower center", ncol=1)
+    return fig
+
+
+@figure("fact_counterexample")
+def _figure_counterexample(f: dict):
+    import matplotlib.pyplot as plt
+
+    K = int(f["K"])
+    labels = [f"$u_{k + 1}$" for k in range(K)] + [r"$u_*$ (loud)"]
+    tex = {"W^TW": r"$W^\top W$", "FACT": "FACT", "AGOP": "AGOP",
+           "AGOP^(1/2)": r"AGOP$^{1/2}$"}
+    fig, ax = plt.subplots(figsize=(COLUMN_WIDTH, 2.9), layout="constrained")
+    width = 0.2
+    for j, (name, diag, c) in enumerate(zip(f["names"], f["diag"], f["cos"])):
+        ax.bar(np.arange(K + 1) + (j - 1.5) * width, diag, width, color=OKABE_ITO[j],
+               label=f"{tex.get(name, name)}  (cos with $W^\\top W$ = {c:.3f})")
+    ax.axhline(0, color="k", lw=0.5)
+    ax.set_xticks(np.arange(K + 1), labels)
+    ax.set_ylabel(r"$u_k^\top M u_k / \|M\|_F$")
+    ax.set_title("counterexample: FACT = $W^\\top W$; the AGOP sits on the loud direction\n"
+                 "(Boix-Adsera et al. (2025): cos(FACT, $W^\\top W$) = 0.994, "
+                 "cos(AGOP, $W^\\top W$) < 0.068)")
+    fig.legend(loc="outside lower center", ncol=1)
+    return fig
+
+
+@figure("fact_along_training")
+def _figure_training(f: dict):
+    import matplotlib.pyplot as plt
+
+    ks = np.asarray(f["ks"], float) + 1
+    cos_f, cos_lb = np.asarray(f["cos_fact"], float), np.asarray(f["cos_lower"], float)
+    fig = plt.figure(figsize=(COLUMN_WIDTH, 4.4), layout="constrained")
+    ax, ax2 = fig.subplots(2, 1, sharex=True, height_ratios=[1.4, 1.0])
+    ax.plot(ks, cos_f, color=OKABE_ITO[0], label=r"cos($W^\top W$, FACT)")
+    ax.fill_between(ks, np.maximum(cos_lb, -1.0), 1.0, color=OKABE_ITO[0], alpha=0.15, lw=0,
+                    label=r"range allowed by $\|\nabla J\|$ (FACT identity)")
+    ax.plot(ks, f["cos_agop"], color=OKABE_ITO[1], ls="--", label=r"cos($W^\top W$, AGOP)")
     ax.set_xscale("log")
-    ax.set_xlabel("gradient-descent step + 1")
     ax.set_ylabel("cosine similarity")
     ax.set_ylim(min(-0.05, float(cos_f.min()) - 0.05), 1.05)
-    ax2 = ax.twinx()
-    ax2.semilogy(ks + 1, gnorm, color="gray", ls="--", lw=1, label=r"$\|\nabla J\|$")
+    ax.set_title("FACT along training (signed net, step 5e-3)")
+    ax2.semilogy(ks, f["grad_norm"], color="0.3")
     ax2.set_ylabel(r"gradient norm $\|\nabla J\|$")
-    h1, l1 = ax.get_legend_handles_labels()
-    h2, l2 = ax2.get_legend_handles_labels()
-    ax.legend(h1 + h2, l1 + l2, fontsize=8, loc="center right")
-    ax.set_title("FACT along training (signed net, lr = 5e-3): low early, → 1 at convergence",
-                 fontsize=9)
-    out += ctx.savefig(fig, "fact_along_training")
-    return out
+    ax2.set_xlabel("gradient-descent step + 1")
+    fig.legend(loc="outside lower center", ncol=1)
+    return fig

@@ -1,4 +1,7 @@
-"""Check ``quotient``: factor dynamics are exact on the quotient (THEORY.md §1–2).
+"""Check ``quotient``: factor dynamics are exact on the quotient (quadnet theory §1–2).
+
+The claims are theorems of Cheng (2026) "Quotient Dynamics, Effective Curvature, and
+Implicit Bias in Positive Quadratic Networks"; the tolerances are quadnet's (floating point).
 
 Claims reproduced, on least-squares losses with generic symmetric measurements:
 
@@ -11,8 +14,8 @@ Claims reproduced, on least-squares losses with generic symmetric measurements:
     bound ``max_{j<=k} prod_{i=j}^{k-1} ||C_i||_2^2`` (1 when the iteration contracts);
 (c) the flow's velocity ``-2 S U`` is horizontal along the trajectory.
 
-The flow tolerance is ``1e3 x rtol`` (``rtol = 1e-13``): solve_ivp's componentwise error control is not
-``O(r)``-invariant, so the two integrations take different steps, each accurate to ``rtol``.
+The flow tolerance is ``1e3 x rtol`` (``rtol = 1e-13``): solve_ivp's componentwise error
+control is not ``O(r)``-invariant, so the two integrations take different steps, each accurate to ``rtol``.
 """
 
 from __future__ import annotations
@@ -29,7 +32,14 @@ from quadnet.dynamics import (
 )
 from quadnet.losses import MeasurementLoss
 from quadnet.geometry.manifold import PSDQuotient
-from quadnet.harness.checks._base import CheckContext, CheckResult, register
+from quadnet.harness.checks._base import (
+    COLUMN_WIDTH,
+    CheckContext,
+    CheckResult,
+    figure,
+    floor_note,
+    register,
+)
 
 CLAIM = "Factor gradient flow/descent are exact on M_r^+ = F_{d,r}/O(r)"
 
@@ -129,60 +139,73 @@ def run(ctx: CheckContext) -> CheckResult:
                         "d": d, "r": r}
 
     n = len(sizes)
+    th = {"kind": "theorem", "source": "Cheng (2026) §1-2"}
     res.add(f"(a) descent: Q(U0) = Q(U0 R), {steps} steps, {n} instances, R in O(r) (det = ±1)",
-            worst["gd_equiv"], 1e-12, paper="equal to floating-point precision")
+            worst["gd_equiv"], 1e-12, paper="equal up to rounding", **th)
     res.add(f"(a) flow: Q(U0) = Q(U0 R), DOP853 rtol {rtol:g} (tolerance 1e3 x rtol)",
-            worst["flow_equiv"], 1e3 * rtol, paper="equal to floating-point precision")
+            worst["flow_equiv"], 1e3 * rtol, paper="equal up to rounding", **th)
     res.add("(a) factor flow projects to the Riemannian flow Q' = -2(SQ + QS)",
-            worst["flow_vs_predictor"], 1e3 * rtol, paper="exact projection")
+            worst["flow_vs_predictor"], 1e3 * rtol, paper="exact projection", **th)
     res.add("(b) Q_{k+1} = C_k Q_k C_k^T at every descent step", worst["congruence_one_step"],
-            1e-12, paper="exact recursion")
+            1e-12, paper="exact recursion", **th)
     res.add(f"(b) free-running recursion vs descent, {steps} steps, / rounding amplification",
-            worst["congruence"], 1e-12, paper="exact recursion")
+            worst["congruence"], 1e-12, paper="exact recursion", **th)
     res.add("(b) Q_{k+1} = Q_k - 2eta(SQ+QS) + 4eta^2 SQS (exact split)",
-            worst["congruence_split"], 1e-12, paper="exact discretisation error")
+            worst["congruence_split"], 1e-12, paper="exact discretisation error", **th)
     res.add("(c) flow velocity horizontal: max ||P_v U'|| / ||U'||", worst["horizontality"],
-            1e-13, paper="exactly horizontal")
+            1e-13, paper="exactly horizontal", **th)
     res.metrics.update({"instances": per_instance, "worst": worst, "eta": eta, "steps": steps,
                         "rtol": rtol, "T": T})
-    if ctx.figures_dir is not None and fig_data is not None:
-        res.figures += _figure(ctx, fig_data, eta)
+    if fig_data is not None:
+        f = fig_data
+
+        def gap(a, b):
+            return np.linalg.norm(a.Q - b.Q, axis=(1, 2)) / np.linalg.norm(b.Q, axis=(1, 2))
+
+        ctx.draw(res, "quotient_identities", {
+            "d": f["d"], "r": f["r"], "eta": eta, "rtol": rtol, "k": f["gd"].t,
+            "gap_gd": gap(f["gd_R"], f["gd"]), "gap_cg": gap(f["cong"], f["gd"]),
+            "t": f["flow"].t, "gap_fl": gap(f["flow_R"], f["flow"]),
+            "gap_pf": gap(f["pf"], f["flow"]), "horiz": f["horiz"], "disc": f["disc"]})
     return res
 
 
-def _figure(ctx: CheckContext, f: dict, eta: float) -> list[str]:
+@figure("quotient_identities")
+def _figure(f: dict):
     import matplotlib.pyplot as plt
 
-    tiny = 1e-18
-    fig, ax = plt.subplots(1, 3, figsize=(14, 4))
-    k = f["gd"].t
-    gap_gd = np.linalg.norm(f["gd_R"].Q - f["gd"].Q, axis=(1, 2)) / np.linalg.norm(f["gd"].Q,
-                                                                                  axis=(1, 2))
-    gap_cg = np.linalg.norm(f["cong"].Q - f["gd"].Q, axis=(1, 2)) / np.linalg.norm(f["gd"].Q,
-                                                                                  axis=(1, 2))
-    ax[0].semilogy(k, gap_gd + tiny, label="descent: U0 vs U0 R (det R = -1)")
-    ax[0].semilogy(k, gap_cg + tiny, label="congruence recursion vs factor descent")
-    ax[0].axhline(1e-12, color="k", ls="--", lw=1, label="tolerance 1e-12")
-    ax[0].set(xlabel="step k", ylabel="relative error ||Q_a - Q_b||_F / ||Q_b||_F",
-              title=f"Exact descent identities (d={f['d']}, r={f['r']})")
-    ax[0].legend(fontsize=8)
-    t = f["flow"].t
-    gap_fl = np.linalg.norm(f["flow_R"].Q - f["flow"].Q, axis=(1, 2)) / np.linalg.norm(
-        f["flow"].Q, axis=(1, 2))
-    gap_pf = np.linalg.norm(f["pf"].Q - f["flow"].Q, axis=(1, 2)) / np.linalg.norm(
-        f["flow"].Q, axis=(1, 2))
-    ax[1].semilogy(t, gap_fl + tiny, label="flow: U0 vs U0 R")
-    ax[1].semilogy(t, gap_pf + tiny, label="factor flow vs predictor flow")
-    ax[1].semilogy(t, f["horiz"] + tiny, label="||P_v U'|| / ||U'|| (horizontality)")
-    ax[1].axhline(1e3 * 1e-13, color="k", ls="--", lw=1, label="flow tolerance 1e3 x rtol")
-    ax[1].set(xlabel="time t (dimensionless)", ylabel="relative error",
-              title="Gradient flow on the quotient")
-    ax[1].legend(fontsize=8, loc="lower right")
-    ax[2].semilogy(k[:-1], f["disc"])
-    ax[2].set(xlabel="step k", ylabel="||4 eta^2 S_k Q_k S_k||_F / ||Q_{k+1}||_F",
-              title=f"Exact discretisation error vs the flow (eta = {eta:g})")
-    fig.tight_layout()
-    return ctx.savefig(fig, "quotient_identities")
+    floor = 1e-18  # exact zeros (e.g. at k = 0, t = 0) are drawn on this floor, marked
+    fig = plt.figure(figsize=(COLUMN_WIDTH, 6.6), layout="constrained")
+    sub = fig.subfigures(3, 1, height_ratios=[1.05, 1.05, 0.8])
+
+    def lg(v):
+        return np.maximum(np.asarray(v, float), floor)
+
+    ax = sub[0].subplots()
+    k = np.asarray(f["k"], float)
+    ax.semilogy(k, lg(f["gap_gd"]), label="descent: $U_0$ vs $U_0R$ (det $R=-1$)")
+    ax.semilogy(k, lg(f["gap_cg"]), label="congruence recursion vs factor descent")
+    ax.axhline(1e-12, color="k", ls="--", lw=0.8, label="tolerance $10^{-12}$")
+    floor_note(ax, floor)
+    ax.set(xlabel="step $k$", ylabel=r"$\|Q_a-Q_b\|_F/\|Q_b\|_F$", ylim=(floor / 10, 1e-10),
+           title=f"(a, b) exact descent identities, d = {f['d']}, r = {f['r']}")
+    sub[0].legend(loc="outside lower center", ncol=1)
+    ax = sub[1].subplots()
+    t = np.asarray(f["t"], float)
+    ax.semilogy(t, lg(f["gap_fl"]), label="flow: $U_0$ vs $U_0R$")
+    ax.semilogy(t, lg(f["gap_pf"]), label="factor flow vs predictor flow")
+    ax.semilogy(t, lg(f["horiz"]), label=r"horizontality $\|P_vU'\|/\|U'\|$")
+    ax.axhline(1e3 * f["rtol"], color="k", ls="--", lw=0.8,
+               label=f"tolerance $10^3\\times$ rtol = {1e3 * f['rtol']:.0e}")
+    floor_note(ax, floor)
+    ax.set(xlabel="time $t$ (dimensionless)", ylabel="relative error", ylim=(floor / 10, 1e-8),
+           title="(a, c) gradient flow on the quotient")
+    sub[1].legend(loc="outside lower center", ncol=2)
+    ax = sub[2].subplots()
+    ax.semilogy(k[:-1], np.asarray(f["disc"], float), color="#009E73")
+    ax.set(xlabel="step $k$", ylabel=r"$\|4\eta^2 S_kQ_kS_k\|_F/\|Q_{k+1}\|_F$",
+           title=f"(b) exact discretisation error vs the flow, $\\eta$ = {f['eta']:g}")
+    return fig
 
 
 register("quotient", CLAIM, order=10)(run)
