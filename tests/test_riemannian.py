@@ -133,7 +133,7 @@ def test_parallel_transport_invariants():
     for d, r in [(4, 2), (5, 3), (3, 3)]:
         M, U, xi, _ = _case(d, r, RNG)
         v1, v2 = M.random_tangent_vector(U, RNG), M.random_tangent_vector(U, RNG)
-        t = 0.7
+        t = 0.9 * np.linalg.svd(U, compute_uv=False)[-1]   # U + s xi stays full rank
         V1, V2 = parallel_transport(U, xi, v1, t), parallel_transport(U, xi, v2, t)
         W = U + t * xi
         assert abs(np.linalg.norm(V1) - 1) <= 1e-10
@@ -143,7 +143,8 @@ def test_parallel_transport_invariants():
         # transport is linear and composes along the geodesic
         V12 = parallel_transport(U, xi, 2 * v1 - v2, t)
         assert np.linalg.norm(V12 - (2 * V1 - V2)) <= 1e-10
-        Vh = parallel_transport(U + 0.3 * xi, xi, parallel_transport(U, xi, v1, 0.3), 0.4)
+        Vh = parallel_transport(U + 0.4 * t * xi, xi, parallel_transport(U, xi, v1, 0.4 * t),
+                                0.6 * t)
         assert np.linalg.norm(Vh - V1) <= 1e-10
         back = parallel_transport(W, -xi, V1, t)
         assert np.linalg.norm(back - v1) <= 1e-10
@@ -204,3 +205,17 @@ def test_geometry_check_quick_mode_passes():
     assert res.passed, failed
     assert len(res.rows) >= 20 and set(res.figure_data) == {
         "geometry_curvature", "geometry_transport", "geometry_triangles", "geometry_barycentre"}
+
+
+def test_transport_segment_certificate():
+    # U + s xi loses rank exactly at s = 1: refused for t >= 1, fine before
+    U = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
+    xi = np.array([[0.0, 0.0], [0.0, -1.0], [0.0, 0.0]])
+    v = np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 0.0]])
+    assert np.allclose(parallel_transport(U, xi, v, 0.9), v, atol=1e-14)
+    for t in (1.0, 1.5, 3.0):
+        with pytest.raises(ValueError, match="full-rank"):
+            parallel_transport(U, xi, v, t)
+    # a segment that passes the boundary between coarse grid points is still caught
+    with pytest.raises(ValueError, match="full-rank|rank boundary"):
+        parallel_transport(U, xi, v, 1.0 + 1e-9)
