@@ -127,7 +127,10 @@ def _svd_frame(Un: np.ndarray, scale: float, rtol: float) -> Frame:
 
 def frame_from_eig(U: np.ndarray, eig, rtol: float = RANK_RTOL) -> Frame:
     """A :class:`Frame` from a caller's ``numpy.linalg.eigh(U.T @ U)`` (Gram route), or from
-    the SVD of ``U`` when that eigendecomposition is too ill-conditioned to trust."""
+    the SVD of ``U`` when that eigendecomposition is too ill-conditioned to trust (a
+    :class:`Frame` is returned as it is)."""
+    if isinstance(eig, Frame):
+        return eig
     s, E = eig
     if s[-1] > 0 and s[0] > GRAM_RTOL * s[-1] and _SMALL**2 < s[-1] < _BIG**2:
         sigma = np.sqrt(s)

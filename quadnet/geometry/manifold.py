@@ -50,9 +50,9 @@ def _as_rtol(rtol, name: str = "rank_rtol") -> float:
 
 def _finite(a: np.ndarray) -> bool:
     """All entries finite: one dot product (NaN/inf propagate into it), exact fallback."""
-    v = a.reshape(-1)
+    v = a.ravel()
     try:
-        if math.isfinite(float(v @ v)):
+        if math.isfinite(v.dot(v)):
             return True
     except (RuntimeWarning, FloatingPointError):  # overflow of |a| > 1e154 under -W error
         pass
@@ -111,9 +111,10 @@ def lyapunov_skew(U, K, eig=None, *, exact: bool = True) -> np.ndarray:
         Finite factor, any rank.
     K : array_like, shape (r, r)
         Right-hand side.
-    eig : tuple, optional
+    eig : tuple or Frame, optional
         ``numpy.linalg.eigh(U.T @ U)`` computed once by a caller solving many equations at
-        the same ``U``; ignored in favour of an SVD of ``U`` when ``kappa(U) >= 100``.
+        the same ``U`` (ignored in favour of an SVD of ``U`` when ``kappa(U) >= 100``), or the
+        point's :class:`quadnet.geometry._kernels.Frame` (from :meth:`PSDQuotient.frame`).
     exact : bool
         If true (default), raise ``ValueError`` when ``K`` is not in the range of the
         Lyapunov operator (its entries on the dropped pairs exceed ``1e-10 ||K||_F``: only
@@ -371,12 +372,12 @@ class PSDQuotient(Manifold):
 
     def _step(self, U, xi, op: str) -> np.ndarray:
         """``U + xi`` with one finiteness test of the result (inlined fast path)."""
-        if (type(U) is np.ndarray and type(xi) is np.ndarray and U.shape == self._shape
-                and xi.shape == self._shape and U.dtype == _F64 and xi.dtype == _F64):
+        if (type(U) is np.ndarray and type(xi) is np.ndarray and U.dtype is _F64
+                and xi.dtype is _F64 and U.shape == self._shape and xi.shape == self._shape):
             try:
                 W = U + xi
-                v = W.reshape(-1)
-                if math.isfinite(v @ v):
+                v = W.ravel()
+                if math.isfinite(v.dot(v)):
                     return W
             except (RuntimeWarning, FloatingPointError):  # inf - inf, overflow (-W error)
                 W = None
@@ -423,6 +424,36 @@ class PSDQuotient(Manifold):
         return 10.0 + self.r
 
     # ------------------------------------------------------------ strata
+    def frame(self, U) -> "_k.Frame":
+        r"""The factorisation of ``U`` every geometric operation at ``U`` uses, computed once.
+
+        A :class:`quadnet.geometry._kernels.Frame`: right singular vectors ``E``, singular
+        values, left singular vectors (SVD route) or ``None`` (Gram route, ``kappa(U) < 100``),
+        numerical rank and the masked ``1/(s_i + s_j)`` (``docs/stratified.md``). Pass it as
+        ``eig`` to :func:`lyapunov_skew` to solve many equations at one point.
+
+        Parameters
+        ----------
+        U : array_like, shape (d, r)
+
+        Returns
+        -------
+        Frame
+
+        Raises
+        ------
+        TypeError, ValueError
+            Non-array, wrong-shape or non-finite ``U``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> fr = PSDQuotient(3, 2).frame(np.diag([2.0, 1e-12, 0.0])[:, :2])
+        >>> fr.rank, fr.P is not None                       # ill-conditioned: SVD route
+        (1, True)
+        """
+        return _k.frame(self._point(U), self.rank_rtol)
+
     def rank(self, U) -> int:
         r"""Numerical rank ``#{i : sigma_i(U) > rank_rtol * sigma_max(U)}`` (0 for ``U = 0``).
 
