@@ -349,9 +349,12 @@ def _barycentres(ctx: CheckContext, res: CheckResult, n: int) -> dict:
                  "POT is not installed (pip install pot)", tolerance=1e-8, paper="same fixed point",
                  **src)
     res.add(f"(e) rank-deficient inputs (r < d): first-order residual ||sum w_i log_U(U_i)||, "
-            f"{n} barycentres", max(resid), 1e-10, paper="0 at a critical point", **src)
+            f"{n} barycentres", max(resid), 1e-10, paper="0 at a critical point",
+            kind="theorem", source="first-order optimality of the Frechet mean (Gower 1975 "
+            "generalised Procrustes)")
     res.add("(e) U_j -> U_j R (R in O(r)) leaves the barycentre unchanged (relative)",
-            max(inv), 1e-10, paper="O(r) invariance", **src)
+            max(inv), 1e-10, paper="O(r) invariance", kind="theorem",
+            source="quadnet theory §1 (the quotient distance is O(r)-invariant)")
     res.report("(e) fixed-point iterations to tol 1e-13 (max)", max(iters), source=QUADNET)
     return {"pot_err": pot_err, "resid": resid, "inv": inv, "iters": iters, "history": hist}
 
