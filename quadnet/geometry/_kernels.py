@@ -26,7 +26,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from quadnet._linalg import psd_power
 from quadnet._validation import RANK_RTOL
 
 __all__ = [
@@ -42,7 +41,6 @@ __all__ = [
     "lift",
     "lyapunov",
     "procrustes",
-    "psd_power",
     "vertical_basis",
     "vertical_dim",
     "vertical_generator",
