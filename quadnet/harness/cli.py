@@ -221,11 +221,21 @@ _LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"
           "≤": r"$\le$", "≥": r"$\ge$", "±": r"$\pm$", "×": r"$\times$", "≈": r"$\approx$",
           "→": r"$\to$", "λ": r"$\lambda$", "η": r"$\eta$", "ε": r"$\varepsilon$",
           "‖": r"$\|$", "ᵀ": r"$^\top$", "√": r"$\surd$", "<": r"$<$", ">": r"$>$",
-          "|": r"$|$", "≠": r"$\ne$", "∈": r"$\in$", "★": r"$\star$"}
+          "|": r"$|$", "≠": r"$\ne$", "∈": r"$\in$", "★": r"$\star$", "§": r"\S{}",
+          "−": "-", "²": r"$^2$", "ζ": r"$\zeta$"}
 
 
 def _tex(s: str) -> str:
-    return "".join(_LATEX.get(ch, ch) for ch in str(s))
+    out, s, i = [], str(s), 0
+    while i < len(s):
+        two = s[i:i + 2]
+        if two in ("<=", ">="):
+            out.append(r"$\le$" if two == "<=" else r"$\ge$")
+            i += 2
+            continue
+        out.append(_LATEX.get(s[i], s[i]))
+        i += 1
+    return "".join(out)
 
 
 def results_latex(report: dict) -> str:
@@ -484,6 +494,11 @@ def _figures_from_report(checks, args, out: Path) -> int:
         if chk["name"] not in wanted:
             continue
         data = chk.get("figure_data") or {}
+        stems = {Path(f).stem for f in chk.get("figures") or []}
+        if stems - set(data):
+            print(f"[quadnet] check {chk['name']!r} stored no data for "
+                  f"{', '.join(sorted(stems - set(data)))}; redraw those with "
+                  f"`quadnet figures {chk['name']}` (recomputes)", file=sys.stderr)
         for stem, note in (chk.get("figure_notes") or {}).items():
             if stem not in data:
                 print(f"[quadnet] figure {stem} ({chk['name']}): {note}", file=sys.stderr)
