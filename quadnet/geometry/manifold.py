@@ -114,7 +114,8 @@ def lyapunov_skew(U, K, eig=None, *, exact: bool = True) -> np.ndarray:
     eig : tuple or Frame, optional
         ``numpy.linalg.eigh(U.T @ U)`` computed once by a caller solving many equations at
         the same ``U`` (ignored in favour of an SVD of ``U`` when ``kappa(U) >= 100``), or the
-        point's :class:`quadnet.geometry._kernels.Frame` (from :meth:`PSDQuotient.frame`).
+        point's ``quadnet.geometry._kernels.Frame`` (``_kernels.frame(U)``, for callers inside
+        ``quadnet.geometry``).
     exact : bool
         If true (default), raise ``ValueError`` when ``K`` is not in the range of the
         Lyapunov operator (its entries on the dropped pairs exceed ``1e-10 ||K||_F``: only
@@ -424,36 +425,6 @@ class PSDQuotient(Manifold):
         return 10.0 + self.r
 
     # ------------------------------------------------------------ strata
-    def frame(self, U) -> "_k.Frame":
-        r"""The factorisation of ``U`` every geometric operation at ``U`` uses, computed once.
-
-        A :class:`quadnet.geometry._kernels.Frame`: right singular vectors ``E``, singular
-        values, left singular vectors (SVD route) or ``None`` (Gram route, ``kappa(U) < 100``),
-        numerical rank and the masked ``1/(s_i + s_j)`` (``docs/stratified.md``). Pass it as
-        ``eig`` to :func:`lyapunov_skew` to solve many equations at one point.
-
-        Parameters
-        ----------
-        U : array_like, shape (d, r)
-
-        Returns
-        -------
-        Frame
-
-        Raises
-        ------
-        TypeError, ValueError
-            Non-array, wrong-shape or non-finite ``U``.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> fr = PSDQuotient(3, 2).frame(np.diag([2.0, 1e-12, 0.0])[:, :2])
-        >>> fr.rank, fr.P is not None                       # ill-conditioned: SVD route
-        (1, True)
-        """
-        return _k.frame(self._point(U), self.rank_rtol)
-
     def rank(self, U) -> int:
         r"""Numerical rank ``#{i : sigma_i(U) > rank_rtol * sigma_max(U)}`` (0 for ``U = 0``).
 
