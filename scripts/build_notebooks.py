@@ -655,7 +655,7 @@ print(f"scalar curvature {scalar_curvature(U):.6f} = trace of Ricci {np.trace(ri
 In the singular basis, $K = 3\sum_{a<b} C_{ab}^2/(\lambda_a+\lambda_b)\,/\,|\xi\wedge\eta|^2$ with
 $C = \xi^\top\eta - \eta^\top\xi$, and $\sum_{a<b}C_{ab}^2 \le 1$ for an orthonormal pair. So
 $$0 \le K \le \frac{3}{\lambda_{r-1} + \lambda_r},$$
-attained when $d > r$. The denominator involves the **two** smallest eigenvalues of $Q$: when only
+attained for every $d \ge r$ (`curvature_bounds(U).extremal_plane`). The denominator involves the **two** smallest eigenvalues of $Q$: when only
 $\sigma_r \to 0$ (approaching rank $r-1$) the curvature stays bounded by $3/\lambda_{r-1}$; it blows up
 when $\sigma_{r-1}$ and $\sigma_r$ vanish together. Below: $d = 5$, $r = 3$, 30 random planes per point.
 """),

@@ -103,7 +103,12 @@ def test_bounds(d, r):
     assert lam_ric[0] > -1e-12 and lam_ric[-1] <= b.ricci_max * (1 + 1e-12)
     # radial direction xi = U is flat: K(U, eta) = 0, Ric(U, U) = 0
     assert sectional_curvature(U, U, M.random_tangent_vector(U, RNG)) < 1e-14
-    if d > r:  # the bounds are attained
+    # the sectional bound is attained for every d >= r (the extremal plane of curvature_bounds)
+    xi0, eta0 = b.extremal_plane
+    assert np.linalg.norm(U.T @ xi0 - xi0.T @ U) < 1e-12 and abs(np.sum(xi0 * eta0)) < 1e-14
+    assert abs(sectional_curvature(U, xi0, eta0) / b.sectional_max - 1) < 1e-12
+    assert b.ricci_attained == (d > r)
+    if d > r:  # the Ricci bound is attained too
         _, E = np.linalg.eigh(U.T @ U)               # increasing: E[:, 0] <-> sigma_r
         x = np.linalg.svd(U, full_matrices=True)[0][:, r]   # orthogonal to range(U)
         xi, eta = np.outer(x, E[:, 0]), np.outer(x, E[:, 1])

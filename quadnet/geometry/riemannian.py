@@ -28,8 +28,9 @@ equations of a submersion", Michigan Math. J. 13:
 
 * **Bounds** (``r >= 2``): ``0 <= K <= 3 / (lambda_{r-1} + lambda_r)`` and
   ``0 <= Ric(xi, xi) / ||xi||^2 <= 3 sum_{b < r} 1 / (lambda_b + lambda_r)`` (eigenvalues of
-  ``Q`` in decreasing order); both upper bounds are attained when ``d > r`` and ``K = Ric = 0``
-  along the radial direction ``xi = U`` (``M_r^+`` is a cone). ``r = 1``: ``K = 0``.
+  ``Q`` in decreasing order); the sectional bound is attained for every ``d >= r``, the Ricci
+  bound when ``d > r``, and ``K = Ric = 0`` along the radial direction ``xi = U`` (``M_r^+``
+  is a cone). ``r = 1``: ``K = 0``.
   The bounds stay finite when only ``sigma_r -> 0`` and grow like ``1/(lambda_{r-1} +
   lambda_r)`` when the two smallest singular values vanish together.
 * **Parallel transport** along the horizontal geodesic ``U(s) = U + s xi``: the horizontal lift
@@ -332,14 +333,32 @@ def scalar_curvature(U) -> float:
 @dataclass(frozen=True)
 class CurvatureBounds:
     """Curvature bounds at ``U U^T`` from the singular values of ``U`` (see
-    :func:`curvature_bounds`)."""
+    :func:`curvature_bounds`).
+
+    Attributes
+    ----------
+    sigma : numpy.ndarray
+        Singular values of ``U``, decreasing.
+    sectional_min, sectional_max : float
+        ``0`` and ``3 / (lambda_{r-1} + lambda_r)`` (both 0 for ``r = 1``).
+    ricci_max : float
+        ``3 sum_{b < r} 1 / (lambda_b + lambda_r)``, the largest eigenvalue bound of ``Ric``.
+    scalar : float
+        The exact :func:`scalar_curvature`.
+    ricci_attained : bool
+        Whether ``ricci_max`` is attained (``d > r``); ``sectional_max`` always is (``r >= 2``).
+    extremal_plane : tuple of numpy.ndarray or None
+        Orthonormal horizontal ``(xi, eta)`` with ``K(xi, eta) = sectional_max`` (``None`` for
+        ``r = 1``).
+    """
 
     sigma: np.ndarray
     sectional_min: float
     sectional_max: float
     ricci_max: float
     scalar: float
-    attained: bool
+    ricci_attained: bool
+    extremal_plane: tuple | None
 
 
 def curvature_bounds(U) -> CurvatureBounds:
@@ -351,9 +370,14 @@ def curvature_bounds(U) -> CurvatureBounds:
         0 <= K(xi, eta) <= 3 / (lambda_{r-1} + lambda_r),
         0 <= Ric(xi, xi) / ||xi||^2 <= 3 sum_{b < r} 1 / (lambda_b + lambda_r).
 
-    The upper bounds are attained when ``d > r`` (``xi = x e_r^T E^T``, ``eta = x
-    e_{r-1}^T E^T`` with ``x`` orthogonal to the range of ``U``); the lower ones along the
-    radial direction ``xi = U``. For ``r = 1`` every bound is 0.
+    The sectional bound is attained for every ``d >= r >= 2``: with the thin SVD
+    ``U = P diag(sigma) E^T``, ``a = r-1``, ``b = r`` and ``n = sqrt(lambda_a + lambda_b)``,
+    ``xi = P (sigma_b e_a e_b^T + sigma_a e_b e_a^T) E^T / n`` and
+    ``eta = P (sigma_a e_b e_b^T - sigma_b e_a e_a^T) E^T / n`` give ``xi^T eta - eta^T xi =
+    E (e_a e_b^T - e_b e_a^T) E^T`` (returned as ``extremal_plane``). The Ricci bound is
+    attained when ``d > r`` (``xi = x e_r^T E^T`` with ``x`` orthogonal to the range of ``U``).
+    Both lower bounds are attained along the radial direction ``xi = U``. For ``r = 1`` every
+    bound is 0.
 
     Parameters
     ----------
@@ -363,8 +387,8 @@ def curvature_bounds(U) -> CurvatureBounds:
     Returns
     -------
     CurvatureBounds
-        ``sigma`` (decreasing), ``sectional_min`` (0), ``sectional_max``, ``ricci_max``,
-        ``scalar`` (the exact :func:`scalar_curvature`) and ``attained`` (``d > r``).
+        ``sigma``, ``sectional_min``, ``sectional_max``, ``ricci_max``, ``scalar``,
+        ``ricci_attained``, ``extremal_plane``.
 
     Raises
     ------
@@ -374,21 +398,32 @@ def curvature_bounds(U) -> CurvatureBounds:
     Examples
     --------
     >>> import numpy as np
-    >>> b = curvature_bounds(np.diag([2.0, 1.0, 0.0])[:, :2])
-    >>> round(b.sectional_max, 12), round(b.ricci_max, 12), b.attained
+    >>> U = np.diag([2.0, 1.0, 0.0])[:, :2]
+    >>> b = curvature_bounds(U)
+    >>> round(b.sectional_max, 12), round(b.ricci_max, 12), b.ricci_attained
     (0.6, 0.6, True)
+    >>> round(sectional_curvature(U, *b.extremal_plane), 12)
+    0.6
     """
     U = as_factor(U, "U")
-    lam, _ = _gram_eig_desc(U)
-    lam = np.clip(lam, 0.0, None)
+    P, sig, Et = np.linalg.svd(U, full_matrices=False)
+    lam = sig ** 2
     r = lam.size
     if r == 1:
         smax = rmax = 0.0
+        plane = None
     else:
         smax = 3.0 / (lam[-2] + lam[-1])
         rmax = 3.0 * float(np.sum(1.0 / (lam[:-1] + lam[-1])))
-    return CurvatureBounds(np.sqrt(lam), 0.0, float(smax), float(rmax),
-                           _scalar_closed_form(lam, U.shape[0]), U.shape[0] > r)
+        a, b = r - 2, r - 1
+        n = np.sqrt(lam[a] + lam[b])
+        S1 = np.zeros((r, r))
+        S1[a, b], S1[b, a] = sig[b] / n, sig[a] / n
+        S2 = np.zeros((r, r))
+        S2[a, a], S2[b, b] = -sig[b] / n, sig[a] / n
+        plane = (P @ S1 @ Et, P @ S2 @ Et)
+    return CurvatureBounds(sig, 0.0, float(smax), float(rmax),
+                           _scalar_closed_form(lam, U.shape[0]), U.shape[0] > r, plane)
 
 
 def bures_wasserstein_sectional_curvature(Sigma, X, Y) -> float:
