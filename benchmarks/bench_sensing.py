@@ -1,4 +1,4 @@
-"""Benchmark of the O(m d r) factor paths of quadnet.GaussianSensing (issue 3).
+"""Benchmark of the O(m d r) paths of quadnet.GaussianSensing (quadnet targets).
 
 Prints, from one run at d = 400, r = 8, m = 40,000 (single BLAS thread):
 
@@ -13,7 +13,14 @@ Timings are minimum CPU times (process_time, one BLAS thread) over repeats, inte
 round-robin: on a shared machine wall-clock minima varied by 3x between runs, CPU time
 does not count the time the process was preempted.
 
+The second part compares the two routes of ``GaussianSensing.spectral_init``: Lanczos
+(ARPACK on ``O(m d)`` products, no ``d x d`` matrix) against the dense moment matrix (one
+``O(m d^2)`` GEMM and a partial ``eigh``), interleaved, at ``(d, r, m)`` =
+``--spectral-sizes``: CPU-time ratio, traced peak memory of each route, and the agreement
+``||U_L U_L^T - U_D U_D^T||_F / ||U_D U_D^T||_F``.
+
     python benchmarks/bench_sensing.py [--d 400 --r 8 --m 40000 --repeats 15]
+    python benchmarks/bench_sensing.py --spectral-only
 """
 
 from __future__ import annotations
@@ -48,14 +55,57 @@ def best_times(fns: dict, repeats: int) -> dict:
     return out
 
 
+def _peak_bytes(fn) -> int:
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    base, _ = tracemalloc.get_traced_memory()
+    fn()
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return peak - base
+
+
+def spectral(sizes, repeats: int) -> list[dict]:
+    """Lanczos vs dense ``spectral_init`` at each ``(d, r, m)``."""
+    rows = []
+    for d, r, m in sizes:
+        prob = GaussianSensing.random(d, r, m, seed=0)
+        fns = {"lanczos": lambda: prob.spectral_init(r, method="lanczos"),
+               "dense": lambda: prob.spectral_init(r, method="dense")}
+        t = best_times(fns, repeats)
+        UL, UD = fns["lanczos"](), fns["dense"]()
+        QD = UD @ UD.T
+        agree = float(np.linalg.norm(UL @ UL.T - QD) / np.linalg.norm(QD))
+        row = {"d": d, "r": r, "m": m, "t_lanczos_s": t["lanczos"], "t_dense_s": t["dense"],
+               "lanczos_over_dense": t["lanczos"] / t["dense"],
+               "peak_lanczos_MB": _peak_bytes(fns["lanczos"]) / 2**20,
+               "peak_dense_MB": _peak_bytes(fns["dense"]) / 2**20,
+               "relative_difference": agree}
+        rows.append(row)
+        print(f"  spectral_init d = {d}, r = {r}, m = {m}: lanczos {t['lanczos']:.3f} s, "
+              f"dense {t['dense']:.3f} s, ratio lanczos/dense = {row['lanczos_over_dense']:.2f}; "
+              f"peak extra memory {row['peak_lanczos_MB']:.1f} vs {row['peak_dense_MB']:.1f} MiB; "
+              f"relative difference {agree:.1e}")
+    return rows
+
+
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--d", type=int, default=400)
     ap.add_argument("--r", type=int, default=8)
     ap.add_argument("--m", type=int, default=40_000)
     ap.add_argument("--repeats", type=int, default=25)
+    ap.add_argument("--spectral-sizes", default="400,5,20000;1000,5,20000;2000,5,8000",
+                    help="d,r,m triples separated by ';'")
+    ap.add_argument("--spectral-repeats", type=int, default=3)
+    ap.add_argument("--spectral-only", action="store_true")
     args = ap.parse_args(argv)
     d, r, m = args.d, args.r, args.m
+    sizes = [tuple(int(v) for v in t.split(",")) for t in args.spectral_sizes.split(";")]
+    if args.spectral_only:
+        print(f"spectral_init routes, 1 BLAS thread, min CPU time over "
+              f"{args.spectral_repeats} interleaved repeats; load: {os.getloadavg()}")
+        return {"spectral": spectral(sizes, args.spectral_repeats)}
 
     tracemalloc.start()
     prob = GaussianSensing.random(d, r, m, seed=0)
@@ -106,6 +156,7 @@ def main(argv=None) -> dict:
           f"{out['grad_temporaries_over_8(d^2+mr)']:.2f} x 8 (d^2 + m r) bytes")
     print(f"  peak traced memory / bytes(X)        = {out['peak_over_X_bytes']:.3f}   "
           f"(all resident arrays included; target <= 1.2 + O(d^2 + m r))")
+    out["spectral"] = spectral(sizes, args.spectral_repeats)
     return out
 
 

@@ -177,3 +177,19 @@ def test_same_seed_same_bits():
     b = GaussianSensing.random(5, 2, 30, seed=7, noise=0.1)
     assert np.array_equal(a.X, b.X) and np.array_equal(a.y, b.y)
     assert np.array_equal(a.U_star, b.U_star)
+
+
+@pytest.mark.parametrize("d, r, m", [(30, 3, 600), (12, 1, 300), (6, 5, 4000)])
+def test_spectral_init_lanczos_matches_the_dense_moment_matrix(d, r, m):
+    """Lanczos on ``v -> (M v - tr(M)/(d+2) v) / 2`` (no d x d matrix) and the dense route
+    give the same start: both solve the same symmetric eigenproblem, ARPACK to tol 1e-10,
+    so ``U0 U0^T`` agrees to ~1e-9 relative (r = d - 1 falls back to the dense route)."""
+    prob = GaussianSensing.random(d, r, m, seed=d)
+    UL = prob.spectral_init(r, method="lanczos")
+    UD = prob.spectral_init(r, method="dense")
+    QD = UD @ UD.T
+    assert UL.shape == (d, r)
+    assert rel(UL @ UL.T, QD) <= 1e-8
+    assert np.array_equal(prob.spectral_init(r), UD)     # small d: "auto" is the dense route
+    with pytest.raises(ValueError, match="method"):
+        prob.spectral_init(r, method="eigh")

@@ -22,6 +22,7 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 from quadnet._linalg import sym
+from quadnet._threads import single_threaded
 from quadnet._validation import (
     as_array,
     as_int,
@@ -439,8 +440,9 @@ class CommutingSensing(Loss):
             return -4.0 * (A.T @ A) * q[None, :] / self.m
 
         kw = {"jac": jac} if method in ("Radau", "BDF", "LSODA") else {}
-        sol = solve_ivp(rhs, (t[0], t[-1]), z0[pos], method=method, t_eval=t, rtol=rtol,
-                        atol=atol, **kw)
+        with single_threaded():   # m x d right-hand sides: small matrices
+            sol = solve_ivp(rhs, (t[0], t[-1]), z0[pos], method=method, t_eval=t, rtol=rtol,
+                            atol=atol, **kw)
         if not sol.success or sol.y.shape[1] != t.size or not np.all(np.isfinite(sol.y)):
             raise DivergenceError(f"mirror flow integration failed: {sol.message}")
         q = np.zeros((t.size, self.d))
@@ -469,7 +471,7 @@ class CommutingSensing(Loss):
         q = np.where(pos, np.exp(np.minimum(z, _EXP_MAX)), 0.0)
         ts, qs, vals = [0], [q], [self._reduced_loss(q)]
         k = 0
-        with np.errstate(divide="ignore"):
+        with np.errstate(divide="ignore"), single_threaded():
             for k in range(1, steps + 1):
                 r = A @ q - y
                 if rtol is not None and np.max(np.abs(r)) <= rtol * ynorm:

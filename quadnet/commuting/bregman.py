@@ -29,6 +29,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
+from quadnet._threads import single_threaded
 from quadnet._validation import as_array, as_int, as_matrix, as_positive
 
 from quadnet.exceptions import InfeasibleError
@@ -323,14 +324,15 @@ def bregman_projection(A, y, q0=None, *, log_q0=None, multiplicities=None, tol: 
     ell = _log_start(q0, log_q0, d)
     tol = as_positive(tol, "tol")
     max_iter = as_int(max_iter, "max_iter", minimum=1)
-    if start not in ("auto", "zero", "lp"):
+    if not isinstance(start, str) or start not in ("auto", "zero", "lp"):
         raise ValueError(f"start must be 'auto', 'zero' or 'lp', got {start!r}")
-    support = feasible_support(A, y, mult) if detect_support else np.ones(d, bool)
-    out = _solve_on(A, y, mult, ell, support, tol, max_iter, start)
-    if not out.converged and not detect_support:
-        support = feasible_support(A, y, mult)  # raises InfeasibleError with a certificate
-        if not support.all():
-            out = _solve_on(A, y, mult, ell, support, tol, max_iter, start)
+    with single_threaded():   # Newton on an m x m dual: small matrices
+        support = feasible_support(A, y, mult) if detect_support else np.ones(d, bool)
+        out = _solve_on(A, y, mult, ell, support, tol, max_iter, start)
+        if not out.converged and not detect_support:
+            support = feasible_support(A, y, mult)  # raises InfeasibleError with a certificate
+            if not support.all():
+                out = _solve_on(A, y, mult, ell, support, tol, max_iter, start)
     if not out.converged and out.kkt_residual > 1e-8:
         raise RuntimeError(f"bregman_projection did not converge: relative residual "
                            f"{out.kkt_residual:.3e} after {out.iterations} Newton iterations")

@@ -54,9 +54,11 @@ __all__ = [
 ]
 
 
-#: ``spectral_init(method="auto")`` uses Lanczos above this dimension (measured crossover
-#: against the dense moment matrix, ``benchmarks/bench_sensing.py``).
-LANCZOS_MIN_D = 1000
+#: ``spectral_init(method="auto")`` uses Lanczos from this dimension on. Measured by
+#: ``benchmarks/bench_sensing.py`` (r = 5, one BLAS thread, CPU time): Lanczos / dense =
+#: 2.92 at (d, m) = (400, 20000), 1.18 at (1000, 20000), 0.98 at (2000, 8000), with peak
+#: temporaries 0.4-0.8 MiB against 62-160 MiB for the dense route.
+LANCZOS_MIN_D = 1500
 
 #: Scratch entries (float64) per block of directions in :meth:`GaussianSensing.hvp_at`.
 HVP_SCRATCH_ENTRIES = 1 << 22
@@ -336,11 +338,14 @@ class GaussianSensing(Loss):
         * ``"dense"``: forms ``M`` (one ``O(m d^2)`` GEMM) and takes the top-``r`` pairs by
           ``scipy.linalg.eigh``.
 
-        ``"auto"`` (default) takes ``"lanczos"`` for ``d > LANCZOS_MIN_D`` and when
-        ``r < d - 1``, else ``"dense"``: a matrix-vector product reads all of ``X``, so the
-        Lanczos route is memory-bound, and ``benchmarks/bench_sensing.py`` measured it slower
-        than one GEMM below ``d ~ 1000``. Both routes give
-        the same start to ``~1e-11`` relative in ``U_0 U_0^T``.
+        ``"auto"`` (default) takes ``"lanczos"`` for ``d >= LANCZOS_MIN_D = 1500`` (and
+        ``r < d - 1``), else ``"dense"``. Each Lanczos product reads all of ``X`` twice, and
+        the top-``r`` gap of ``T^{-1}(M)`` is modest (ARPACK takes 60-110 products at
+        ``d = 400``), so the route is memory-bound: ``benchmarks/bench_sensing.py`` measured
+        it 2.9x slower than the one GEMM of the dense route at ``d = 400, m = 20000`` and
+        even at ``d = 2000``, while its temporaries are ``O(m + d r)`` instead of the dense
+        route's ``m x d`` scratch and ``d x d`` matrix. Both routes give the same start to
+        ``1e-13``-``1e-10`` relative in ``U_0 U_0^T``.
 
         If fewer than ``r`` of the eigenvalues are positive the positive part has rank
         ``< r`` and no full-rank ``d x r`` factor represents it: with ``strict=True``
@@ -381,7 +386,7 @@ class GaussianSensing(Loss):
         if not isinstance(method, str) or method not in ("auto", "lanczos", "dense"):
             raise ValueError(f"method must be 'auto', 'lanczos' or 'dense', got {method!r}")
         if method == "auto":
-            method = "lanczos" if self.d > LANCZOS_MIN_D and r < self.d - 1 else "dense"
+            method = "lanczos" if self.d >= LANCZOS_MIN_D and r < self.d - 1 else "dense"
         if method == "lanczos" and r >= self.d - 1:
             method = "dense"   # ARPACK needs k < n - 1
         if method == "dense":
