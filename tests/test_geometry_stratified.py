@@ -380,3 +380,16 @@ def test_pymanopt_optimisers_reach_low_rank_optima(seed):
         assert ours["error"] is None
         assert abs(ours["rel_cost_error"]) <= 1e-10
         assert ours["iterations"] <= 2 * theirs["iterations"]
+
+
+def test_procrustes_kernel_on_stacks_matches_align():
+    """The one Procrustes kernel on a (k, d, r) stack equals align per factor (barycentres
+    align many factors to one)."""
+    rng = np.random.default_rng(12)
+    Us = rng.standard_normal((5, 6, 3))
+    V = rng.standard_normal((6, 3))
+    Rs = K.procrustes(Us, V)
+    for U, R in zip(Us, Rs):
+        assert np.allclose(R, qn.align(U, V), atol=1e-13)
+    tiny = K.procrustes(1e-160 * Us, V)
+    assert np.allclose(tiny, Rs, atol=1e-12)

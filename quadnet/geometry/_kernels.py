@@ -242,7 +242,21 @@ def horizontal_basis(fr: Frame) -> np.ndarray:
 def procrustes(U: np.ndarray, V: np.ndarray) -> np.ndarray:
     r"""``argmin_{R in O(r)} ||U R - V||_F = A B^T`` with ``U^T V = A Sigma B^T`` (improper ``R``
     allowed). The one Procrustes of quadnet; ``U^T V`` is rescaled when it would
-    over/underflow (the minimiser is invariant under positive scaling)."""
+    over/underflow (the minimiser is invariant under positive scaling).
+
+    ``U`` and ``V`` may be stacks (``(k, d, r)``, broadcast against each other): the result
+    is then the ``(k, r, r)`` stack of the minimisers, from one batched SVD.
+    """
+    if U.ndim != 2 or V.ndim != 2:
+        M = np.swapaxes(U, -1, -2) @ V
+        big = np.abs(M).max(axis=(-2, -1))
+        if not np.all(np.isfinite(M)) or np.any((big < _SMALL**2) | (big > _BIG**2)):
+            mu = np.abs(U).max(axis=(-2, -1), keepdims=True)
+            mv = np.abs(V).max(axis=(-2, -1), keepdims=True)
+            M = (np.swapaxes(U / np.where(mu > 0, mu, 1.0), -1, -2)
+                 @ (V / np.where(mv > 0, mv, 1.0)))
+        A, _, Bt = np.linalg.svd(M)
+        return A @ Bt
     M = U.T @ V
     try:
         A, sv, Bt = np.linalg.svd(M)
