@@ -1,4 +1,4 @@
-"""Quotient geometry of M_r^+ (THEORY.md §1): conformance, identities, pymanopt, bad input.
+"""Quotient geometry of M_r^+ (quadnet theory §1): conformance, identities, pymanopt, bad input.
 
 Tolerances: every identity below is exact in exact arithmetic; the projections go through
 one r x r eigendecomposition, whose rounding is amplified by at most kappa(U)^2, so for
