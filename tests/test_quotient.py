@@ -1,7 +1,8 @@
 """Quotient geometry of M_r^+ (quadnet theory §1): conformance, identities, pymanopt, bad input.
 
 Tolerances: every identity below is exact in exact arithmetic; the projections go through
-one r x r eigendecomposition, whose rounding is amplified by at most kappa(U)^2, so for
+one r x r eigendecomposition when kappa(U) < 100 (rounding amplified by at most kappa(U)^2)
+and one thin SVD otherwise (docs/stratified.md), so for
 Gaussian factors (kappa < 1e3 with overwhelming probability at these sizes) 1e-9 relative
 leaves a margin of several orders over the ~1e-14 typically measured.
 """
