@@ -30,6 +30,7 @@ from quadnet import curvature as curvature
 from quadnet import sensing as sensing
 from quadnet import commuting as commuting
 from quadnet import features as features
+from quadnet import harness as harness
 # geometry (§1)
 from quadnet.geometry import PSDQuotient as PSDQuotient
 from quadnet.geometry import align as align
@@ -97,6 +98,7 @@ __all__ = [
     "exceptions",
     "features",
     "geometry",
+    "harness",
     "losses",
     "sensing",
     # geometry
@@ -155,10 +157,6 @@ __all__ = [
 
 def __getattr__(name: str):
     """quadnet 0.1 top-level names that moved: resolved with a ``DeprecationWarning``."""
-    if name == "harness":
-        import importlib
-
-        return importlib.import_module("quadnet.harness")
     return _aliases.top_level(name)
 
 
