@@ -32,6 +32,7 @@ import numpy as np
 
 from quadnet._validation import as_array, as_factor, as_int, as_positive
 from quadnet.exceptions import ConvergenceWarning
+from quadnet.geometry._kernels import procrustes
 
 __all__ = ["BWBarycenter", "bw_barycenter"]
 
@@ -74,10 +75,9 @@ class BWBarycenter:
 
 
 def _aligned(Us: np.ndarray, U: np.ndarray) -> np.ndarray:
-    """``U_i R_i`` with ``R_i = argmin_R ||U_i R - U||`` for a stack ``Us`` (k, d, r)."""
-    M = np.einsum("kdi,dj->kij", Us, U)
-    A, _, Bt = np.linalg.svd(M)
-    return np.einsum("kdi,kij->kdj", Us, A @ Bt)
+    """``U_i R_i`` with ``R_i = argmin_R ||U_i R - U||`` for a stack ``Us`` (k, d, r), from the
+    geometry's one Procrustes kernel (one batched SVD)."""
+    return Us @ procrustes(Us, U[None])
 
 
 def _as_weights(weights, k: int) -> np.ndarray:
