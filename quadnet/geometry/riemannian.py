@@ -55,7 +55,8 @@ import scipy.integrate
 import scipy.linalg
 
 from quadnet._validation import RANK_RTOL, as_factor, as_matrix, as_positive, as_symmetric
-from quadnet.geometry.manifold import PSDQuotient, align, lyapunov_skew
+from quadnet.geometry import _kernels as K
+from quadnet.geometry.manifold import PSDQuotient, align
 
 __all__ = [
     "CurvatureBounds",
@@ -78,14 +79,13 @@ PARALLEL_RTOL = 1e-10
 
 # ------------------------------------------------------------------ raw kernels
 def _vertical_part(U: np.ndarray, Z: np.ndarray) -> np.ndarray:
-    K = U.T @ Z
-    return U @ lyapunov_skew(U, K - K.T)
+    return K.vertical_part(K.frame(U), Z)
 
 
 def _sectional(U: np.ndarray, xi: np.ndarray, eta: np.ndarray) -> float:
     """O'Neill's formula on raw horizontal ``xi, eta`` (no checks)."""
     C = xi.T @ eta
-    Omega = lyapunov_skew(U, C - C.T)
+    Omega = K.lyapunov(K.frame(U), C - C.T)
     num = 3.0 * float(np.sum((U @ Omega) ** 2))
     area2 = float(np.sum(xi * xi) * np.sum(eta * eta) - np.sum(xi * eta) ** 2)
     return num / area2
@@ -103,20 +103,15 @@ def _ricci_form(U: np.ndarray, Xs: np.ndarray, Ys: np.ndarray) -> np.ndarray:
     lam, E = _gram_eig_desc(U)
     r = U.shape[1]
     out = np.zeros((Xs.shape[0], Ys.shape[0]))
-    eig = (lam[::-1], E[:, ::-1])
+    fr = K.frame(U)
     for a in range(r):
         for b in range(a + 1, r):
             W = np.outer(E[:, a], E[:, b])
             W = W - W.T
-            PX = np.array([_proj_h(U, X @ W, eig) for X in Xs])
-            PY = PX if Ys is Xs else np.array([_proj_h(U, Y @ W, eig) for Y in Ys])
+            PX = np.array([K.horizontal_part(fr, X @ W) for X in Xs])
+            PY = PX if Ys is Xs else np.array([K.horizontal_part(fr, Y @ W) for Y in Ys])
             out += np.tensordot(PX, PY, axes=([1, 2], [1, 2])) / (lam[a] + lam[b])
     return 3.0 * out
-
-
-def _proj_h(U: np.ndarray, Z: np.ndarray, eig) -> np.ndarray:
-    K = U.T @ Z
-    return Z - U @ lyapunov_skew(U, K - K.T, eig=eig)
 
 
 def _scalar_closed_form(lam: np.ndarray, d: int) -> float:
@@ -137,7 +132,7 @@ def _transport_rhs(U: np.ndarray, xi: np.ndarray):
         V = y.reshape(d, r)
         Us = U + s * xi
         C = xi.T @ V
-        return (-(Us @ lyapunov_skew(Us, C - C.T))).reshape(-1)
+        return (-(Us @ K.lyapunov(K.frame(Us), C - C.T))).reshape(-1)
 
     return rhs
 
