@@ -55,7 +55,7 @@ import scipy.integrate
 import scipy.linalg
 
 from quadnet._validation import RANK_RTOL, as_factor, as_matrix, as_positive, as_symmetric
-from quadnet.geometry import _kernels as K
+import quadnet.geometry._kernels as K
 from quadnet.geometry.manifold import PSDQuotient, align
 
 __all__ = [
