@@ -39,7 +39,7 @@ __all__ = [
 
 
 def random_orthogonal(r: int, rng, *, improper: bool | None = None) -> np.ndarray:
-    """A Haar-random ``R`` in ``O(r)`` (:func:`quadnet._linalg.random_orthogonal`, Mezzadri 2007).
+    """A Haar-random ``R`` in ``O(r)`` (``quadnet._linalg.random_orthogonal``, Mezzadri 2007).
 
     Parameters
     ----------

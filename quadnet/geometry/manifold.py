@@ -8,12 +8,12 @@ is the Frobenius inner product of horizontal lifts (Bures–Wasserstein, Massart
 
 Every method accepts any finite ``d x r`` factor of numerical rank ``k <= r`` (``U = 0``
 included): ``rank(U) = #{i : sigma_i(U) > rank_rtol * sigma_max(U)}`` with the one tolerance
-:data:`quadnet._validation.RANK_RTOL` (``1e-10``) unless the manifold is built with another.
+``quadnet._validation.RANK_RTOL`` (``1e-10``) unless the manifold is built with another.
 The projections are the orthogonal projections onto ``V_U = {U Omega : Omega skew}`` (dimension
 ``r(r-1)/2 - (r-k)(r-k-1)/2``) and its complement ``H_U``, through the minimum-norm solution
 of the (possibly singular) Lyapunov equation ``G Omega + Omega G = U^T Z - Z^T U``
 (``G = U^T U``). All work at a point goes through one eigendecomposition of ``G`` (or one SVD
-of ``U`` when ``kappa(U) >= 100``), see :mod:`quadnet.geometry._kernels`.
+of ``U`` when ``kappa(U) >= 100``), see ``quadnet.geometry._kernels``.
 
 Validation happens once, at the public methods: a non-array, a wrong shape or a non-finite
 entry raises ``TypeError``/``ValueError`` naming the argument. For speed the structural
@@ -678,7 +678,7 @@ class PSDQuotient(Manifold):
 
     def horizontal_basis(self, U) -> np.ndarray:
         r"""Frobenius-orthonormal basis of ``H_U``: ``(d r) x (d r - dim V_U)`` (row-major
-        :func:`quadnet._validation.vec`), the orthogonal complement of :meth:`vertical_basis`
+        ``quadnet._validation.vec``), the orthogonal complement of :meth:`vertical_basis`
         by one full QR. ``n_h`` columns at full rank (quadnet theory §1, §3).
 
         Examples
