@@ -428,7 +428,8 @@ def _fig_curvature(f: dict):
         a1.loglog(np.repeat(s, Ks.shape[1]), Ks.ravel(), ".", color=c, ms=1.5, alpha=0.6)
         a1.loglog(s, np.asarray(p[bkey], float), "-", color=c, label=f"bound, {lab}")
     a1.set(xlabel=r"$\sigma_{\min}(U)$", ylabel="$K$ (random planes) and bound",
-           title=r"$K \leq 3/(\lambda_{r-1}+\lambda_r)$: finite as $\sigma_r \to 0$ alone (d=5, r=3)")
+           title=r"$K \leq 3/(\lambda_{r-1}+\lambda_r)$: finite as $\sigma_r \to 0$ alone"
+                 " (d=5, r=3)")
     a1.legend()
     rows = [r for r in f["routes"] if r["r"] > 1]
     K = np.array([r["K"] for r in rows])
