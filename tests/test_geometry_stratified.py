@@ -407,3 +407,21 @@ def test_nelder_mead_runs_with_pair_mean():
     res = pymanopt.optimizers.NelderMead(max_iterations=300, verbosity=0).run(problem)
     best = qn.geometry.eckart_young_value(loss.target, 1)
     assert res.cost < best + 0.1 * (loss.factor_value(np.zeros((3, 1))) - best)
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 5), log_gap=st.floats(-7, -1), log_scale=st.integers(-70, 70),
+       log_kappa=st.floats(0, 3), seed=st.integers(0, 2**32 - 1))
+def test_bures_wasserstein_nearly_equal_extreme_scales(n, log_gap, log_scale, log_kappa, seed):
+    """BW(U U^T, V V^T) = dist(U, V) for square full-rank U, V = U + gap X, at scales
+    1e-140..1e140 of Q: input rounding eps ||Q|| moves the distance by ~eps kappa sigma_max,
+    so the relative tolerance is 1e3 eps kappa / gap (<= 5e-5 here)."""
+    rng = np.random.default_rng(seed)
+    c = 10.0 ** log_scale
+    U = c * factor(n, n, np.logspace(0, -log_kappa, n), rng)
+    V = U + 10.0 ** log_gap * c * rng.standard_normal((n, n))
+    d = qn.PSDQuotient(n, n).dist(U, V)
+    bw = qn.bures_wasserstein(U @ U.T, V @ V.T)
+    assert np.isfinite(bw)
+    tol = 1e3 * EPS * 10.0 ** log_kappa / 10.0 ** log_gap + 1e-12
+    assert abs(bw - d) <= tol * d, (bw, d, tol)
