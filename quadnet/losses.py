@@ -89,10 +89,35 @@ def stacked_directions(one: Callable[[np.ndarray], np.ndarray], shape: tuple[int
 
 
 class Loss(ABC):
-    """The loss protocol: a smooth ``ell`` on symmetric matrices and its factor lift.
+    r"""The loss protocol: a smooth ``ell`` on symmetric matrices and its lift ``L(U) = ell(U U^T)``.
 
-    Attributes:
-        d: dimension of the predictor (``Q`` is ``d x d``), or ``None`` if any.
+    Subclasses implement the predictor level, ``value(Q) = ell(Q)``,
+    ``gradient(Q) = S = sym grad ell(Q)`` and ``hessian_vector(Q, H) = DS(Q)[H]``; the factor
+    level is derived here once (quadnet theory §2):
+
+    .. math:: \nabla L(U) = 2 S U, \qquad
+              D^2 L(U)[\xi] = 2 S \xi + 2\, DS[\xi U^\top + U \xi^\top]\, U .
+
+    Attributes
+    ----------
+    d : int or None
+        Dimension of the predictor (``Q`` is ``d x d``), or ``None`` if any.
+
+    Raises
+    ------
+    TypeError
+        ``Loss`` itself is abstract; instantiate a subclass.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> class Half(Loss):
+    ...     d = 2
+    ...     def value(self, Q): return 0.5 * float(np.sum(Q * Q))
+    ...     def gradient(self, Q): return np.asarray(Q, dtype=float)
+    ...     def hessian_vector(self, Q, H): return np.asarray(H, dtype=float)
+    >>> Half().factor_gradient(np.array([[1.0], [0.0]])).ravel().tolist()  # 2 (U U^T) U
+    [2.0, 0.0]
     """
 
     d: int | None = None
@@ -182,10 +207,27 @@ def as_loss(loss, name: str = "loss") -> Loss:
 
 
 class FrobeniusLoss(Loss):
-    """``ell(Q) = 1/2 ||Q - T||_F^2`` for a symmetric target ``T``: ``S = Q - T``, ``DS[H] = H``.
+    r"""``ell(Q) = 1/2 ||Q - T||_F^2`` for a symmetric target ``T``: ``S = Q - T``, ``DS[H] = H``.
 
-    The simplest test loss: its minimisers over ``M_r^+`` are the best rank-r PSD
-    approximations of ``T`` (Eckart–Young on the positive eigenvalues).
+    The simplest test loss (quadnet theory §2): its minimisers over ``M_r^+`` are the best
+    rank-``r`` PSD approximations of ``T`` (Eckart & Young 1936 on the positive eigenvalues).
+
+    Parameters
+    ----------
+    target : array_like, shape (d, d)
+        Finite real symmetric matrix ``T``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``target`` is not a finite real symmetric square matrix.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> loss = FrobeniusLoss(np.diag([4.0, 1.0]))
+    >>> loss.factor_value(np.array([[2.0], [0.0]]))     # residual diag(0, 1)
+    0.5
     """
 
     def __init__(self, target):
@@ -204,12 +246,34 @@ class FrobeniusLoss(Loss):
 
 
 class MeasurementLoss(Loss):
-    r"""Least squares on general linear measurements, ``ell(Q) = 1/(2m) sum_i (<A_i, Q> - y_i)^2``.
+    r"""Least squares on general linear measurements (quadnet theory §2, §4).
 
-    ``S = (1/m) sum_i res_i A_i`` and ``DS[H] = (1/m) sum_i <A_i, H> A_i`` (the empirical normal
-    operator). ``A`` is an ``(m, d, d)`` array of symmetric matrices, so memory is ``m d^2``:
-    meant for small dense problems and as an independent reference. Rank-one Gaussian
-    sensing has its own ``O(m d r)`` loss (:mod:`quadnet.sensing`).
+    .. math:: \ell(Q) = \frac{1}{2m} \sum_i (\langle A_i, Q \rangle - y_i)^2, \qquad
+              S = \frac1m \sum_i \mathrm{res}_i A_i, \qquad
+              DS[H] = \frac1m \sum_i \langle A_i, H \rangle A_i .
+
+    ``A`` is an ``(m, d, d)`` array of symmetric matrices, so memory is ``m d^2``: meant for
+    small dense problems and as an independent reference. Rank-one Gaussian sensing has its
+    own ``O(m d r)`` loss (:class:`quadnet.GaussianSensing`).
+
+    Parameters
+    ----------
+    A : array_like, shape (m, d, d)
+        Symmetric measurement matrices.
+    y : array_like, shape (m,)
+        Measurements.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For non-finite, mis-shaped or non-symmetric ``A``, or ``y`` of the wrong length.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> loss = MeasurementLoss(np.eye(2)[None], np.array([2.0]))   # <I, Q> = tr Q = 2
+    >>> loss.factor_value(np.array([[1.0], [1.0]]))
+    0.0
     """
 
     def __init__(self, A, y):
@@ -242,10 +306,30 @@ class MeasurementLoss(Loss):
 
 
 class AutogradLoss(Loss):
-    """Wrap any autograd-differentiable ``fn(Q) -> scalar`` as a :class:`Loss`.
+    r"""Wrap any autograd-differentiable ``fn(Q) -> scalar`` as a :class:`Loss`.
 
     Gradient and Hessian-vector products come from :mod:`autograd` (reverse over forward
-    composition ``grad(<grad fn(Q), H>)``) and are symmetrised: ``S = sym grad fn``.
+    composition ``grad(<grad fn(Q), H>)``) and are symmetrised: ``S = sym grad fn``
+    (quadnet theory §2).
+
+    Parameters
+    ----------
+    fn : callable
+        ``fn(Q) -> float`` written with ``autograd.numpy``.
+    d : int, optional
+        Dimension of ``Q`` (``>= 1``); ``None`` accepts any.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``fn`` is not callable or ``d`` is not an integer ``>= 1``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> loss = AutogradLoss(lambda Q: 0.5 * (Q[0, 0] - 1.0) ** 2, d=2)
+    >>> loss.factor_gradient(np.array([[2.0], [0.0]])).ravel().tolist()   # 2 S U, S = 3 e1 e1^T
+    [12.0, 0.0]
     """
 
     def __init__(self, fn: Callable, d: int | None = None):
@@ -274,11 +358,37 @@ class AutogradLoss(Loss):
 
 
 def pymanopt_problem(loss: Loss, manifold):
-    """A :class:`pymanopt.Problem` for ``L(U) = ell(U U^T)`` on ``manifold`` (a PSDQuotient).
+    r"""A :class:`pymanopt.Problem` for ``L(U) = ell(U U^T)`` on ``manifold`` (a PSDQuotient).
 
-    Cost, Euclidean gradient and Euclidean Hessian come from the loss's factor methods;
-    the manifold turns them into Riemannian ones (with the input direction projected, see
-    :meth:`quadnet.PSDQuotient.euclidean_to_riemannian_hessian`).
+    Cost, Euclidean gradient and Euclidean Hessian come from the loss's factor methods; the
+    manifold turns them into Riemannian ones (with the input direction projected, see
+    :meth:`quadnet.PSDQuotient.euclidean_to_riemannian_hessian`; quadnet theory §1, §7).
+
+    Parameters
+    ----------
+    loss : Loss
+        The loss.
+    manifold : quadnet.PSDQuotient
+        The manifold (its ``d`` must match ``loss.d``).
+
+    Returns
+    -------
+    pymanopt.Problem
+
+    Raises
+    ------
+    TypeError
+        If ``loss`` is not a :class:`Loss`.
+    ValueError
+        If the dimensions disagree.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from quadnet import PSDQuotient
+    >>> prob = pymanopt_problem(FrobeniusLoss(np.eye(3)), PSDQuotient(3, 1))
+    >>> float(prob.cost(np.array([[1.0], [0.0], [0.0]])))     # 1/2 ||diag(0, 1, 1)||^2
+    1.0
     """
     import pymanopt
 

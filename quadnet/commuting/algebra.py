@@ -195,15 +195,45 @@ def _worst_commutator(As: np.ndarray) -> tuple[int, int, float]:
 
 
 class CommutingSensing(Loss):
-    r"""``ell(Q) = (1/(2m)) sum_i (<A_i, Q> - y_i)^2`` with ``A_i = V diag(spectra[i]) V^T``.
+    r"""Least squares on commuting symmetric measurements (quadnet theory §5).
 
-    Args:
-        basis: orthogonal ``d x d`` matrix ``V`` (``||V^T V - I||_max <= 1e-10``).
-        spectra: ``m x d``, row ``i`` the eigenvalues of ``A_i`` in the basis ``V``.
-        y: ``(m,)`` measurements.
-        block_tol: columns of ``spectra`` equal to this relative tolerance form one block.
+    .. math:: \ell(Q) = \frac{1}{2m} \sum_i (\langle A_i, Q \rangle - y_i)^2, \qquad
+              A_i = V \operatorname{diag}(a_i) V^\top ,
 
-    Attributes: ``basis``, ``spectra``, ``y``, ``m``, ``d``, ``blocks`` (:class:`AlgebraBlocks`).
+    the normalisation of quadnet theory §4. On ``Q = V diag(q) V^T`` it reduces to
+    ``(1/(2m)) ||A q - y||^2`` (rows ``a_i = spectra[i]``); factor gradient flow becomes the
+    entropy mirror flow ``d/dt log q = -4 g`` (:meth:`mirror_flow`), whose limit is the Bregman
+    projection of the start (:meth:`selection_limit`).
+
+    Parameters
+    ----------
+    basis : array_like, shape (d, d)
+        Orthogonal ``V`` (``max |V^T V - I| <= 1e-10``).
+    spectra : array_like, shape (m, d)
+        Row ``i`` the eigenvalues of ``A_i`` in the basis ``V``.
+    y : array_like, shape (m,)
+        Measurements.
+    block_tol : float, default 1e-12
+        Columns of ``spectra`` equal to this relative tolerance form one block of the algebra.
+
+    Attributes
+    ----------
+    basis, spectra, y, m, d
+        The data and its sizes.
+    blocks : AlgebraBlocks
+        Joint eigenspaces and their multiplicities.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a non-orthogonal basis or mis-shaped / non-finite data.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> cs = CommutingSensing(np.eye(2), np.array([[1.0, 1.0]]), np.array([2.0]))
+    >>> cs.factor_value(np.array([[1.0], [1.0]]))        # tr(U U^T) = 2 = y
+    0.0
     """
 
     def __init__(self, basis, spectra, y, *, block_tol: float = 1e-12):

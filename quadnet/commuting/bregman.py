@@ -297,27 +297,58 @@ _FLOOR_OK = 1e-10
 def bregman_projection(A, y, q0=None, *, log_q0=None, multiplicities=None, tol: float = 1e-14,
                        max_iter: int = 200, start: str = "auto",
                        detect_support: bool = False) -> BregmanResult:
-    r"""``argmin { D(q, q0) : A diag(m) q = y, q >= 0 }`` (quadnet theory §5, selection law).
+    r"""The Bregman (relative-entropy) projection of ``q0`` onto ``{q >= 0 : A diag(m) q = y}``.
 
-    ``D(q, q0) = sum_k m_k [q_k log(q_k/q0_k) - q_k + q0_k]``. Solved on the dual: the
-    minimiser of the smooth convex ``F(nu) = sum_k m_k q0_k exp((A^T nu)_k) - y^T nu`` gives
-    ``q = q0 exp(A^T nu)`` and ``grad F = A diag(m) q - y``, ``Hess F = A diag(m q) A^T``.
-    A globalised (line-search) Newton method with Cholesky solves of the ``m x m`` Hessian.
+    The selection law of quadnet theory §5: the limit of the entropy mirror flow from ``q0``,
 
-    Args:
-        A: ``(n_meas, d)`` measurement matrix (rows ``a_i``: spectra of the ``A_i``).
-        y: ``(n_meas,)`` measurements.
-        q0: ``(d,)`` strictly positive start, or
-        log_q0: its logarithm, for starts below ``1e-308`` (``log_q0 = -1e4`` is fine).
-        multiplicities: block ranks ``m_k`` (default all 1).
-        tol: target relative primal residual (the stationarity residual is rounding only).
-        start: ``"auto"`` (LP warm start when every ``log q0 < -30``), ``"zero"`` or ``"lp"``.
-        detect_support: first find the feasible set's support by :func:`feasible_support` (needed
-            when no strictly positive solution exists); done automatically if Newton fails.
+    .. math:: q_\infty = \arg\min \{ D(q, q_0) : A \operatorname{diag}(m)\, q = y,\ q \ge 0 \},
+              \quad D(q, q_0) = \sum_k m_k [q_k \log(q_k / q_{0,k}) - q_k + q_{0,k}] .
 
-    Raises:
-        InfeasibleError: (a ``ValueError``) if no ``q >= 0`` solves ``A diag(m) q = y``,
-            with a Farkas certificate.
+    Solved on the dual: the minimiser of the smooth convex
+    ``F(nu) = sum_k m_k q0_k exp((A^T nu)_k) - y^T nu`` gives ``q = q0 exp(A^T nu)``, with
+    ``grad F = A diag(m) q - y`` and ``Hess F = A diag(m q) A^T``; a globalised (line-search)
+    Newton method with Cholesky solves of the ``m x m`` Hessian, run with one BLAS thread.
+
+    Parameters
+    ----------
+    A : array_like, shape (n_meas, d)
+        Measurement matrix (rows ``a_i``: spectra of the ``A_i``).
+    y : array_like, shape (n_meas,)
+        Measurements.
+    q0 : array_like, shape (d,), optional
+        Strictly positive start (give exactly one of ``q0`` and ``log_q0``).
+    log_q0 : array_like, shape (d,), optional
+        Its logarithm, for starts below ``1e-308`` (``log_q0 = -1e4`` is fine).
+    multiplicities : array_like, shape (d,), optional
+        Block ranks ``m_k > 0`` (default all 1).
+    tol : float, default 1e-14
+        Target relative primal residual (the stationarity residual is rounding only).
+    max_iter : int, default 200
+        Newton iteration budget.
+    start : {"auto", "zero", "lp"}
+        Dual start: ``"auto"`` uses the LP warm start when every ``log q0 < -30``.
+    detect_support : bool, default False
+        First find the feasible set's support by :func:`feasible_support` (needed when no
+        strictly positive solution exists); done automatically if Newton fails.
+
+    Returns
+    -------
+    BregmanResult
+
+    Raises
+    ------
+    TypeError, ValueError
+        For bad arguments.
+    quadnet.exceptions.InfeasibleError
+        (a ``ValueError``) if no ``q >= 0`` solves ``A diag(m) q = y``, with a Farkas
+        certificate.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> res = bregman_projection(np.array([[1.0, 1.0]]), np.array([2.0]), np.array([1.0, 3.0]))
+    >>> res.q.round(12).tolist(), res.converged                  # q = q0 / 2
+    ([0.5, 1.5], True)
     """
     A, y, mult = _problem(A, y, multiplicities)
     d = A.shape[1]
@@ -425,7 +456,11 @@ def bregman_divergence(q, q0, multiplicities=None) -> float:
 # ---------------------------------------------------------------------------- min trace
 def min_trace_solution(A, y, weights=None, multiplicities=None, *,
                        rc_tol: float = 1e-9) -> MinTraceResult:
-    r"""The ``eps -> 0`` limit of the Bregman projection of ``eps * weights`` (quadnet theory §5).
+    r"""The minimum-trace interpolant: the ``eps -> 0`` limit of the projection of ``eps * weights``.
+
+    The small-initialisation selection law of quadnet theory §5,
+    ``argmin { sum_k m_k q_k : A diag(m) q = y, q >= 0 }`` with ties broken by the weighted
+    entropy ``sum_k m_k q_k log(q_k / w_k)`` over the minimum-trace face:
 
     1. LP (HiGHS): ``tau* = min { m^T q : A diag(m) q = y, q >= 0 }`` with an optimal dual
        ``lambda`` and reduced costs ``r = m - diag(m) A^T lambda = m (1 - A^T lambda) >= 0``.
@@ -435,9 +470,40 @@ def min_trace_solution(A, y, weights=None, multiplicities=None, *,
        (``r_k / m_k <= rc_tol`` decides ``r_k = 0``).
     3. Its support ``S`` by :func:`feasible_support` (one more LP), its dimension
        ``|S| - rank(A_S)``; if 0 the face is a point, solved exactly; otherwise the weighted
-       entropy ``sum m_k q_k log(q_k / w_k)`` is minimised on it, which is the Bregman
-       projection of ``w_S`` onto the face (``D`` and the entropy differ by the constant
-       trace there), computed by :func:`bregman_projection`.
+       entropy is minimised on it, which is the Bregman projection of ``w_S`` onto the face
+       (``D`` and the entropy differ by the constant trace there), computed by
+       :func:`bregman_projection`.
+
+    Parameters
+    ----------
+    A : array_like, shape (n_meas, d)
+        Measurement matrix.
+    y : array_like, shape (n_meas,)
+        Measurements.
+    weights : array_like, shape (d,), optional
+        Positive weights ``w`` of the start direction (default all 1).
+    multiplicities : array_like, shape (d,), optional
+        Block ranks ``m_k > 0`` (default all 1).
+    rc_tol : float, default 1e-9
+        Reduced-cost tolerance ``> 0``.
+
+    Returns
+    -------
+    MinTraceResult
+
+    Raises
+    ------
+    TypeError, ValueError
+        For bad arguments.
+    quadnet.exceptions.InfeasibleError
+        If no ``q >= 0`` interpolates.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> res = min_trace_solution(np.array([[1.0, 2.0]]), np.array([2.0]))
+    >>> res.q.round(12).tolist(), round(res.trace, 12), res.face_dimension
+    ([0.0, 1.0], 1.0, 0)
     """
     A, y, mult = _problem(A, y, multiplicities)
     d = A.shape[1]

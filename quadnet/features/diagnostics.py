@@ -44,8 +44,35 @@ def feature_covariance(Phi, *, centre: bool = True) -> np.ndarray:
 
 
 def effective_rank(C) -> float:
-    """``exp(−Σ p_i log p_i)``, ``p = λ/Σλ``, of a symmetric PSD matrix ``C`` or of a 1-d array
-    of its (non-negative) eigenvalues."""
+    r"""Effective rank (entropy of the normalised spectrum, Roy & Vetterli 2007).
+
+    .. math:: \operatorname{erank}(C) = \exp\left(-\sum_i p_i \log p_i\right),
+              \qquad p = \lambda / \textstyle\sum_j \lambda_j ,
+
+    of a symmetric PSD matrix ``C`` or of a 1-d array of its (non-negative) eigenvalues
+    (quadnet theory §6).
+
+    Parameters
+    ----------
+    C : array_like, shape (n, n) or (n,)
+        Symmetric PSD matrix, or its spectrum.
+
+    Returns
+    -------
+    float
+        In ``[1, n]``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For non-finite, non-symmetric, negative or all-zero input.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> round(effective_rank(np.eye(3)), 12), round(effective_rank([1.0, 1.0, 0.0]), 12)
+    (3.0, 2.0)
+    """
     C = as_array(C, "C")
     if C.ndim == 2:
         if C.shape[0] != C.shape[1]:

@@ -84,11 +84,36 @@ class TrainInfo:
 
 @dataclass(frozen=True, eq=False)
 class QuadraticNet:
-    """Two-layer quadratic-activation network ``f(x) = Σ_j a_j (w_jᵀx)² = xᵀ WᵀD_aW x``.
+    r"""Two-layer quadratic-activation network (quadnet theory §0, §6).
 
-    ``W`` is ``width × d`` (row ``j`` is neuron ``w_j``); ``a`` (length ``width``) is fixed
-    and not trained; ``a=None`` means ``a = 1``, the positive network ``f_U`` with ``U = Wᵀ``
-    (quadnet theory §0, §6). ``info`` is set on nets returned by :func:`train`.
+    .. math:: f(x) = \sum_j a_j (w_j^\top x)^2 = x^\top W^\top D_a W x
+
+    ``W`` is ``width x d`` (row ``j`` is neuron ``w_j``); ``a`` (length ``width``) is fixed
+    and not trained; ``a=None`` means ``a = 1``, the positive network ``f_U`` with ``U = W^T``.
+    ``info`` is set on nets returned by :func:`train`.
+
+    Parameters
+    ----------
+    W : array_like, shape (width, d)
+        First-layer weights.
+    a : array_like, shape (width,), optional
+        Fixed output weights (default all 1).
+    info : TrainInfo, optional
+        Training report.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For non-finite or mis-shaped weights.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> net = QuadraticNet(np.eye(2))
+    >>> net(np.array([[1.0, 2.0]])).tolist()          # 1^2 + 2^2
+    [5.0]
+    >>> net.Q.tolist()
+    [[1.0, 0.0], [0.0, 1.0]]
     """
 
     W: np.ndarray
@@ -145,9 +170,29 @@ class QuadraticNet:
 
 @dataclass(frozen=True, eq=False)
 class DeepLinearNet:
-    """Deep linear network ``f(x) = W_L ⋯ W_2 W_1 x`` with ``Ws[0] = W_1`` (``d_1 × d``).
+    r"""Deep linear network ``f(x) = W_L ... W_2 W_1 x`` with ``Ws[0] = W_1`` (``d_1 x d``).
 
-    Outputs are ``c = Ws[-1].shape[0]``-dimensional; ``__call__`` returns an ``n × c`` array.
+    Outputs are ``c = Ws[-1].shape[0]``-dimensional; ``__call__`` returns an ``n x c`` array
+    (quadnet theory §6).
+
+    Parameters
+    ----------
+    Ws : tuple of array_like
+        The layers, ``Ws[l]`` of shape ``(d_{l+1}, d_l)`` (consecutive shapes must chain).
+    info : TrainInfo, optional
+        Training report.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For non-finite weights or shapes that do not chain.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> net = DeepLinearNet((np.eye(2), np.array([[1.0, 1.0]])))
+    >>> net(np.array([[1.0, 2.0]])).tolist(), net.depth
+    ([[3.0]], 2)
     """
 
     Ws: tuple
@@ -286,11 +331,44 @@ def _moment_C(X: np.ndarray, r: np.ndarray) -> np.ndarray:
 
 
 def fact_matrix(net, X, y, lam, layer: int = 0) -> np.ndarray:
-    """FACT of layer ``layer``: ``−(1/(nλ)) Σ_i (∇_h ℓ_i) h_iᵀ`` (quadnet theory §6).
+    r"""The FACT matrix of layer ``layer`` (Boix-Adsera, Mallinar, Simon & Belkin 2025).
 
-    Quadratic net: ``−(2/λ) Q_a C``. Deep linear net: ``−(1/λ) W_lᵀ Aᵀ R Bᵀ`` (see the module
-    docstring). Equals ``WᵀW`` at a critical point of ``J``; the matrix is not symmetric
-    elsewhere. Shape ``d_in × d_in`` of the layer's input.
+    .. math:: \mathrm{FACT} = -\frac{1}{n \lambda} \sum_i (\nabla_h \ell_i)\, h_i^\top
+
+    (quadnet theory §6). Quadratic net: ``-(2/lambda) Q_a C``; deep linear net:
+    ``-(1/lambda) W_l^T A^T R B^T`` (module docstring). It equals ``W^T W`` at a critical
+    point of ``J`` (the theorem); the matrix is not symmetric elsewhere.
+
+    Parameters
+    ----------
+    net : QuadraticNet or DeepLinearNet
+        The network.
+    X : array_like, shape (n, d)
+        Inputs.
+    y : array_like, shape (n,) or (n, c)
+        Targets.
+    lam : float
+        Weight decay ``> 0``.
+    layer : int, default 0
+        Layer index.
+
+    Returns
+    -------
+    numpy.ndarray, shape (d_layer, d_layer)
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad net, data, ``lam`` or layer.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0]]); y = np.array([2.0, 2.0])
+    >>> net = QuadraticNet(np.eye(2))                  # f(x) = |x|^2 = 1 < y: residual -1
+    >>> fact_matrix(net, X, y, 1.0)
+    array([[1., 0.],
+           [0., 1.]])
     """
     lam = as_positive(lam, "lam")
     X, y = _check_data(net, X, y)
@@ -328,11 +406,41 @@ def _linear_parts(net: DeepLinearNet, layer: int, X, r):
 
 
 def agop(net, X, layer: int = 0) -> np.ndarray:
-    """Average gradient outer product ``(1/n) Σ_i J_iᵀ J_i`` w.r.t. the input of layer ``layer``.
+    r"""Average gradient outer product with respect to the input of layer ``layer``.
 
-    ``J_i`` is the Jacobian of ``f`` w.r.t. the layer input ``h`` at sample ``i`` (the input
-    ``x`` for ``layer=0``). Quadratic net: ``∇_x f = 2 Q_a x``, so ``AGOP = 4 Q_a Σ̂ Q_a``.
-    Deep linear net: ``J = W_L⋯W_{l+1}W_l`` is constant, ``AGOP = JᵀJ`` (``PᵀP`` for layer 0).
+    .. math:: \mathrm{AGOP} = \frac1n \sum_i J_i^\top J_i ,
+
+    ``J_i`` the Jacobian of ``f`` w.r.t. the layer input ``h`` at sample ``i`` (the input ``x``
+    for ``layer=0``; quadnet theory §6). Quadratic net: ``grad_x f = 2 Q_a x``, so
+    ``AGOP = 4 Q_a Sigma_hat Q_a``. Deep linear net: ``J = W_L ... W_{l+1} W_l`` is constant,
+    ``AGOP = J^T J`` (``P^T P`` for layer 0).
+
+    Parameters
+    ----------
+    net : QuadraticNet or DeepLinearNet
+        The network.
+    X : array_like, shape (n, d)
+        Inputs.
+    layer : int, default 0
+        Layer index (``0 <= layer < depth``).
+
+    Returns
+    -------
+    numpy.ndarray, shape (d_layer, d_layer)
+        Symmetric PSD.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad net, data or layer.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> net = QuadraticNet(np.eye(2))
+    >>> agop(net, np.array([[1.0, 0.0], [0.0, 1.0]]))    # 4 Q (X^T X / n) Q = 2 I
+    array([[2., 0.],
+           [0., 2.]])
     """
     _check_net(net)
     X = _check_X(X, net.d)

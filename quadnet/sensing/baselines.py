@@ -47,19 +47,52 @@ class SDPResult:
 
 def trace_min_sdp(problem: GaussianSensing, *, solver: str = "CLARABEL",
                   eps: float = 1e-10) -> SDPResult:
-    """Solve ``min tr Q s.t. A(Q) = y, Q PSD`` for ``problem`` (a :class:`GaussianSensing`).
+    r"""The convex baseline: ``min tr Q`` s.t. ``A(Q) = y``, ``Q`` PSD (PhaseLift-type SDP).
 
+    Solved with cvxpy for ``problem`` (a :class:`GaussianSensing`; quadnet theory §4).
     ``eps`` sets the solver's feasibility/gap tolerances (Clarabel: ``tol_gap_abs``,
     ``tol_gap_rel``, ``tol_feas``). Measured (cvxpy 1.9, Clarabel, d = 20): Clarabel stops
     after ~10 iterations with status ``optimal_inaccurate`` and relative errors 1e-7..1e-5
     whatever ``eps`` (the optimum is rank deficient, so interior-point accuracy is ~ the
     square root of the gap); hence the baseline's success tolerance 1e-4
-    (:data:`quadnet.recovery.SDP_SUCCESS_TOL`). The returned ``Q`` is the symmetric part of
+    (``quadnet.sensing.recovery.SDP_SUCCESS_TOL``). The returned ``Q`` is the symmetric part of
     the solution with negative eigenvalues (solver round-off) clipped to zero.
 
-    Raises:
-        ImportError: cvxpy is not installed (``pip install quadnet[baselines]``).
-        ValueError: the solver reports an infeasible/unbounded or failed problem.
+    Parameters
+    ----------
+    problem : GaussianSensing
+        The measurements.
+    solver : str, default "CLARABEL"
+        A cvxpy solver name.
+    eps : float, default 1e-10
+        Solver tolerance ``> 0``.
+
+    Returns
+    -------
+    SDPResult
+
+    Raises
+    ------
+    ImportError
+        cvxpy is not installed (``pip install quadnet[baselines]``).
+    TypeError
+        ``problem`` is not a :class:`GaussianSensing`.
+    ValueError
+        A bad ``eps``, or the solver reports an infeasible/unbounded or failed problem.
+
+    Examples
+    --------
+    The solve imports cvxpy (seconds), so it is skipped here; the argument check is not:
+
+    >>> import numpy as np
+    >>> trace_min_sdp("abc")
+    Traceback (most recent call last):
+        ...
+    TypeError: problem must be a GaussianSensing instance, got str
+    >>> prob = GaussianSensing.random(3, 1, 12, seed=0)
+    >>> res = trace_min_sdp(prob)                                # doctest: +SKIP
+    >>> bool(np.linalg.norm(res.Q - prob.Q_star) < 1e-3)         # doctest: +SKIP
+    True
     """
     if not isinstance(problem, GaussianSensing):
         raise TypeError(f"problem must be a GaussianSensing instance, got {type(problem).__name__}")

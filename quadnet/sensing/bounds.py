@@ -150,12 +150,40 @@ def sample_bound(d: int, r: int, *, kappa: float = 1.0,
 
 def sufficient_sample_size(d: int, r: int, *, kappa: float = 1.0,
                            failure_probability: float = 0.1) -> int:
-    r"""Samples that suffice for spectral start + linear convergence (module docstring).
+    r"""A number of samples that suffices for spectral start plus linear convergence.
 
-    ``m = ceil(d (d+2) (d+4) (d+6) / (p delta^2))`` with
-    ``delta = min(1, sqrt(2 (sqrt 2 - 1)) rho / (kappa sqrt r))``, ``rho = sqrt 2 / (2d+7)``:
-    with probability ``>= 1 - p`` over ``X`` (noiseless data, ``kappa = sigma_1/sigma_r`` of
+    From the guarantee chain of the module docstring (quadnet theory §4):
+
+    .. math:: m = \left\lceil \frac{d (d+2) (d+4) (d+6)}{p\, \delta^2} \right\rceil,
+              \quad \delta = \min\left(1, \frac{\sqrt{2(\sqrt2 - 1)}\, \rho}{\kappa \sqrt r}\right),
+              \quad \rho = \frac{\sqrt 2}{2d + 7} :
+
+    with probability ``>= 1 - p`` over ``X`` (noiseless data, ``kappa = sigma_1 / sigma_r`` of
     ``Q*``) the spectral start lies within ``rho sqrt(sigma_r)`` of ``U*`` and gradient
-    descent with :func:`prescribed_step` converges linearly, the flow exponentially.
+    descent with :func:`prescribed_step` converges linearly, the flow exponentially. The bound
+    is explicit, not tight (experiments need ``m ~ 2 n_h``).
+
+    Parameters
+    ----------
+    d, r : int
+        Sizes, ``1 <= r <= d``.
+    kappa : float, default 1.0
+        Condition number ``>= 1`` of ``Q*``.
+    failure_probability : float, default 0.1
+        ``p`` in ``(0, 1)``.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    TypeError, ValueError
+        For bad sizes, ``kappa < 1`` or ``p`` outside ``(0, 1)``.
+
+    Examples
+    --------
+    >>> sufficient_sample_size(3, 1)
+    963905
     """
     return sample_bound(d, r, kappa=kappa, failure_probability=failure_probability).m

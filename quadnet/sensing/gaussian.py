@@ -141,17 +141,43 @@ def relative_error(Q, Q_star) -> float:
 
 
 class GaussianSensing(Loss):
-    r"""Rank-one sensing loss ``L(U) = (1/(2m)) sum_i (||U^T x_i||^2 - y_i)^2`` (quadnet theory §4).
+    r"""Rank-one Gaussian sensing loss (quadnet theory §4), in ``O(m d r)`` per factor call.
 
-    Args:
-        X: ``m x d`` design, rows ``x_i`` (finite). Stored C-contiguous float64, not copied
-            when already so.
-        y: ``m`` measurements (finite).
+    .. math:: L(U) = \frac{1}{2m} \sum_{i=1}^m \left(\|U^\top x_i\|^2 - y_i\right)^2,
+              \qquad A_i = x_i x_i^\top,
 
-    Attributes:
-        X, y, m, d: the data and its sizes.
-        U_star, Q_star: the planted truth for :meth:`random` instances, ``None`` otherwise.
-        noise: standard deviation of the additive noise of :meth:`random` (0 otherwise).
+    with the predictor-level loss ``ell(Q) = (1/(2m)) ||A(Q) - y||^2``. No ``m x d x d`` array
+    and no per-measurement ``d x d`` matrix is ever formed.
+
+    Parameters
+    ----------
+    X : array_like, shape (m, d)
+        Design, rows ``x_i`` (finite). Stored C-contiguous float64, not copied when already so.
+    y : array_like, shape (m,)
+        Measurements (finite).
+
+    Attributes
+    ----------
+    X, y, m, d
+        The data and its sizes.
+    U_star, Q_star : numpy.ndarray or None
+        The planted truth for :meth:`random` instances, ``None`` otherwise.
+    noise : float
+        Standard deviation of the additive noise of :meth:`random` (0 otherwise).
+
+    Raises
+    ------
+    TypeError, ValueError
+        For non-finite, empty or mis-shaped data.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> prob = GaussianSensing.random(5, 2, 60, seed=0)
+    >>> prob.factor_value(prob.U_star)
+    0.0
+    >>> bool(np.allclose(prob.factor_gradient(prob.U_star), 0.0))
+    True
     """
 
     def __init__(self, X, y):
@@ -172,11 +198,36 @@ class GaussianSensing(Loss):
 
     @classmethod
     def random(cls, d: int, r: int, m: int, *, seed=None, noise: float = 0.0) -> GaussianSensing:
-        """A planted instance: ``U*`` with i.i.d. ``N(0, 1/d)`` entries, ``X`` i.i.d. ``N(0, 1)``.
+        r"""A planted instance: ``U*`` with i.i.d. ``N(0, 1/d)`` entries, ``X`` i.i.d. ``N(0, 1)``.
 
-        ``y_i = ||U*^T x_i||^2 + noise * g_i`` with ``g_i ~ N(0, 1)``. Draw order from
-        ``numpy.random.default_rng(seed)``: ``U*``, then ``X``, then the noise (only if
+        ``y_i = ||U*^T x_i||^2 + noise * g_i`` with ``g_i ~ N(0, 1)`` (quadnet theory §4). Draw
+        order from the stream of ``seed``: ``U*``, then ``X``, then the noise (only if
         ``noise > 0``), so the same seed gives the same bits.
+
+        Parameters
+        ----------
+        d, r, m : int
+            Sizes, ``1 <= r <= d``, ``m >= 1``.
+        seed : int, sequence of ints or numpy.random.Generator, optional
+            The random stream (:func:`quadnet._validation.as_rng`).
+        noise : float, default 0.0
+            Noise standard deviation ``>= 0``.
+
+        Returns
+        -------
+        GaussianSensing
+
+        Raises
+        ------
+        TypeError, ValueError
+            For bad sizes, ``noise`` or ``seed``.
+
+        Examples
+        --------
+        >>> a = GaussianSensing.random(4, 1, 10, seed=3)
+        >>> b = GaussianSensing.random(4, 1, 10, seed=3)
+        >>> bool((a.X == b.X).all()), a.X.shape
+        (True, (10, 4))
         """
         d = as_int(d, "d", minimum=1)
         r = as_int(r, "r", minimum=1)

@@ -54,11 +54,38 @@ def population_effective_hvp(U, xi) -> np.ndarray:
 
 
 def population_effective_hessian(U) -> np.ndarray:
-    r"""The population effective Hessian (``n_h x n_h``) in ``PSDQuotient.horizontal_basis(U)``.
+    r"""The population effective Hessian of Gaussian sensing, an ``n_h x n_h`` matrix.
 
-    The matrix of ``xi -> 2 ||zeta||_F^2 + tr(zeta)^2`` (as a quadratic form; see
-    :func:`population_effective_hvp`) on ``H_U``. Its spectrum is
+    In the basis ``PSDQuotient.horizontal_basis(U)`` of ``H_U`` (``n_h = d r - r(r-1)/2``), the
+    matrix of the quadratic form (quadnet theory §3, §4)
+
+    .. math:: \xi \mapsto 2 \|\zeta\|_F^2 + \operatorname{tr}(\zeta)^2,
+              \qquad \zeta = \xi U^\top + U \xi^\top ,
+
+    i.e. ``H_pop xi = 2 T(zeta) U`` (:func:`population_effective_hvp`); its spectrum is
     :func:`population_effective_spectrum`.
+
+    Parameters
+    ----------
+    U : array_like, shape (d, r)
+        A factor of full column rank.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n_h, n_h)
+        Symmetric positive definite.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a non-finite, mis-shaped or rank-deficient ``U``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> population_effective_hessian(np.array([[1.0], [0.0]]))
+    array([[12.,  0.],
+           [ 0.,  4.]])
     """
     U = as_factor(U, "U")
     d, r = U.shape
@@ -99,7 +126,36 @@ def population_effective_spectrum(U, *, grouped: bool = False):
 
 
 class PopulationInverse:
-    r"""``Z -> H_pop^{-1} P_h Z`` on ``H_U`` in ``O(d r^2 + r^3)`` (see :func:`population_effective_inverse`)."""
+    r"""The inverse population effective Hessian at ``U``, applied in ``O(d r^2 + r^3)``.
+
+    ``Z -> H_pop^{-1} P_h Z`` on the horizontal space ``H_U`` (quadnet theory §3, §4; see
+    :func:`population_effective_inverse` for the derivation): one thin SVD ``U = W S V^T`` at
+    construction, then a Lyapunov projection, a diagonal solve with a Sherman-Morrison
+    correction and a scaling of the part orthogonal to ``range(U)``. It is the preconditioner
+    that :meth:`GaussianSensing.default_preconditioner` returns.
+
+    Parameters
+    ----------
+    U : array_like, shape (d, r)
+        A factor of full column rank.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a non-finite, mis-shaped or numerically rank-deficient ``U``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from quadnet import PSDQuotient
+    >>> from quadnet.sensing import population_effective_hvp
+    >>> U = np.array([[1.0, 0.0], [0.0, 2.0], [0.0, 0.0]])
+    >>> Z = np.arange(6.0).reshape(3, 2)
+    >>> xi = PopulationInverse(U)(Z)
+    >>> Zh = PSDQuotient(3, 2).horizontal_projection(U, Z)
+    >>> bool(np.allclose(population_effective_hvp(U, xi), Zh))
+    True
+    """
 
     def __init__(self, U):
         U = as_matrix(U, "U")
