@@ -425,3 +425,22 @@ def test_bures_wasserstein_nearly_equal_extreme_scales(n, log_gap, log_scale, lo
     assert np.isfinite(bw)
     tol = 1e3 * EPS * 10.0 ** log_kappa / 10.0 ** log_gap + 1e-12
     assert abs(bw - d) <= tol * d, (bw, d, tol)
+
+
+def test_trust_regions_onto_the_boundary_psd_target():
+    """T PSD of rank 2, PSDQuotient(7, 3): the optimum Q = T needs a factor of rank 2, so the
+    iterates approach the boundary; TrustRegions runs without exception (the full-rank-only
+    geometry raised 'exp leaves the full-rank stratum' here) and stops at pymanopt's gradient
+    tolerance with the cost of PSDFixedRank (1.5e-9 in 14 iterations on both: the excess column
+    decays algebraically at a zero eigenvalue, so the cost is O(gtol^(4/3)), not O(gtol^2))."""
+    from quadnet.geometry.conformance import compare_pymanopt_optimisers
+
+    rng = np.random.default_rng(3)
+    V = np.linalg.qr(rng.standard_normal((7, 7)))[0]
+    T = (V[:, :2] * [3.0, 1.5]) @ V[:, :2].T
+    rows = compare_pymanopt_optimisers(qn.FrobeniusLoss(0.5 * (T + T.T)), 7, 3, seed=0,
+                                       optimisers=("TrustRegions",))
+    ours, theirs = rows
+    assert ours["manifold"] == "PSDQuotient" and ours["error"] is None
+    assert ours["cost"] <= 1e-8 * np.sum(T * T)
+    assert ours["cost"] <= 2 * theirs["cost"] and ours["iterations"] <= 2 * theirs["iterations"]
