@@ -165,6 +165,30 @@ def feasible_support(A, y, multiplicities=None) -> np.ndarray:
     sums and positive scaling, so every coordinate that can be positive reaches ``s_j = 1``
     and the others are forced to 0: the optimum is a 0/1 vector, read off at 1/2.
     Raises :class:`InfeasibleError` (with a Farkas certificate) if the set is empty.
+
+    Parameters
+    ----------
+    A : array_like, shape (n_meas, d)
+        Measurement matrix.
+    y : array_like, shape (n_meas,)
+        Measurements.
+    multiplicities : array_like, shape (d,), optional
+        Block ranks ``m_k > 0``.
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape (d,)
+
+    Raises
+    ------
+    quadnet.exceptions.InfeasibleError
+        If no ``q >= 0`` solves the system.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> feasible_support(np.array([[1.0, 1.0]]), np.array([1.0])).tolist()
+    [True, True]
     """
     A, y, mult = _problem(A, y, multiplicities)
     B = A * mult
@@ -553,6 +577,14 @@ def bregman_projection_cvxpy(A, y, q0, multiplicities=None, solver: str | None =
 
     ``min sum m [-entr(q) - q log q0 - q]`` s.t. ``A diag(m) q = y`` (``entr(q) = -q log q``).
     Returns ``(q, info)`` with the solver name and status. Raises ``ImportError`` without cvxpy.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> q, info = bregman_projection_cvxpy(np.array([[1.0, 1.0]]), np.array([2.0]),
+    ...                                    np.array([1.0, 3.0]))       # doctest: +SKIP
+    >>> bool(np.allclose(q, [0.5, 1.5], atol=1e-6))                    # doctest: +SKIP
+    True
     """
     import cvxpy as cp
 

@@ -65,6 +65,11 @@ def counterexample_prediction(s, *, quiet: int = 6, alpha: float = 0.1, A: float
     """Idealised ``cos(WᵀW, AGOP^s)`` of the construction (no shrinkage, ``Σ̂ = Σ``).
 
     ``(K/α + (γ/A)(γ²ρ)^s) / (√(K/α² + γ²/A²) · √(K + (γ²ρ)^{2s}))`` with ``K = quiet``.
+
+    Examples
+    --------
+    >>> round(counterexample_prediction(1.0), 4)
+    0.0207
     """
     s = as_positive(s, "s")
     K = as_int(quiet, "quiet", minimum=1)
@@ -82,6 +87,12 @@ def nfa_counterexample(seed=0, *, n: int = 400, quiet: int = 6, alpha: float = 0
 
     ``seed`` (int or ``numpy.random.Generator``) determines the basis, the ``n`` samples and
     the initial weights (i.i.d. ``N(0, init_scale²)``).
+
+    Examples
+    --------
+    >>> ex = nfa_counterexample(0, n=40)
+    >>> ex.X.shape, ex.basis.shape
+    ((40, 7), (7, 7))
     """
     rng = as_rng(seed)
     K = as_int(quiet, "quiet", minimum=1)

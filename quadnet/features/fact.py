@@ -385,6 +385,13 @@ def bfact_matrix(net, X, y, lam, layer: int = 0) -> np.ndarray:
 
     Quadratic net: ``−(2/λ) W C Wᵀ D_a`` (``width × width``). Deep linear net:
     ``−(1/λ) W_l B Rᵀ A``. Equals ``WWᵀ`` at a critical point of ``J``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0]]); y = np.array([2.0, 2.0])
+    >>> bfact_matrix(QuadraticNet(np.eye(2)), X, y, 1.0).round(12).tolist()
+    [[1.0, 0.0], [0.0, 1.0]]
     """
     lam = as_positive(lam, "lam")
     X, y = _check_data(net, X, y)

@@ -140,7 +140,33 @@ def _check_common(kernel, X, M, bandwidth, name_X="X") -> tuple[str, np.ndarray,
 
 
 def kernel_matrix(kernel: str, Z, X, M, bandwidth: float) -> np.ndarray:
-    """The ``m × n`` kernel matrix ``K_ij = k_M(z_i, x_j)`` (formulas in the module docstring)."""
+    """The ``m × n`` kernel matrix ``K_ij = k_M(z_i, x_j)`` (formulas in the module docstring).
+
+    Parameters
+    ----------
+    kernel : {"exp_inner", "gaussian", "laplace", "quadratic"}
+        Kernel name (:data:`KERNELS`).
+    Z : array_like, shape (m, d)
+        Evaluation points.
+    X : array_like, shape (n, d)
+        Centres.
+    M : array_like, shape (d, d)
+        Symmetric PSD Mahalanobis matrix.
+    bandwidth : float
+        ``L > 0``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For an unknown kernel or bad arrays.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0]]); coef = np.ones((2, 1))
+    >>> kernel_matrix("gaussian", X, X, np.eye(2), 1.0).round(6).tolist()   # exp(-|x-z|^2 / (2 L^2))
+    [[1.0, 0.367879], [0.367879, 1.0]]
+    """
     kernel, X, M, L = _check_common(kernel, X, M, bandwidth)
     Z = as_matrix(Z, "Z", shape=(None, X.shape[1]))
     K, _ = kernel_and_alpha(kernel, Z, X, M, L, want_alpha=False)
@@ -160,6 +186,33 @@ def input_gradients(kernel: str, Z, X, coef, M, bandwidth: float) -> np.ndarray:
     ``∇_x f_c(z) = M Σ_j α(z, x_j) a_jc (x_j − γ z)`` (centres ``x_j`` held fixed).
     Cost ``O(mncd)``: meant for checks and small problems; RFM uses :func:`kernel_fact_matrix`
     and :func:`kernel_agop`.
+
+    Parameters
+    ----------
+    kernel : {"exp_inner", "gaussian", "laplace", "quadratic"}
+        Kernel name (:data:`KERNELS`).
+    Z : array_like, shape (m, d)
+        Evaluation points.
+    X : array_like, shape (n, d)
+        Centres.
+    coef : array_like, shape (n,) or (n, c)
+        Coefficients ``a``.
+    M : array_like, shape (d, d)
+        Symmetric PSD Mahalanobis matrix.
+    bandwidth : float
+        ``L > 0``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For an unknown kernel or bad arrays.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0]]); coef = np.ones((2, 1))
+    >>> input_gradients("quadratic", X, X, coef, np.eye(2), 1.0).shape
+    (2, 1, 2)
     """
     kernel, X, M, L = _check_common(kernel, X, M, bandwidth)
     Z = as_matrix(Z, "Z", shape=(None, X.shape[1]))
@@ -178,6 +231,32 @@ def kernel_fact_matrix(kernel: str, X, coef, M, bandwidth: float) -> np.ndarray:
     ``−(1/(nλ)) Σ_i ∇_x ℓ_i x_iᵀ`` of quadnet theory §6 with the kernel-ridge residual ``−nλ a_i``
     (``docs/rfm.md``), so ``λ`` cancels and the ridgeless limit is the same formula.
     Cost ``O(n²(c + d))``.
+
+    Parameters
+    ----------
+    kernel : {"exp_inner", "gaussian", "laplace", "quadratic"}
+        Kernel name (:data:`KERNELS`).
+    X : array_like, shape (n, d)
+        Centres (the training inputs).
+    coef : array_like, shape (n,) or (n, c)
+        Coefficients ``a``.
+    M : array_like, shape (d, d)
+        Symmetric PSD Mahalanobis matrix.
+    bandwidth : float
+        ``L > 0``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For an unknown kernel or bad arrays.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0]]); coef = np.ones((2, 1))
+    >>> F = kernel_fact_matrix("quadratic", X, coef, np.eye(2), 1.0)
+    >>> bool(np.allclose(F, F.T))        # F = M B with B symmetric, M = I
+    True
     """
     kernel, X, M, L = _check_common(kernel, X, M, bandwidth)
     A = _coefficients(coef, X.shape[0])
@@ -201,6 +280,34 @@ def kernel_agop(kernel: str, X, coef, M, bandwidth: float, *, centre: bool = Fal
     With ``centre=True`` the gradients are centred over the data first (per output):
     ``(1/n) Σ_i Σ_c (g_ic − ḡ_c)(g_ic − ḡ_c)ᵀ``. Closed forms of ``Γ`` in the module docstring;
     the cheaper of the Gram route (``O(n³)``) and the per-point route (``O(n²cd)``) runs.
+
+    Parameters
+    ----------
+    kernel : {"exp_inner", "gaussian", "laplace", "quadratic"}
+        Kernel name (:data:`KERNELS`).
+    X : array_like, shape (n, d)
+        Centres (the training inputs).
+    coef : array_like, shape (n,) or (n, c)
+        Coefficients ``a``.
+    centre : bool, default False
+        Centre the gradients over the data first.
+    M : array_like, shape (d, d)
+        Symmetric PSD Mahalanobis matrix.
+    bandwidth : float
+        ``L > 0``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For an unknown kernel or bad arrays.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0]]); coef = np.ones((2, 1))
+    >>> G = kernel_agop("quadratic", X, coef, np.eye(2), 1.0)
+    >>> bool(np.linalg.eigvalsh(G).min() >= -1e-12)     # an average of outer products
+    True
     """
     kernel, X, M, L = _check_common(kernel, X, M, bandwidth)
     A = _coefficients(coef, X.shape[0])

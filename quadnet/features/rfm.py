@@ -248,6 +248,12 @@ def block_circulant_score(M, p: int | None = None) -> float:
     ``e^{iωa} + e^{iωb}``, whose ``M`` is block-circulant; for subtraction reverse the order of
     the ``b`` coordinates first. 1 = exactly block-circulant; about ``1/p`` for noise; the
     identity (``M_0``) scores 0. ``p`` defaults to ``d/2``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> block_circulant_score(np.eye(4), 2)
+    0.0
     """
     M = as_matrix(M, "M")
     d = M.shape[0]

@@ -137,14 +137,33 @@ def _prepare(net, X, y, lam):
 
 
 def objective_and_grad(net, X, y, lam) -> tuple[float, tuple[np.ndarray, ...]]:
-    """``J`` and ``∇J``, the gradient as a tuple shaped like ``net.params()``."""
+    """``J`` and ``∇J``, the gradient as a tuple shaped like ``net.params()``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from quadnet.features import QuadraticNet
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0]]); y = np.array([2.0, 2.0])
+    >>> J, (g,) = objective_and_grad(QuadraticNet(np.eye(2)), X, y, 1.0)
+    >>> J, bool(np.allclose(g, 0.0))          # W = I is critical for lam = 1
+    (1.5, True)
+    """
     X, y, lam = _prepare(net, X, y, lam)
     val, g = _make_value_and_grad(net, X, y, lam)(_flatten(net.params()))
     return float(val), tuple(np.array(p) for p in _unflatten(g, _shapes(net)))
 
 
 def grad_norm_at(net, X, y, lam) -> float:
-    """Euclidean norm of the full gradient ``∇_θ J`` at ``net``."""
+    """Euclidean norm of the full gradient ``∇_θ J`` at ``net``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from quadnet.features import QuadraticNet
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0]]); y = np.array([2.0, 2.0])
+    >>> grad_norm_at(QuadraticNet(np.eye(2)), X, y, 1.0)
+    0.0
+    """
     _, grads = objective_and_grad(net, X, y, lam)
     return float(np.sqrt(sum(np.sum(g * g) for g in grads)))
 
@@ -446,6 +465,15 @@ def fact_identity(net, X, y, lam, layer: int = 0, *, tol: float = 1e-6) -> FactR
     ``U(∇_U J)ᵀ/λ``, quadnet theory §6), so ``error <= bound = ‖W‖₂ ‖∇_W J‖_F / λ`` always.
     Warns :class:`NotCriticalWarning` (with the gradient norm) when the relative gradient
     ``‖∇_θ J‖ / (λ‖θ‖)`` exceeds ``tol``: FACT is then not expected to hold.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from quadnet.features import QuadraticNet
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0]]); y = np.array([2.0, 2.0])
+    >>> rep = fact_identity(QuadraticNet(np.eye(2)), X, y, 1.0)   # a critical point
+    >>> rep.error <= rep.bound + 1e-15, round(rep.cos_fact, 12)
+    (True, 1.0)
     """
     lam = as_positive(lam, "lam")
     tol = as_positive(tol, "tol")

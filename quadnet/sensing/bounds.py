@@ -66,7 +66,31 @@ def _moment8(d: int) -> int:
 
 def concentration_samples(d: int, delta: float, failure_probability: float = 0.1) -> int:
     """Smallest ``m`` with ``P(||T_m - T||_op > delta) <= failure_probability`` by step 1:
-    ``m = ceil(d (d+2) (d+4) (d+6) / (p delta^2))``."""
+    ``m = ceil(d (d+2) (d+4) (d+6) / (p delta^2))``.
+
+    Parameters
+    ----------
+    d : int
+        Dimension ``>= 1``.
+    delta : float
+        Concentration level ``> 0``.
+    failure_probability : float, default 0.1
+        ``p`` in ``(0, 1)``.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    TypeError, ValueError
+        For bad arguments.
+
+    Examples
+    --------
+    >>> concentration_samples(3, 0.5)
+    37800
+    """
     d = as_int(d, "d", minimum=1)
     delta = as_positive(delta, "delta")
     p = _probability(failure_probability)
@@ -74,7 +98,23 @@ def concentration_samples(d: int, delta: float, failure_probability: float = 0.1
 
 
 def basin_radius(d: int) -> float:
-    """``rho = sqrt 2 / (2 d + 7)``: the basin is ``dist(U, U*) <= rho sqrt(sigma_r)`` (step 4)."""
+    """``rho = sqrt 2 / (2 d + 7)``: the basin is ``dist(U, U*) <= rho sqrt(sigma_r)`` (step 4).
+
+    Parameters
+    ----------
+    d : int
+        Dimension ``>= 1``.
+
+    Returns
+    -------
+    float
+        ``rho = sqrt(2) / (2 d + 7)``.
+
+    Examples
+    --------
+    >>> round(basin_radius(3), 6)
+    0.108786
+    """
     d = as_int(d, "d", minimum=1)
     return math.sqrt(2.0) / (2 * d + 7)
 
@@ -85,6 +125,29 @@ def prescribed_step(d: int, sigma_1: float, delta: float = 0.0) -> float:
 
     ``sigma_1 = ||Q*||_2`` (in practice estimated, e.g. from the spectral start);
     ``delta`` in ``[0, 1]`` is the concentration level (0: the population operator).
+
+    Parameters
+    ----------
+    d : int
+        Dimension ``>= 1``.
+    sigma_1 : float
+        Largest eigenvalue ``> 0`` of ``Q*``.
+    delta : float, default 0.0
+        Concentration level in ``[0, 1]``.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError, ValueError
+        For bad arguments.
+
+    Examples
+    --------
+    >>> round(prescribed_step(3, 1.0), 6)
+    0.008134
     """
     d = as_int(d, "d", minimum=1)
     sigma_1 = as_positive(sigma_1, "sigma_1")
@@ -126,7 +189,32 @@ class SampleBound:
 
 def sample_bound(d: int, r: int, *, kappa: float = 1.0,
                  failure_probability: float = 0.1) -> SampleBound:
-    """The full guarantee chain (module docstring, steps 1–6) as a :class:`SampleBound`."""
+    """The full guarantee chain (module docstring, steps 1–6) as a :class:`SampleBound`.
+
+    Parameters
+    ----------
+    d, r : int
+        Sizes, ``1 <= r <= d``.
+    kappa : float, default 1.0
+        Condition number ``>= 1``.
+    failure_probability : float, default 0.1
+        ``p`` in ``(0, 1)``.
+
+    Returns
+    -------
+    SampleBound
+        Every constant of the chain; ``.m`` is :func:`sufficient_sample_size`.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For bad arguments.
+
+    Examples
+    --------
+    >>> sample_bound(3, 1).m == sufficient_sample_size(3, 1)
+    True
+    """
     d = as_int(d, "d", minimum=1)
     r = as_int(r, "r", minimum=1)
     if r > d:

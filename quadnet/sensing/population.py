@@ -47,6 +47,28 @@ def population_effective_hvp(U, xi) -> np.ndarray:
     ``xi -> 2 T(zeta) U = 4 (xi G + U xi^T U) + 4 tr(U^T xi) U``, ``zeta = xi U^T + U xi^T``,
     ``G = U^T U``, ``T(H) = 2 H + tr(H) I``: the operator of the form ``2 ||zeta||^2 + tr(zeta)^2``
     (``O(d r^2)``, never ``d x d``). Vertical ``xi`` give ``zeta = 0`` and hence zero.
+
+    Parameters
+    ----------
+    U : array_like, shape (d, r)
+        A factor of full column rank.
+    xi : array_like, shape (d, r)
+        A direction.
+
+    Returns
+    -------
+    numpy.ndarray, shape (d, r)
+
+    Raises
+    ------
+    TypeError, ValueError
+        For bad arguments.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> population_effective_hvp(np.array([[1.0], [0.0]]), np.array([[1.0], [0.0]])).ravel().tolist()
+    [12.0, 0.0]
     """
     U = as_factor(U, "U", full_rank=False)
     xi = as_matrix(xi, "xi", shape=U.shape)
@@ -110,6 +132,28 @@ def population_effective_spectrum(U, *, grouped: bool = False):
 
     Returns all ``n_h`` eigenvalues ascending, or with ``grouped=True`` a dict of the three
     groups (``"normal"`` lists each ``4 g_j`` once; key ``"multiplicity_normal"`` = ``d - r``).
+
+    Parameters
+    ----------
+    U : array_like, shape (d, r)
+        A factor of full column rank.
+    grouped : bool, default False
+        Return the three groups of the closed form instead of one sorted array.
+
+    Returns
+    -------
+    numpy.ndarray or dict
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad ``U``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> population_effective_spectrum(np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])).tolist()
+    [4.0, 4.0, 8.0, 8.0, 16.0]
     """
     U = as_factor(U, "U")
     d, r = U.shape
@@ -202,6 +246,29 @@ def population_effective_inverse(U, eta) -> np.ndarray:
     ``c = c'/(8 g) - (1/2) 1 sum_k (c'_k / (8 g_k)) / (1 + r/2)``), ``O(d r^2 + r^3)``,
     ``W_perp`` never formed (docs/curvature.md §4). ``eta`` is first projected on ``H_U``.
     Used as the ``"population"`` preconditioner of :func:`effective_spectrum`.
+
+    Parameters
+    ----------
+    U : array_like, shape (d, r)
+        A factor of full column rank.
+    eta : array_like, shape (d, r)
+        The right-hand side (projected onto ``H_U`` first).
+
+    Returns
+    -------
+    numpy.ndarray, shape (d, r)
+        The horizontal ``xi`` with ``H_pop xi = P_h(eta)``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For bad arguments.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> population_effective_inverse(np.array([[1.0], [0.0]]), np.array([[12.0], [0.0]])).ravel().tolist()
+    [1.0, 0.0]
     """
     U = as_factor(U, "U")
     eta = as_matrix(eta, "eta", shape=U.shape)
