@@ -1,4 +1,4 @@
-"""Benchmark: :class:`quadnet.PSDQuotient` vs pymanopt 2.2.1 ``PSDFixedRank`` (quadnet theory §1, §7).
+"""Benchmark: ``quadnet.PSDQuotient`` vs pymanopt 2.2.1 ``PSDFixedRank`` (quadnet theory §1, §7).
 
 Same ``(d, r)``, same inputs (Gaussian full-rank points, so both compute the same
 mathematics), one BLAS thread for both (``threadpoolctl.threadpool_limits(1)``), rounds
@@ -96,7 +96,8 @@ def main(argv=None) -> None:
             t = {(op, w): [] for op in OPS for w in ("ours", "theirs", "kernel")}
             for k in range(rounds):
                 for op in OPS:
-                    order = ("ours", "theirs", "kernel") if k % 2 == 0 else ("theirs", "kernel", "ours")
+                    order = (("ours", "theirs", "kernel") if k % 2 == 0
+                             else ("theirs", "kernel", "ours"))
                     for w in order:
                         fn = {"ours": ours, "theirs": theirs, "kernel": kern}[w][op]
                         t[op, w].append(_per_call(fn, budget))
@@ -105,7 +106,8 @@ def main(argv=None) -> None:
                 rows.append((d, r, op, 1e6 * float(np.median(t[op, "ours"])),
                              1e6 * float(np.median(t[op, "theirs"])), ratio))
                 if (d, r) == (10, 2):
-                    share = float(np.median(1 - np.array(t[op, "kernel"]) / np.array(t[op, "ours"])))
+                    share = float(np.median(1 - np.array(t[op, "kernel"])
+                                            / np.array(t[op, "ours"])))
                     over.append((op, 1e6 * float(np.median(t[op, "ours"])),
                                  1e6 * float(np.median(t[op, "kernel"])), share))
     print(f"\nrounds: {rounds} interleaved, median; one BLAS thread (threadpoolctl)\n")
@@ -118,7 +120,8 @@ def main(argv=None) -> None:
     print("| operation | public (us) | kernel (us) | overhead share | <= 20% |")
     print("|---|---:|---:|---:|:---:|")
     for op, a, b, share in over:
-        print(f"| {op} | {a:.2f} | {b:.2f} | {100 * share:.0f}% | {'yes' if share <= 0.2 else 'no'} |")
+        ok = "yes" if share <= 0.2 else "no"
+        print(f"| {op} | {a:.2f} | {b:.2f} | {100 * share:.0f}% | {ok} |")
     print("\nload:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
 
 

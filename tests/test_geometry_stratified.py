@@ -89,7 +89,8 @@ def test_projections_equal_nullspace_at_every_rank(r):
         Bv, Bh = M.vertical_basis(U), M.horizontal_basis(U)
         assert Bv.shape == (d * r, dim_v) and Bh.shape == (d * r, dim_h)
         assert np.linalg.norm(np.hstack([Bv, Bh]).T @ np.hstack([Bv, Bh]) - np.eye(d * r)) < 1e-12
-        assert np.linalg.norm((Bv @ Bv.T) @ Z.reshape(-1) - pv.reshape(-1)) < 1e-12 * np.linalg.norm(Z)
+        resid = (Bv @ Bv.T) @ Z.reshape(-1) - pv.reshape(-1)
+        assert np.linalg.norm(resid) < 1e-12 * np.linalg.norm(Z)
     assert worst <= 1e-10, worst
 
 
@@ -178,7 +179,8 @@ def test_ill_conditioned_accuracy_against_mpmath(sigma):
         warnings.simplefilter("ignore", RuntimeWarning)   # scipy: "eigenvalue pair ... zero"
         naive = U @ scipy.linalg.solve_continuous_lyapunov(G, Kx)
     naive_err = np.linalg.norm(naive - _mp_projection(U, Z)) / np.linalg.norm(Z)
-    print(f"sigma={sigma}: error {err:.2e} (bound {bound:.2e}); Gram/Bartels-Stewart {naive_err:.2e}")
+    print(f"sigma={sigma}: error {err:.2e} (bound {bound:.2e}); "
+          f"Gram/Bartels-Stewart {naive_err:.2e}")
     if sigma[-2] < 1e-3:     # graded spectrum: the Gram route loses kappa^2, we keep kappa_{r-1}
         assert naive_err > 100 * err
 
@@ -196,7 +198,8 @@ def test_nothing_is_nan_at_any_rank():
         outs = [M.vertical_projection(U, Z), M.horizontal_projection(U, Z), M.projection(U, Z),
                 M.lift(U, Qdot), M.exp(U, Z), M.retraction(U, Z), M.log(U, V), M.log(V, U),
                 M.pair_mean(U, V), M.transport(V, U, Z), M.align(U, V),
-                qn.geometry.lyapunov_skew(U, Z.T @ U - U.T @ Z), M.horizontal_basis(U), M.vertical_basis(U),
+                qn.geometry.lyapunov_skew(U, Z.T @ U - U.T @ Z), M.horizontal_basis(U),
+                M.vertical_basis(U),
                 M.euclidean_to_riemannian_gradient(U, loss.factor_gradient(U)),
                 M.euclidean_to_riemannian_hessian(U, loss.factor_gradient(U),
                                                   loss.factor_hvp(U, Z), Z),
@@ -219,7 +222,8 @@ def test_lift_minimum_norm_and_residual():
         tangent = X @ U.T + U @ X.T
         xi, res = M.lift(U, tangent, return_residual=True)
         assert res <= 1e-12 * np.linalg.norm(tangent) + 1e-300
-        assert np.linalg.norm(M.differential(U, xi) - tangent) <= 1e-11 * max(np.linalg.norm(tangent), 1)
+        assert (np.linalg.norm(M.differential(U, xi) - tangent)
+                <= 1e-11 * max(np.linalg.norm(tangent), 1))
         S = U.T @ xi
         assert np.linalg.norm(S - S.T) <= 1e-12 * max(np.linalg.norm(xi), 1)
         # minimum norm: the least-squares solution of the dense (d r) x (d d) system

@@ -221,7 +221,8 @@ def vertical_basis(fr: Frame) -> np.ndarray:
             if max(sig[i], sig[j]) <= fr.tol:
                 continue
             n = math.hypot(sig[i], sig[j])
-            V = (sig[i] / n) * np.outer(P[:, i], E[:, j]) - (sig[j] / n) * np.outer(P[:, j], E[:, i])
+            V = ((sig[i] / n) * np.outer(P[:, i], E[:, j])
+                 - (sig[j] / n) * np.outer(P[:, j], E[:, i]))
             cols.append(V.reshape(-1))
     if not cols:
         return np.zeros((d * r, 0))

@@ -314,7 +314,8 @@ def check_hessian(manifold, loss: Loss, U, xi, eta=None, ts=None) -> dict[str, f
 
 def _require(ok: bool, identity: str, value: float, tol: float) -> None:
     if not ok:
-        raise AssertionError(f"check_manifold: {identity} failed: {value:.3e} (tolerance {tol:.1e})")
+        raise AssertionError(f"check_manifold: {identity} failed: {value:.3e} "
+                             f"(tolerance {tol:.1e})")
 
 
 #: Identities of the full-rank stratum that do not hold at a factor of rank ``k < r``
@@ -338,7 +339,7 @@ def _rank_k_factor(d: int, r: int, k: int, rng: np.random.Generator) -> np.ndarr
 
 def check_manifold(manifold, *, seed=0, trials: int = 3, rtol: float = 1e-9,
                    boundary: bool = True) -> dict[str, float]:
-    r"""Conformance suite for a quotient manifold of PSD factors (quadnet theory §1, ``docs/stratified.md``).
+    r"""Conformance suite for a quotient manifold of PSD factors (quadnet theory §1, stratified).
 
     At ``trials`` random full-rank points, and (``boundary=True``) at one factor of each rank
     ``k = 0, ..., r-1``, checks: the dimension (rank of a Gram matrix of projected random

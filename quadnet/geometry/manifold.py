@@ -453,7 +453,8 @@ class PSDQuotient(Manifold):
         return fr.rank
 
     def vertical_dimension(self, U) -> int:
-        r"""``dim V_U = r(r-1)/2 - (r-k)(r-k-1)/2`` at a factor of rank ``k`` (``docs/stratified.md``).
+        r"""``dim V_U = r(r-1)/2 - (r-k)(r-k-1)/2`` at a factor of rank ``k``
+        (``docs/stratified.md``).
 
         Parameters
         ----------
@@ -481,6 +482,19 @@ class PSDQuotient(Manifold):
     def predictor(self, U) -> np.ndarray:
         """``pi(U) = U U^T`` (quadnet theory §1).
 
+        Parameters
+        ----------
+        U : array_like, shape (d, r)
+
+        Returns
+        -------
+        ndarray, shape (d, d)
+
+        Raises
+        ------
+        TypeError, ValueError
+            Non-array, wrong-shape or non-finite input.
+
         Examples
         --------
         >>> import numpy as np
@@ -494,6 +508,20 @@ class PSDQuotient(Manifold):
         """``D pi(U)[xi] = xi U^T + U xi^T``; its kernel contains the vertical space (equals
         it at full rank; at rank ``k < r`` it also contains ``P_perp D E_0^T``,
         ``docs/stratified.md``).
+
+        Parameters
+        ----------
+        U, xi : array_like, shape (d, r)
+
+        Returns
+        -------
+        ndarray, shape (d, d)
+            Symmetric.
+
+        Raises
+        ------
+        TypeError, ValueError
+            Non-array, wrong-shape or non-finite input.
 
         Examples
         --------
@@ -575,6 +603,19 @@ class PSDQuotient(Manifold):
     def projection(self, point, vector) -> np.ndarray:
         """pymanopt's tangent projection: :meth:`horizontal_projection`.
 
+        Parameters
+        ----------
+        point, vector : array_like, shape (d, r)
+
+        Returns
+        -------
+        ndarray, shape (d, r)
+
+        Raises
+        ------
+        TypeError, ValueError
+            Non-array, wrong-shape or non-finite input.
+
         Examples
         --------
         >>> import numpy as np
@@ -648,6 +689,20 @@ class PSDQuotient(Manifold):
     def align(self, U, V) -> np.ndarray:
         """``R = argmin_{R in O(r)} ||U R - V||_F`` (see :func:`align`).
 
+        Parameters
+        ----------
+        U, V : array_like, shape (d, r)
+
+        Returns
+        -------
+        ndarray, shape (r, r)
+            Orthogonal.
+
+        Raises
+        ------
+        TypeError, ValueError
+            Non-array, wrong-shape or non-finite input.
+
         Examples
         --------
         >>> import numpy as np
@@ -665,6 +720,19 @@ class PSDQuotient(Manifold):
         Columns: the normalised ``U (E_i E_j^T - E_j E_i^T)`` over the pairs of right
         singular vectors that are not both in the numerical kernel (``docs/stratified.md``).
 
+        Parameters
+        ----------
+        U : array_like, shape (d, r)
+
+        Returns
+        -------
+        ndarray, shape (d r, dim V_U)
+
+        Raises
+        ------
+        TypeError, ValueError
+            Non-array, wrong-shape or non-finite input.
+
         Examples
         --------
         >>> import numpy as np
@@ -681,6 +749,19 @@ class PSDQuotient(Manifold):
         ``quadnet._validation.vec``), the orthogonal complement of :meth:`vertical_basis`
         by one full QR. ``n_h`` columns at full rank (quadnet theory §1, §3).
 
+        Parameters
+        ----------
+        U : array_like, shape (d, r)
+
+        Returns
+        -------
+        ndarray, shape (d r, dim H_U)
+
+        Raises
+        ------
+        TypeError, ValueError
+            Non-array, wrong-shape or non-finite input.
+
         Examples
         --------
         >>> import numpy as np
@@ -695,6 +776,20 @@ class PSDQuotient(Manifold):
     # ------------------------------------------------------------------ metric
     def inner_product(self, point, tangent_vector_a, tangent_vector_b) -> float:
         """``g_Q(xi, eta) = <xi, eta>_F`` on horizontal lifts (quadnet theory §1).
+
+        Parameters
+        ----------
+        point : array_like, shape (d, r)
+        tangent_vector_a, tangent_vector_b : array_like, shape (d, r)
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        TypeError, ValueError
+            Non-array, wrong-shape or non-finite input.
 
         Examples
         --------
@@ -718,6 +813,19 @@ class PSDQuotient(Manifold):
     def norm(self, point, tangent_vector) -> float:
         """``||xi||_F`` (computed without overflow).
 
+        Parameters
+        ----------
+        point, tangent_vector : array_like, shape (d, r)
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        TypeError, ValueError
+            Non-array, wrong-shape or non-finite input.
+
         Examples
         --------
         >>> import numpy as np
@@ -736,6 +844,19 @@ class PSDQuotient(Manifold):
         """``dist(Q1, Q2) = min_{R in O(r)} ||U1 R - U2||_F`` (Bures–Wasserstein, quadnet
         theory §1), computed as the norm of the aligned difference (no cancellation: relative
         error ``~ eps ||U|| / dist``, where the trace formula has ``eps ||U||^2 / dist^2``).
+
+        Parameters
+        ----------
+        point_a, point_b : array_like, shape (d, r)
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        TypeError, ValueError
+            Non-array, wrong-shape or non-finite input.
 
         Examples
         --------
@@ -762,6 +883,19 @@ class PSDQuotient(Manifold):
         2020) while it stays full rank; it is a point of the total space at every rank, so
         this never refuses (optimisers run through and onto the boundary).
 
+        Parameters
+        ----------
+        point, tangent_vector : array_like, shape (d, r)
+
+        Returns
+        -------
+        ndarray, shape (d, r)
+
+        Raises
+        ------
+        TypeError, ValueError
+            Non-array, wrong-shape or non-finite input.
+
         Examples
         --------
         >>> import numpy as np
@@ -773,6 +907,19 @@ class PSDQuotient(Manifold):
 
     def retraction(self, point, tangent_vector) -> np.ndarray:
         """Same as :meth:`exp` (``U + xi``, a second-order retraction).
+
+        Parameters
+        ----------
+        point, tangent_vector : array_like, shape (d, r)
+
+        Returns
+        -------
+        ndarray, shape (d, r)
+
+        Raises
+        ------
+        TypeError, ValueError
+            Non-array, wrong-shape or non-finite input.
 
         Examples
         --------
@@ -786,6 +933,20 @@ class PSDQuotient(Manifold):
         """``log_U(V) = V R - U`` with ``R = align(V, U)``: horizontal at ``U`` (``U^T V R`` is
         symmetric PSD at any rank), ``exp(U, log_U V) = V R`` represents ``V V^T`` and
         ``||log_U V|| = dist(U, V)``.
+
+        Parameters
+        ----------
+        point_a, point_b : array_like, shape (d, r)
+
+        Returns
+        -------
+        ndarray, shape (d, r)
+            Horizontal at ``point_a``.
+
+        Raises
+        ------
+        TypeError, ValueError
+            Non-array, wrong-shape or non-finite input.
 
         Examples
         --------
@@ -807,6 +968,19 @@ class PSDQuotient(Manifold):
         ``exp(U, log_U(V) / 2)`` half-way along the minimising horizontal segment
         (pymanopt's NelderMead uses it).
 
+        Parameters
+        ----------
+        point_a, point_b : array_like, shape (d, r)
+
+        Returns
+        -------
+        ndarray, shape (d, r)
+
+        Raises
+        ------
+        TypeError, ValueError
+            Non-array, wrong-shape or non-finite input.
+
         Examples
         --------
         >>> import numpy as np
@@ -821,6 +995,20 @@ class PSDQuotient(Manifold):
 
     def transport(self, point_a, point_b, tangent_vector) -> np.ndarray:
         """Vector transport by horizontal projection at ``point_b``.
+
+        Parameters
+        ----------
+        point_a, point_b, tangent_vector : array_like, shape (d, r)
+
+        Returns
+        -------
+        ndarray, shape (d, r)
+            Horizontal at ``point_b``.
+
+        Raises
+        ------
+        TypeError, ValueError
+            Non-array, wrong-shape or non-finite input.
 
         Examples
         --------
@@ -838,6 +1026,20 @@ class PSDQuotient(Manifold):
     def random_point(self, rng=None) -> np.ndarray:
         """A standard Gaussian ``d x r`` factor (full rank with probability one).
 
+        Parameters
+        ----------
+        rng : int or numpy.random.Generator, optional
+            Defaults to the manifold's own stream.
+
+        Returns
+        -------
+        ndarray, shape (d, r)
+
+        Raises
+        ------
+        TypeError, ValueError
+            A bad ``rng``.
+
         Examples
         --------
         >>> PSDQuotient(3, 2, seed=0).random_point().shape
@@ -848,6 +1050,20 @@ class PSDQuotient(Manifold):
 
     def random_tangent_vector(self, point, rng=None) -> np.ndarray:
         """A unit-norm horizontal vector: the projection of a Gaussian, normalised.
+
+        Parameters
+        ----------
+        point : array_like, shape (d, r)
+        rng : int or numpy.random.Generator, optional
+
+        Returns
+        -------
+        ndarray, shape (d, r)
+
+        Raises
+        ------
+        TypeError, ValueError
+            Non-array, wrong-shape or non-finite input.
 
         Examples
         --------
@@ -865,6 +1081,19 @@ class PSDQuotient(Manifold):
     def zero_vector(self, point) -> np.ndarray:
         """The zero tangent vector.
 
+        Parameters
+        ----------
+        point : array_like, shape (d, r)
+
+        Returns
+        -------
+        ndarray, shape (d, r)
+
+        Raises
+        ------
+        TypeError, ValueError
+            Non-array, wrong-shape or non-finite input.
+
         Examples
         --------
         >>> import numpy as np
@@ -876,6 +1105,19 @@ class PSDQuotient(Manifold):
 
     def embedding(self, point, tangent_vector) -> np.ndarray:
         """The tangent vector as a ``d x r`` matrix of the total space (its horizontal lift).
+
+        Parameters
+        ----------
+        point, tangent_vector : array_like, shape (d, r)
+
+        Returns
+        -------
+        ndarray, shape (d, r)
+
+        Raises
+        ------
+        TypeError, ValueError
+            Non-array, wrong-shape or non-finite input.
 
         Examples
         --------
@@ -889,11 +1131,25 @@ class PSDQuotient(Manifold):
     def euclidean_to_riemannian_gradient(self, point, euclidean_gradient) -> np.ndarray:
         """``P_h(egrad)`` (already horizontal for an ``O(r)``-invariant cost).
 
+        Parameters
+        ----------
+        point, euclidean_gradient : array_like, shape (d, r)
+
+        Returns
+        -------
+        ndarray, shape (d, r)
+
+        Raises
+        ------
+        TypeError, ValueError
+            Non-array, wrong-shape or non-finite input.
+
         Examples
         --------
         >>> import numpy as np
         >>> M = PSDQuotient(2, 2)
-        >>> M.euclidean_to_riemannian_gradient(np.eye(2), np.array([[0.0, 1.0], [0.0, 0.0]])).tolist()
+        >>> g = np.array([[0.0, 1.0], [0.0, 0.0]])
+        >>> M.euclidean_to_riemannian_gradient(np.eye(2), g).tolist()
         [[0.0, 0.5], [0.5, 0.0]]
         """
         U = self._shaped(point, "point")
@@ -915,6 +1171,19 @@ class PSDQuotient(Manifold):
         The input direction is thus projected exactly (pymanopt's ``PSDFixedRank`` only
         projects the output, quadnet theory §7). The connection term is vertical and
         vanishes under the outer ``P_h``.
+
+        Parameters
+        ----------
+        point, euclidean_gradient, euclidean_hessian, tangent_vector : array_like, shape (d, r)
+
+        Returns
+        -------
+        ndarray, shape (d, r)
+
+        Raises
+        ------
+        TypeError, ValueError
+            Non-array, wrong-shape or non-finite input.
 
         Examples
         --------
