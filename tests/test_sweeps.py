@@ -396,11 +396,21 @@ def test_cell_keys_repeating_the_grid_are_dropped_or_refused(tmp_path):
     assert header[:5] == ["d", "r", "m", "trial", "seed"] and "success" in header
     rows = read_results(rep.store)
     assert [r["trial"] for r in rows] == [0, 1] and all(r["n_h"] == 4 for r in rows)
-    bad = Sweep(name="bad", description="t", cell="quadnet.harness.cells:recovery_sweep_cell",
-                quick={"d": (4,), "r": (1,), "ratio": (3.0,), "m": (5,), "trial": (0,),
-                       "init": ("spectral",), "method": ("lbfgs",)}, full={"d": (4,)})
-    with pytest.raises((SweepCellError, TypeError)):
-        run_sweep(bad, tmp_path / "b", quick=True, workers=0, progress=False)
+    (tmp_path / "celldup.py").write_text(
+        "def cell(d, seed):\n    return {'d': d + 1, 'x': 1.0}\n"
+        "def same(d, seed):\n    return {'d': d, 'seed': seed, 'x': 2.0}\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        same = Sweep(name="same", description="t", cell="celldup:same", quick={"d": (1, 2)},
+                     full={"d": (1,)})
+        rep = run_sweep(same, tmp_path / "ok", quick=True, workers=0, progress=False)
+        assert (rep.store / "results.csv").read_text().splitlines()[0] == "d,seed,x"
+        bad = Sweep(name="bad", description="t", cell="celldup:cell", quick={"d": (1,)},
+                    full={"d": (1,)})
+        with pytest.raises(SweepCellError, match="returned d=2, but the cell's own d is 1"):
+            run_sweep(bad, tmp_path / "b", quick=True, workers=0, progress=False)
+    finally:
+        sys.path.remove(str(tmp_path))
     (tmp_path / "dup").mkdir()
     (tmp_path / "dup" / "results.csv").write_text("d,r,d\n1,2,1\n")
     with pytest.raises(SweepStoreError, match="repeats the column"):

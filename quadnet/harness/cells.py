@@ -52,6 +52,8 @@ def quotient_gd_cell(d: int, r: int, eta_scale: float, trial: int, steps: int,
     if r > d:
         raise ValueError(f"r must be at most d = {d}, got {r}")
     steps = as_int(steps, "steps", minimum=1)
+    eta_scale = as_positive(eta_scale, "eta_scale")
+    trial = as_int(trial, "trial", minimum=0)
     rng = np.random.default_rng(as_int(seed, "seed", minimum=0))
     U_star = rng.standard_normal((d, r))
     U0 = 0.5 * rng.standard_normal((d, r))
@@ -147,6 +149,7 @@ def selection_cell(eps: float | None, instance_seed: int, *, d: int = 24, m: int
         L = float(-np.log(eps))
     else:
         L = as_positive(log_inv_eps, "log_inv_eps")
+    instance_seed = as_int(instance_seed, "instance_seed", minimum=0)
     inst = random_commuting_instance(instance_seed, d, m)
     A, y, w = inst["spectra"], inst["y"], inst["w"]
     br = bregman_projection(A, y, log_q0=np.log(w) - L)
@@ -184,7 +187,7 @@ def recovery_sweep_cell(d: int, r: int, ratio: float, trial: int, init: str, met
     d = as_int(d, "d", minimum=1)
     r = as_int(r, "r", minimum=1, maximum=d)
     n_h = d * r - r * (r - 1) // 2
-    m = max(1, round(float(ratio) * n_h))
+    m = max(1, round(as_positive(ratio, "ratio") * n_h))
     out = phase_transition_cell(d, r, m, trial, init=init, method=method, seed=seed)
     return {"m": m, **{k: out[k] for k in _RECOVERY_RESULTS[1:]}}
 
@@ -198,6 +201,8 @@ def selection_sweep_cell(instance: int, log_inv_eps: float, d: int, m: int,
     from ``q0 = eps 1``, ``eps = exp(-log_inv_eps)``, against the minimum-trace interpolant, by
     :func:`quadnet.commuting.selection_cell` (imported here, lazily). ``instance`` labels the
     random instance; its seed ``instance_seed`` is the cell seed (shared by all ``eps``)."""
+    as_int(instance, "instance", minimum=0)
+    instance_seed = as_int(instance_seed, "instance_seed", minimum=0)
     out = selection_cell(None, instance_seed, d=d, m=m, log_inv_eps=log_inv_eps)
     return {k: out[k] for k in _SELECTION_RESULTS}
 
@@ -231,4 +236,108 @@ register_sweep(Sweep(
     seed_keys=("instance",),
     seed_arg="instance_seed",
     requires=("quadnet.commuting.algebra",),
+))
+
+
+# ----------------------------------------------------- beyond the commuting laws (verify beyond)
+def beyond_limit_cell(kind: str, instance: int, log10_inv_eps: float,
+                      instance_seed: int) -> dict[str, Scalar]:
+    r"""One ``(instance, eps)`` cell of experiment (a) of ``quadnet verify beyond``: a pure function.
+
+    The instance is :func:`quadnet.commuting.experiments.gaussian_symmetric_instance`
+    ``(instance_seed)`` (``kind="gaussian"``: ``d = 5``, ``m = 6``, planted rank 1) or rank-one
+    sensing ``GaussianSensing.random(5, 1, 6, seed=[instance_seed, 11])`` (``kind="rankone"``,
+    its ``O(m d r)`` factor gradient). Computes GLRL (Li, Luo & Lyu, ICLR 2021) and the factor
+    flow limit from ``sqrt(eps) I``, ``eps = 10^-log10_inv_eps`` (each flow capped at
+    ``2e4 / ||S_0||_2`` time units), and returns their relative distance, the traces, the flow's
+    convergence status and the GLRL exponent ``prod_k (1 - mu_2/mu_1)``. ``instance`` labels
+    the instance; ``instance_seed`` (the cell seed) is shared by all ``eps`` of an instance.
+    """
+    import warnings as _w
+
+    from quadnet.commuting.experiments import gaussian_symmetric_instance
+    from quadnet.commuting.greedy import greedy_low_rank_learning, small_init_limit
+    from quadnet.exceptions import ConvergenceWarning
+
+    if kind not in ("gaussian", "rankone"):
+        raise ValueError(f"kind must be 'gaussian' or 'rankone', got {kind!r}")
+    seed = as_int(instance_seed, "instance_seed", minimum=0)
+    L10 = as_positive(log10_inv_eps, "log10_inv_eps")
+    loss = (gaussian_symmetric_instance(seed) if kind == "gaussian"
+            else GaussianSensing.random(5, 1, 6, seed=[seed, 11]))
+    scale = float(np.linalg.norm(loss.gradient(np.zeros((5, 5))), 2))
+    g = greedy_low_rank_learning(loss, 5, eps=1e-14)
+    with _w.catch_warnings():
+        _w.simplefilter("ignore", ConvergenceWarning)
+        res = small_init_limit(loss, 5, 10.0 ** (-L10), max_time=2e4 / scale)
+    dist = float(np.linalg.norm(res.Q - g.Q) / np.linalg.norm(g.Q))
+    return {"eps": 10.0 ** (-L10), "dist_glrl": dist, "trace": float(np.trace(res.Q)),
+            "glrl_trace": float(np.trace(g.Q)), "glrl_rank": g.rank,
+            "alpha_glrl": g.predicted_exponent, "status": res.report.status,
+            "loss_rel": res.report.loss_rel}
+
+
+def beyond_joint_cell(instance: int, eta_scale: float, log_inv_eps: float,
+                      instance_seed: int) -> dict[str, Scalar]:
+    r"""One ``(eta, eps)`` cell of the commuting joint limit (experiment (d) of ``verify beyond``):
+    :func:`quadnet.commuting.experiments.joint_limit` on ``random_commuting_instance``
+    ``(instance_seed, 24, 6)``; ``instance`` labels the instance (its seed is the cell seed)."""
+    from quadnet.commuting.experiments import joint_limit
+
+    out = joint_limit(eta_scale, log_inv_eps, as_int(instance_seed, "instance_seed", minimum=0))
+    return {k: out[k] for k in _BEYOND_JOINT_RESULTS}
+
+
+_BEYOND_JOINT_RESULTS = ("eta", "dist_min_trace", "identity_error", "dist_weighted_lp",
+                         "lp_vs_min_trace", "steps", "converged")
+
+
+def beyond_commutator_cell(path: int, t: float, instance_seed: int) -> dict[str, Scalar]:
+    r"""One point ``t`` of the commuting -> non-commuting path (experiment (c) of ``verify
+    beyond``): :func:`quadnet.commuting.experiments.commutator_path` ``(instance_seed, [0, t])``
+    (the ``t = 0`` point is the warm start of the von Neumann projection); ``path`` labels it."""
+    from quadnet.commuting.experiments import commutator_path
+
+    t = as_positive(t, "t", allow_zero=True)
+    row = commutator_path(as_int(instance_seed, "instance_seed", minimum=0), [0.0, t])["rows"][-1]
+    return {k: row[k] for k in ("commutator", "deviation", "trace_flow", "trace_vn", "status")}
+
+
+register_sweep(Sweep(
+    name="beyond-limits",
+    description="non-commuting sensing: small-initialisation flow limit vs GLRL as eps -> 0",
+    cell="quadnet.harness.cells:beyond_limit_cell",
+    quick={"kind": ("gaussian",), "instance": (0, 1), "log10_inv_eps": (3.0, 12.0, 30.0)},
+    full={"kind": ("gaussian", "rankone"), "instance": tuple(range(10)),
+          "log10_inv_eps": (3.0, 6.0, 9.0, 12.0, 16.0, 20.0, 25.0, 30.0)},
+    results=("eps", "dist_glrl", "trace", "glrl_trace", "glrl_rank", "alpha_glrl", "status",
+             "loss_rel"),
+    seed_keys=("kind", "instance"),
+    seed_arg="instance_seed",
+    requires=("quadnet.commuting.greedy",),
+))
+
+register_sweep(Sweep(
+    name="beyond-joint",
+    description="commuting case: factor descent at fixed eta as eps -> 0 (joint limit)",
+    cell="quadnet.harness.cells:beyond_joint_cell",
+    quick={"instance": (0,), "eta_scale": (0.1, 0.4), "log_inv_eps": (8.0, 32.0, 128.0)},
+    full={"instance": (0, 1, 2), "eta_scale": (0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6),
+          "log_inv_eps": (4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0)},
+    results=_BEYOND_JOINT_RESULTS,
+    seed_keys=("instance",),
+    seed_arg="instance_seed",
+    requires=("quadnet.commuting.experiments",),
+))
+
+register_sweep(Sweep(
+    name="beyond-commutator",
+    description="rotate one commuting measurement: deviation from the Bregman law vs commutator",
+    cell="quadnet.harness.cells:beyond_commutator_cell",
+    quick={"path": (0,), "t": (1e-4, 1e-3, 1e-2)},
+    full={"path": (0, 1, 2), "t": (1e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 3e-1)},
+    results=("commutator", "deviation", "trace_flow", "trace_vn", "status"),
+    seed_keys=("path",),
+    seed_arg="instance_seed",
+    requires=("quadnet.commuting.experiments",),
 ))

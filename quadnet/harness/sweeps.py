@@ -135,8 +135,11 @@ def available_sweeps() -> list[str]:
 
 def get_sweep(name: str) -> Sweep:
     """The registered sweep ``name``; ``ValueError`` listing the available ones otherwise."""
-    if not isinstance(name, str) or name not in SWEEPS:
-        raise ValueError(f"unknown sweep {name!r}; available: {', '.join(available_sweeps())}")
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a sweep name (str), got {type(name).__name__}")
+    if name not in SWEEPS:
+        raise ValueError(f"name: unknown sweep {name!r}; available: "
+                         f"{', '.join(available_sweeps())}")
     sweep = SWEEPS[name]
     sweep.cell_function()  # a clear error now rather than in every worker
     return sweep
@@ -217,6 +220,8 @@ def sweep_cells(sweep: Sweep | str, *, quick: bool = False, seed: int = 0,
 
     ``grid`` replaces some axes of the quick or full grid (e.g. ``{"d": (20, 40)}``).
     """
+    if not isinstance(sweep, (str, Sweep)):
+        raise TypeError(f"sweep must be a sweep name or a Sweep, got {type(sweep).__name__}")
     sweep = get_sweep(sweep) if isinstance(sweep, str) else sweep
     seed = as_int(seed, "seed", minimum=0)
     axes = _axes(sweep, quick, grid)
