@@ -68,7 +68,9 @@ from quadnet.sensing import trace_min_sdp as trace_min_sdp
 from quadnet.commuting import CommutingSensing as CommutingSensing
 from quadnet.commuting import bregman_divergence as bregman_divergence
 from quadnet.commuting import bregman_projection as bregman_projection
+from quadnet.commuting import greedy_low_rank_learning as greedy_low_rank_learning
 from quadnet.commuting import min_trace_solution as min_trace_solution
+from quadnet.commuting import small_init_limit as small_init_limit
 # features (§6)
 from quadnet.features import Dataset as Dataset
 from quadnet.features import DeepLinearNet as DeepLinearNet
@@ -138,7 +140,9 @@ __all__ = [
     "CommutingSensing",
     "bregman_divergence",
     "bregman_projection",
+    "greedy_low_rank_learning",
     "min_trace_solution",
+    "small_init_limit",
     # features
     "Dataset",
     "DeepLinearNet",

@@ -1,0 +1,448 @@
+r"""Experiments beyond the commuting selection laws: pure functions of seeds and parameters.
+
+(a) :func:`limit_distances`: small-initialisation limit vs GLRL and vs the minimum-trace
+    interpolant on one instance, over a grid of ``eps`` (random instances from
+    :func:`gaussian_symmetric_instance`; rank-one ``x x^T`` instances are built by the harness
+    and passed in as losses);
+(b) :func:`counterexample_search`, :func:`verify_counterexample`,
+    :func:`razin_cohen_dilation` (Razin & Cohen, NeurIPS 2020);
+(c) :func:`commutator_path`: rotate one measurement by ``exp(t Omega)`` and measure the
+    distance of the flow's limit from the matrix (von Neumann) Bregman projection, which is
+    the proved law at ``t = 0`` (quadnet theory §5);
+(d) :func:`joint_limit`: factor descent at fixed ``eta`` as ``eps -> 0`` in the commuting case,
+    with the exact effective-start identity of :func:`descent_effective_start`.
+
+Everything here is measured; ``docs/noncommuting.md`` says what is proved.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import scipy.linalg
+from scipy.optimize import linprog
+
+from quadnet._validation import as_array, as_int, as_positive
+from quadnet.commuting.algebra import CommutingSensing, random_commuting_instance
+from quadnet.commuting.bregman import bregman_projection, min_trace_solution
+from quadnet.commuting.greedy import (
+    greedy_low_rank_learning,
+    min_trace_interpolant,
+    small_init_limit,
+)
+from quadnet.exceptions import ConvergenceWarning
+from quadnet.losses import MeasurementLoss, as_loss
+
+__all__ = [
+    "commutator_path",
+    "commuting_cross_check",
+    "counterexample_search",
+    "descent_effective_start",
+    "fit_power_law",
+    "gaussian_symmetric_instance",
+    "joint_limit",
+    "limit_distances",
+    "razin_cohen_dilation",
+    "verify_counterexample",
+    "von_neumann_projection",
+]
+
+
+def _rel(a, b) -> float:
+    return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-300))
+
+
+def gaussian_symmetric_instance(seed, d: int = 5, m: int = 6, r: int = 1) -> MeasurementLoss:
+    r"""``A_i = (G_i + G_i^T)/2`` with Gaussian ``G_i``, ``y_i = <A_i, Z Z^T>``, ``Z`` Gaussian ``d x r``.
+
+    Underdetermined when ``m < d(d+1)/2``. The planted ``Z Z^T`` is stored as ``Q_star``.
+
+    Examples
+    --------
+    >>> loss = gaussian_symmetric_instance(0)
+    >>> loss.A.shape, round(loss.value(loss.Q_star), 12)
+    ((6, 5, 5), 0.0)
+    """
+    rng = np.random.default_rng(as_int(seed, "seed", minimum=0))
+    d = as_int(d, "d", minimum=2)
+    m = as_int(m, "m", minimum=1)
+    r = as_int(r, "r", minimum=1, maximum=d)
+    G = rng.standard_normal((m, d, d))
+    A = 0.5 * (G + G.transpose(0, 2, 1))
+    Z = rng.standard_normal((d, r))
+    loss = MeasurementLoss(A, np.einsum("iab,ab->i", A, Z @ Z.T))
+    loss.Q_star = Z @ Z.T
+    return loss
+
+
+def fit_power_law(eps, dist, *, floor: float = 1e-11, ceiling: float = 0.2) -> dict:
+    r"""Least-squares fit ``log dist = log C + alpha log eps`` on the points with
+    ``floor < dist < ceiling`` (the asymptotic regime above the solver floor).
+
+    Returns ``{"alpha", "C", "points"}`` (``nan`` with fewer than two points).
+
+    Examples
+    --------
+    >>> e = np.array([1e-4, 1e-8, 1e-12])
+    >>> round(fit_power_law(e, 3 * e**0.5)["alpha"], 9)
+    0.5
+    """
+    e, dd = as_array(eps, "eps", ndim=1), as_array(dist, "dist", ndim=1)
+    keep = (dd > floor) & (dd < ceiling)
+    if keep.sum() < 2:
+        return {"alpha": math.nan, "C": math.nan, "points": int(keep.sum())}
+    a, b = np.polyfit(np.log(e[keep]), np.log(dd[keep]), 1)
+    return {"alpha": float(a), "C": float(math.exp(b)), "points": int(keep.sum())}
+
+
+def limit_distances(loss, d: int, eps_grid, *, m: int | None = None, glrl_eps: float = 1e-14,
+                    with_sdp: bool = True, max_time_factor: float | None = None,
+                    progress: bool = False) -> dict:
+    r"""Small-initialisation flow limit vs GLRL and vs the minimum-trace interpolant, per ``eps``.
+
+    The predicted exponent is ``alpha = prod_k (1 - mu_2^(k)/mu_1^(k))`` (GLRL stages), halved
+    when the GLRL end point is not isolated among interpolants of its rank
+    (``m < n_h = d r - r(r-1)/2``): then the ``sqrt``-size cross terms of the left-over
+    directions are not removed by interpolation. ``diagnosis`` names, for this instance, why
+    the two limits are still apart at the smallest ``eps`` when they are (``"ok"`` otherwise).
+    ``max_time_factor`` caps each flow at ``max_time_factor / ||S_0||_2`` time units.
+    """
+    loss = as_loss(loss)
+    eps_grid = np.sort(as_array(eps_grid, "eps_grid", ndim=1))[::-1]
+    m = getattr(loss, "m", None) if m is None else as_int(m, "m", minimum=1)
+    g = greedy_low_rank_learning(loss, d, eps=glrl_eps)
+    r = g.rank
+    n_h = d * r - r * (r - 1) // 2
+    isolated = m is not None and m >= n_h
+    alpha_pred = g.predicted_exponent * (1.0 if isolated else 0.5)
+    mt = min_trace_interpolant(loss) if with_sdp else None
+    rows = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        for eps in eps_grid:
+            T = (None if max_time_factor is None else as_positive(max_time_factor, "max_time_factor")
+                 / max(float(np.linalg.norm(loss.gradient(np.zeros((d, d))), 2)), 1e-300))
+            res = small_init_limit(loss, d, float(eps), max_time=T, progress=progress)
+            rep = res.report
+            rows.append({"eps": float(eps), "dist_glrl": _rel(res.Q, g.Q),
+                         "dist_min_trace": _rel(res.Q, mt.Q) if mt else math.nan,
+                         "trace": float(np.trace(res.Q)), "status": rep.status,
+                         "loss_rel": rep.loss_rel, "excess_mass": rep.excess_mass,
+                         "excess_growth": rep.excess_growth, "neg_rel": rep.neg_rel,
+                         "rank": rep.rank})
+    e = np.array([x["eps"] for x in rows])
+    dist = np.array([x["dist_glrl"] for x in rows])
+    fit = fit_power_law(e, dist)
+    last = rows[-1]
+    gaps = [s.gap_ratio for s in g.stages]
+    if last["dist_glrl"] <= 1e-3:
+        why = "ok"
+    elif g.status != "interpolating":
+        why = f"GLRL ends at a {g.status} point (loss {g.loss_rel:.1e})"
+    elif any(s.added > 1 for s in g.stages) or max(gaps, default=0) > 0.9:
+        why = f"degenerate step (mu2/mu1 up to {max(gaps):.3f})"
+    elif last["status"] != "converged" and last["neg_rel"] > 1e-9:
+        why = (f"saddle / slow excess direction: flow still moving (escape rate "
+               f"{last['neg_rel']:.1e}, excess x{last['excess_growth']:.3f} per doubling)")
+    elif math.isfinite(fit["alpha"]):
+        need = math.exp((math.log(1e-3) - math.log(fit["C"])) / fit["alpha"])
+        why = (f"power law eps^{fit['alpha']:.3f} with prefactor {fit['C']:.2g}: "
+               f"1e-3 reached only at eps ~ {need:.1e}")
+    else:
+        why = "no asymptotic regime within the grid"
+    return {"rows": rows, "glrl_trace": float(np.trace(g.Q)), "glrl_rank": r,
+            "glrl_status": g.status, "gap_ratios": gaps,
+            "added": [s.added for s in g.stages], "alpha_pred": alpha_pred,
+            "alpha_pred_raw": g.predicted_exponent, "isolated": bool(isolated),
+            "alpha_fit": fit["alpha"], "C_fit": fit["C"], "fit_points": fit["points"],
+            "min_trace": mt.trace if mt else math.nan,
+            "min_trace_status": mt.status if mt else "", "diagnosis": why,
+            "glrl_Q": g.Q}
+
+
+# ------------------------------------------------------------------------- (b) counterexamples
+def counterexample_search(seeds, *, d: int = 5, m: int = 6, r: int = 1) -> list[dict]:
+    """GLRL trace vs minimum trace on :func:`gaussian_symmetric_instance` for each seed.
+
+    Sorted by the relative gap ``(tr Q_GLRL - tr Q_mt) / tr Q_mt``, largest first.
+    """
+    out = []
+    for s in seeds:
+        loss = gaussian_symmetric_instance(int(s), d, m, r)
+        g = greedy_low_rank_learning(loss, d)
+        mt = min_trace_interpolant(loss)
+        tg = float(np.trace(g.Q))
+        out.append({"seed": int(s), "d": d, "m": m, "glrl_trace": tg, "min_trace": mt.trace,
+                    "gap_rel": (tg - mt.trace) / mt.trace, "glrl_rank": g.rank,
+                    "glrl_status": g.status, "sdp_status": mt.status})
+    return sorted(out, key=lambda x: -x["gap_rel"])
+
+
+def verify_counterexample(loss, d: int, eps_list=(1e-3, 1e-6, 1e-9, 1e-12), *,
+                          eta: float | None = None, progress: bool = False) -> dict:
+    r"""Trace of the descent limit (step ``eta``; default ``0.02 / ||S_0||_2``) from
+    ``sqrt(eps) I`` for each ``eps``, of GLRL and of the SDP minimum-trace interpolant."""
+    loss = as_loss(loss)
+    S0 = loss.gradient(np.zeros((d, d)))
+    eta = 0.02 / float(np.linalg.norm(S0, 2)) if eta is None else as_positive(eta, "eta")
+    g = greedy_low_rank_learning(loss, d)
+    mt = min_trace_interpolant(loss)
+    rows = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        for eps in eps_list:
+            res = small_init_limit(loss, d, float(eps), eta=eta, progress=progress)
+            tr = float(np.trace(res.Q))
+            rows.append({"eps": float(eps), "trace": tr, "gap_rel": (tr - mt.trace) / mt.trace,
+                         "status": res.report.status, "loss_rel": res.report.loss_rel,
+                         "steps": res.history.get("steps", 0), "rank": res.report.rank})
+    tg = float(np.trace(g.Q))
+    return {"eta": eta, "rows": rows, "glrl_trace": tg, "glrl_gap_rel": (tg - mt.trace) / mt.trace,
+            "glrl_rank": g.rank, "min_trace": mt.trace, "sdp_status": mt.status,
+            "sdp_residual": mt.residual}
+
+
+def razin_cohen_dilation() -> tuple[MeasurementLoss, np.ndarray]:
+    r"""Razin & Cohen (NeurIPS 2020) 2 x 2 completion, observed ``W_12 = W_21 = 1``, ``W_22 = 0``,
+    as a PSD problem by the dilation ``Q = [[A A^T, A B^T], [B A^T, B B^T]]`` (``W = A B^T``).
+
+    Returns the loss on ``4 x 4`` predictors (measurements of the off-diagonal block) and the
+    balanced start direction ``W0 = [I; I]`` (``A_0 = B_0 = sqrt(eps) I``, ``det W(0) > 0``).
+    Every interpolant has ``det W = -1``; the minimum trace is ``2 ||W||_* >= 4`` (at
+    ``W_11 = 0``); Razin & Cohen prove that from such starts ``|W_11| -> inf`` as the loss
+    goes to 0.
+    """
+    obs = [((0, 1), 1.0), ((1, 0), 1.0), ((1, 1), 0.0)]
+    A = np.zeros((3, 4, 4))
+    for i, ((a, b), _v) in enumerate(obs):
+        A[i, a, 2 + b] = A[i, 2 + b, a] = 0.5
+    loss = MeasurementLoss(A, [v for _, v in obs])
+    return loss, np.vstack([np.eye(2), np.eye(2)])
+
+
+# --------------------------------------------------------------------- (c) commuting -> not
+def von_neumann_projection(A, y, log_eps: float, *, nu0=None, tol: float = 1e-13,
+                           max_iter: int = 200, return_dual: bool = False):
+    r"""``argmin { D(Q, eps I) : <A_i, Q> = y_i }``, ``D`` the von Neumann divergence
+    ``tr(Q log Q - Q log Q0 - Q + Q0)``.
+
+    Dual Newton: ``Q(nu) = exp(log(eps) I + sum_i nu_i A_i)`` minimises ``F(nu) = tr Q(nu) -
+    y^T nu``; ``grad F = A(Q) - y``; the Hessian ``<A_i, D exp[A_j]>`` from divided differences
+    of ``exp`` in the eigenbasis (Daleckii–Krein); damped by a backtracking line search from
+    ``nu0`` (default 0; a warm start from a nearby problem is much faster). For commuting
+    ``A_i`` this is the Bregman projection of quadnet theory §5, i.e. the proved limit of the
+    factor flow. ``return_dual=True`` also returns ``nu``.
+
+    Examples
+    --------
+    >>> A = np.array([[[1.0, 0.0], [0.0, 2.0]]])
+    >>> Q = von_neumann_projection(A, [2.0], math.log(1e-8))
+    >>> np.round(np.diag(Q), 4).tolist()
+    [0.0001, 0.9999]
+    """
+    A = as_array(A, "A", ndim=3)
+    y = as_array(y, "y", ndim=1, shape=(A.shape[0],))
+    m, d, _ = A.shape
+    nu = np.zeros(m) if nu0 is None else as_array(nu0, "nu0", ndim=1, shape=(m,)).copy()
+
+    def state(nu):
+        M = log_eps * np.eye(d) + np.tensordot(nu, A, 1)
+        lam, V = np.linalg.eigh(0.5 * (M + M.T))
+        if lam.max() > 100.0:          # a trial step far out: reject it in the line search
+            return lam, V, None, math.inf
+        Q = (V * np.exp(lam)) @ V.T
+        return lam, V, Q, float(np.exp(lam).sum() - y @ nu)
+
+    lam, V, Q, F = state(nu)
+    ynorm = max(np.max(np.abs(y)), 1e-300)
+    for _ in range(max_iter):
+        g = np.einsum("iab,ab->i", A, Q) - y
+        if np.max(np.abs(g)) <= tol * ynorm:
+            return (Q, nu) if return_dual else Q
+        diff = lam[:, None] - lam[None, :]
+        el = np.exp(lam)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            dd = np.where(np.abs(diff) > 1e-12 * (1 + np.abs(lam[:, None])),
+                          (el[:, None] - el[None, :]) / np.where(diff == 0, 1, diff),
+                          np.exp(0.5 * (lam[:, None] + lam[None, :])))
+        At = np.einsum("ak,iab,bl->ikl", V, A, V, optimize=True)
+        H = np.einsum("ikl,jkl,kl->ij", At, At, dd, optimize=True)
+        step = np.linalg.solve(H + 1e-300 * np.eye(m), g)
+        t, gn = 1.0, float(np.linalg.norm(g))
+        while t > 1e-30:
+            lam2, V2, Q2, F2 = state(nu - t * step)
+            if Q2 is not None and (F2 <= F - 1e-4 * t * (g @ step) or np.linalg.norm(
+                    np.einsum("iab,ab->i", A, Q2) - y) < (1.0 - 1e-4 * t) * gn):
+                break   # Armijo, or (in rounding, near the optimum) a smaller gradient
+            t *= 0.5
+        if Q2 is None:
+            break
+        nu, lam, V, Q, F = nu - t * step, lam2, V2, Q2, F2
+    raise RuntimeError("von_neumann_projection: Newton did not converge")
+
+
+def commutator_path(seed, ts, *, d: int = 4, m: int = 3, eps: float = 1e-4,
+                    progress: bool = False) -> dict:
+    r"""Rotate ``A_0`` of a commuting instance by ``R(t) = exp(t Omega)`` (``Omega`` random skew,
+    ``||Omega||_F = 1``) and compare the factor-flow limit from ``sqrt(eps) I`` with the
+    von Neumann Bregman projection of ``eps I`` (:func:`von_neumann_projection`).
+
+    ``y`` is kept consistent with the planted ``Q* = V diag(q*) V^T`` (positive definite), so
+    every ``t`` is feasible. Returns per ``t``: the relative commutator
+    ``max_j ||[A_0(t), A_j]||_F / (||A_0|| ||A_j||)``, the deviation
+    ``||Q_flow - Q_vN|| / ||Q_vN||``; the power laws deviation ~ C commutator^p and
+    |trace gap| ~ commutator^p_tr fitted where the deviation is below 0.1.
+    """
+    rng = np.random.default_rng([as_int(seed, "seed", minimum=0), 7003])
+    V = np.linalg.qr(rng.standard_normal((d, d)))[0]
+    spec = rng.standard_normal((m, d))
+    qstar = rng.uniform(0.5, 1.5, d)
+    As0 = np.einsum("ak,ik,bk->iab", V, spec, V)
+    Om = rng.standard_normal((d, d))
+    Om = Om - Om.T
+    Om /= np.linalg.norm(Om)
+    Qs = (V * qstar) @ V.T
+    nu = bregman_projection(spec, spec @ qstar, np.full(d, eps)).nu   # exact at t = 0
+    rows = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        for t in as_array(ts, "ts", ndim=1):
+            R = scipy.linalg.expm(float(t) * Om)
+            As = As0.copy()
+            As[0] = R @ As0[0] @ R.T
+            As[0] = 0.5 * (As[0] + As[0].T)
+            y = np.einsum("iab,ab->i", As, Qs)
+            loss = MeasurementLoss(As, y)
+            n = np.linalg.norm(As, axis=(1, 2))
+            comm = max(float(np.linalg.norm(As[0] @ As[j] - As[j] @ As[0]) / (n[0] * n[j]))
+                       for j in range(1, m))
+            res = small_init_limit(loss, d, eps, progress=progress)
+            Qv, nu = von_neumann_projection(As, y, math.log(eps), nu0=nu, return_dual=True)
+            rows.append({"t": float(t), "commutator": comm, "deviation": _rel(res.Q, Qv),
+                         "status": res.report.status, "trace_flow": float(np.trace(res.Q)),
+                         "trace_vn": float(np.trace(Qv))})
+    c = np.array([x["commutator"] for x in rows])
+    dev = np.array([x["deviation"] for x in rows])
+    dtr = np.array([abs(x["trace_flow"] - x["trace_vn"]) / x["trace_vn"] for x in rows])
+    keep = (c > 0) & (dev > 1e-10) & (dev < 0.1)
+    fit = np.polyfit(np.log(c[keep]), np.log(dev[keep]), 1) if keep.sum() >= 2 else (math.nan,) * 2
+    keep_t = keep & (dtr > 1e-12)
+    p_tr = (float(np.polyfit(np.log(c[keep_t]), np.log(dtr[keep_t]), 1)[0])
+            if keep_t.sum() >= 2 else math.nan)
+    return {"rows": rows, "exponent": float(fit[0]), "prefactor": float(math.exp(fit[1])),
+            "trace_exponent": p_tr, "eps": eps, "d": d, "m": m}
+
+
+# ------------------------------------------------------------------ (d) joint (eta, eps) limit
+def descent_effective_start(spectra, y, eta: float, log_inv_eps: float, *,
+                            max_steps: int = 200_000, rtol: float = 1e-13) -> dict:
+    r"""Factor descent in spectral coordinates from ``q0 = eps 1`` and its exact selection law.
+
+    ``log q_{k+1} = log q_k + 2 log|1 - 2 eta g_k|`` (quadnet theory §5). Writing
+    ``2 log|1 - 2 eta g| = -4 eta g + b(eta g)`` with ``b(x) = 2 log|1 - 2x| + 4x = -4x^2 + ...``
+    and ``g_k = A^T (A q_k - y)/m in range(A^T)``, the limit satisfies
+    ``log q_inf = log q0 + beta + A^T nu`` with ``beta = sum_k b(eta g_k)`` and ``A q_inf = y``:
+    it is *exactly* the Bregman projection of the effective start ``q0 * exp(beta)`` (derived
+    here; the flow is ``beta = 0``). As ``eps -> 0`` at fixed ``eta``, ``beta ~ -kappa log(1/eps)``
+    (the plateaus last ``~ log(1/eps)/eta`` steps), so the limit tends to the *weighted*
+    minimum-trace point ``argmin {(1 + kappa)^T q : A q = y, q >= 0}``, which is the
+    minimum-trace point only while ``kappa(eta)`` keeps its LP vertex optimal.
+
+    Returns ``q``, ``beta``, ``kappa = -beta / log(1/eps)``, ``steps``, ``residual``.
+    """
+    A = as_array(spectra, "spectra", ndim=2)
+    y = as_array(y, "y", ndim=1, shape=(A.shape[0],))
+    eta = as_positive(eta, "eta")
+    L = as_positive(log_inv_eps, "log_inv_eps")
+    m = A.shape[0]
+    z = np.full(A.shape[1], -L)
+    beta = np.zeros_like(z)
+    c = (2.0 * eta / m) * A.T
+    yn = max(np.max(np.abs(y)), 1e-300)
+    k = 0
+    q = np.exp(z)
+    for k in range(1, max_steps + 1):
+        r = A @ q - y
+        if np.max(np.abs(r)) <= rtol * yn:
+            break
+        x = c @ r                       # = 2 eta g
+        step = 2.0 * np.log(np.abs(1.0 - x))
+        z += step
+        beta += step + 2.0 * x
+        if not z.max() <= 230.0:
+            raise ValueError(f"descent diverged at step {k} with eta = {eta:g}")
+        q = np.exp(z)
+    res = float(np.max(np.abs(A @ q - y)) / yn)
+    return {"q": q, "beta": beta, "kappa": -beta / L, "steps": k, "residual": res,
+            "converged": bool(res <= 1e-10)}
+
+
+def _weighted_lp(A, y, w) -> np.ndarray:
+    sol = linprog(w, A_eq=A, b_eq=y, bounds=[(0, None)] * A.shape[1], method="highs")
+    if sol.status != 0:
+        raise RuntimeError(f"weighted LP failed: {sol.message}")
+    return np.asarray(sol.x, float)
+
+
+def joint_limit(eta_scale: float, log_inv_eps: float, instance_seed: int, *, d: int = 24,
+                m: int = 6) -> dict:
+    r"""One ``(eta, eps)`` cell of the commuting joint limit on :func:`random_commuting_instance`.
+
+    ``eta = eta_scale / max_j |g0_j|`` with ``g0 = -A^T y / m`` the gradient at ``Q = 0``
+    (``eta_scale < 1`` keeps ``|1 - 2 eta g0| < 1`` on the growing coordinates). Reports the
+    distance of the descent limit from the minimum-trace point, the error of the effective-start
+    identity (Bregman projection of ``eps exp(beta)``; exact, so at rounding level), and the
+    weighted-LP prediction of the ``eps -> 0`` limit at this ``eta`` with its distance.
+    """
+    inst = random_commuting_instance(instance_seed, d, m)
+    A, y = inst["spectra"], inst["y"]
+    g0 = -A.T @ y / m
+    eta = as_positive(eta_scale, "eta_scale") / float(np.max(np.abs(g0)))
+    L = as_positive(log_inv_eps, "log_inv_eps")
+    out = descent_effective_start(A, y, eta, L)
+    q = out["q"]
+    mt = min_trace_solution(A, y).q
+    br = bregman_projection(A, y, log_q0=np.full(d, -L) + out["beta"])
+    lp = _weighted_lp(A, y, 1.0 + out["kappa"])
+    return {"eta": eta, "eta_scale": float(eta_scale), "log_inv_eps": L,
+            "dist_min_trace": _rel(q, mt), "identity_error": _rel(q, br.q),
+            "dist_weighted_lp": _rel(q, lp), "lp_vs_min_trace": _rel(lp, mt),
+            "kappa_spread": float(np.ptp(out["kappa"])), "steps": out["steps"],
+            "residual": out["residual"], "converged": out["converged"],
+            "trace": float(q.sum()), "min_trace": float(mt.sum())}
+
+
+def commuting_cross_check(seed: int = 0, *, d: int = 5, m: int = 3, eps=(1e-4,)) -> dict:
+    r"""The new generic code against the proved commuting laws (quadnet theory §5).
+
+    On :func:`random_commuting_instance` ``(seed, d, m)`` in a random orthogonal basis: GLRL
+    vs :func:`quadnet.min_trace_solution`, and, for each ``eps``, :func:`small_init_limit` with
+    ``method="factor"`` (the generic factor flow) vs :func:`quadnet.bregman_projection` of
+    ``eps 1``, plus the exact reduced path. Relative Frobenius distances (worst over ``eps``).
+
+    Examples
+    --------
+    >>> out = commuting_cross_check(0, d=3, m=1, eps=(1e-2,))
+    >>> out["flow_vs_bregman"] < 1e-8, out["glrl_vs_min_trace"] < 1e-8
+    (True, True)
+    """
+    inst = random_commuting_instance(seed, d, m)
+    rng = np.random.default_rng([seed, 7005])
+    V = np.linalg.qr(rng.standard_normal((d, d)))[0]
+    loss = CommutingSensing(V, inst["spectra"], inst["y"])
+    A, y = inst["spectra"], inst["y"]
+    g = greedy_low_rank_learning(loss, d)
+    mt = loss.to_matrix(min_trace_solution(A, y).q)
+    flow, red, status = [], [], []
+    for e in np.atleast_1d(as_array(eps, "eps")):
+        res = small_init_limit(loss, d, float(e), method="factor")
+        br = loss.to_matrix(bregman_projection(A, y, np.full(d, float(e))).q)
+        flow.append(_rel(res.Q, br))
+        red.append(_rel(small_init_limit(loss, d, float(e)).Q, br))
+        status.append(res.report.status)
+    return {"seed": int(seed), "glrl_vs_min_trace": _rel(g.Q, mt),
+            "flow_vs_bregman": max(flow), "reduced_vs_bregman": max(red),
+            "flow_per_eps": flow, "flow_status": status, "glrl_status": g.status,
+            "eps": [float(e) for e in np.atleast_1d(eps)]}
