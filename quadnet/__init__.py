@@ -35,6 +35,7 @@ from quadnet import harness as harness
 from quadnet.geometry import PSDQuotient as PSDQuotient
 from quadnet.geometry import align as align
 from quadnet.geometry import bures_wasserstein as bures_wasserstein
+from quadnet.geometry import bw_barycenter as bw_barycenter
 from quadnet.geometry import check_manifold as check_manifold
 # losses and dynamics (§2)
 from quadnet.losses import AutogradLoss as AutogradLoss
@@ -107,6 +108,7 @@ __all__ = [
     "PSDQuotient",
     "align",
     "bures_wasserstein",
+    "bw_barycenter",
     "check_manifold",
     # losses and dynamics
     "AutogradLoss",

@@ -10,6 +10,21 @@ from quadnet.geometry.manifold import (
     horizontal_dimension as horizontal_dimension,
     lyapunov_skew as lyapunov_skew,
 )
+from quadnet.geometry.barycenter import (
+    BWBarycenter as BWBarycenter,
+    bw_barycenter as bw_barycenter,
+)
+from quadnet.geometry.riemannian import (
+    CurvatureBounds as CurvatureBounds,
+    bures_wasserstein_sectional_curvature as bures_wasserstein_sectional_curvature,
+    curvature_bounds as curvature_bounds,
+    distance_expansion_curvature as distance_expansion_curvature,
+    holonomy as holonomy,
+    parallel_transport as parallel_transport,
+    ricci_curvature as ricci_curvature,
+    scalar_curvature as scalar_curvature,
+    sectional_curvature as sectional_curvature,
+)
 from quadnet.geometry.conformance import (
     BOUNDARY_EXCEPTIONS as BOUNDARY_EXCEPTIONS,
     check_gradient as check_gradient,
@@ -24,17 +39,28 @@ from quadnet.geometry.conformance import (
 
 __all__ = [
     "BOUNDARY_EXCEPTIONS",
+    "BWBarycenter",
+    "CurvatureBounds",
     "PSDQuotient",
     "align",
     "bures_wasserstein",
+    "bures_wasserstein_sectional_curvature",
+    "bw_barycenter",
     "check_gradient",
     "check_hessian",
     "check_manifold",
     "compare_pymanopt_optimisers",
+    "curvature_bounds",
+    "distance_expansion_curvature",
     "eckart_young_value",
+    "holonomy",
     "horizontal_dimension",
     "lyapunov_skew",
+    "parallel_transport",
     "random_orthogonal",
+    "ricci_curvature",
+    "scalar_curvature",
+    "sectional_curvature",
     "taylor_errors",
     "taylor_slope",
 ]

@@ -1205,3 +1205,79 @@ class PSDQuotient(Manifold):
                          "euclidean_to_riemannian_hessian", point=U, tangent_vector=xi,
                          euclidean_gradient=egrad, euclidean_hessian=ehess)
 
+
+    # ------------------------------------------------------ curvature, transport
+    def sectional_curvature(self, U, xi, eta, *, project: bool = False) -> float:
+        """Sectional curvature at ``U U^T`` of the plane of horizontal ``xi, eta`` (O'Neill).
+
+        ``K = 3 ||U Omega||^2 / (||xi||^2 ||eta||^2 - <xi, eta>^2)`` with
+        ``G Omega + Omega G = xi^T eta - eta^T xi``, ``G = U^T U`` (quadnet theory §1;
+        derivation in ``docs/riemannian.md``). See
+        :func:`quadnet.geometry.riemannian.sectional_curvature`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> M = PSDQuotient(2, 2)
+        >>> round(M.sectional_curvature(np.diag([1.0, 2.0]), np.array([[0., 1.], [0.5, 0.]]),
+        ...                             np.diag([1.0, 0.0])), 12)
+        0.48
+        """
+        from quadnet.geometry.riemannian import sectional_curvature
+
+        return sectional_curvature(self._arr(U, "U"), self._arr(xi, "xi"),
+                                   self._arr(eta, "eta"), project=project)
+
+    def ricci_curvature(self, U, xi=None, eta=None, *, project: bool = False):
+        """Ricci curvature ``Ric(xi, eta)`` at ``U U^T``, or its matrix in
+        :meth:`horizontal_basis` when no direction is given.
+
+        See :func:`quadnet.geometry.riemannian.ricci_curvature`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> PSDQuotient(3, 2).ricci_curvature(np.eye(3, 2)).shape
+        (5, 5)
+        """
+        from quadnet.geometry.riemannian import ricci_curvature
+
+        U = self._arr(U, "U")
+        xi = None if xi is None else self._arr(xi, "xi")
+        eta = None if eta is None else self._arr(eta, "eta")
+        return ricci_curvature(U, xi, eta, project=project)
+
+    def scalar_curvature(self, U) -> float:
+        """Scalar curvature at ``U U^T``, in closed form in the singular values of ``U``.
+
+        See :func:`quadnet.geometry.riemannian.scalar_curvature`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> PSDQuotient(2, 2).scalar_curvature(np.eye(2))
+        3.0
+        """
+        from quadnet.geometry.riemannian import scalar_curvature
+
+        return scalar_curvature(self._arr(U, "U"))
+
+    def parallel_transport(self, U, xi, v, t=1.0, **kwargs):
+        """Levi-Civita transport of ``v`` from ``U`` to ``U + t xi`` along ``U + s xi``.
+
+        Solves ``V' = -U(s) Omega`` with ``G(s) Omega + Omega G(s) = xi^T V - V^T xi``
+        (DOP853, order 8), the horizontal field whose derivative is vertical. See
+        :func:`quadnet.geometry.riemannian.parallel_transport`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> M = PSDQuotient(3, 2)
+        >>> U, xi = np.eye(3, 2), np.array([[0., 0.], [0., 0.], [1., 0.]])
+        >>> bool(np.allclose(M.parallel_transport(U, xi, xi, 0.5), xi))
+        True
+        """
+        from quadnet.geometry.riemannian import parallel_transport
+
+        return parallel_transport(self._arr(U, "U"), self._arr(xi, "xi"), self._arr(v, "v"), t,
+                                  **kwargs)

@@ -56,7 +56,6 @@ import scipy.linalg
 
 from quadnet._validation import RANK_RTOL, as_factor, as_matrix, as_positive, as_symmetric
 import quadnet.geometry._kernels as K
-from quadnet.geometry.manifold import PSDQuotient, align
 
 __all__ = [
     "CurvatureBounds",
@@ -278,7 +277,7 @@ def ricci_curvature(U, xi=None, eta=None, *, project: bool = False):
         if eta is not None:
             raise ValueError("ricci_curvature: eta given without xi")
         d, r = U.shape
-        B = PSDQuotient(d, r).horizontal_basis(U)
+        B = K.horizontal_basis(K.frame(U))
         Xs = B.T.reshape(-1, d, r)
         R = _ricci_form(U, Xs, Xs)
         return 0.5 * (R + R.T)
@@ -641,13 +640,13 @@ def holonomy(U, xi, eta, eps: float, *, rtol: float = 1e-13) -> dict:
     corners = [U + eps * e1, U + eps * (e1 + e2), U + eps * e2, U]
     W, V = U, e2.copy()
     for C in corners:
-        C_al = C @ align(C, W)          # representative of C nearest to W
+        C_al = C @ K.procrustes(C, W)          # representative of C nearest to W
         vel = C_al - W                   # log_W(C): horizontal at W
         vel = vel - _vertical_part(W, vel)  # rounding-level clean-up
         _check_segment(W, vel, 1.0)
         V = _transport(W, vel, V, 1.0, rtol, 1e-16)
         W = W + vel
-    R = align(W, U)                      # W R = U (W is U's fibre point after the loop)
+    R = K.procrustes(W, U)                      # W R = U (W is U's fibre point after the loop)
     V = V @ R
     Cm = U + 0.5 * eps * (e1 + e2)       # centre of the loop, for the O(eps^2) comparison
     c1, c2 = e1 - _vertical_part(Cm, e1), e2 - _vertical_part(Cm, e2)
@@ -716,10 +715,15 @@ def distance_expansion_curvature(U, xi, eta, *, scales=None) -> float:
     xi = xi / np.linalg.norm(xi)
     eta = eta - np.sum(eta * xi) * xi
     eta = eta / np.linalg.norm(eta)
-    M = PSDQuotient(*U.shape)
     g = []
     for h in hs:
-        vals = [2 * h * h - M.dist(U + sg * h * xi, U + sg * h * eta) ** 2 for sg in (1.0, -1.0)]
+        vals = [2 * h * h - _dist(U + sg * h * xi, U + sg * h * eta) ** 2 for sg in (1.0, -1.0)]
         g.append(0.5 * sum(vals) / h ** 4)
     A = np.vander(hs ** 2, hs.size, increasing=True)
     return 3.0 * float(np.linalg.solve(A, np.array(g))[0])
+
+
+def _dist(U: np.ndarray, V: np.ndarray) -> float:
+    """The quotient distance ``min_R ||U R - V||_F`` (the kernel route of
+    :meth:`quadnet.PSDQuotient.dist`)."""
+    return K.fro_norm(U @ K.procrustes(U, V) - V)
