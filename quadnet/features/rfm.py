@@ -30,9 +30,8 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy import linalg
 
-from quadnet._linalg import sym
+from quadnet._linalg import psd_power, sym
 from quadnet._validation import as_int, as_matrix, as_positive, as_rng
-from quadnet.features.fact import psd_power
 from quadnet.features.kernels import (
     KERNELS,
     agop_from_alpha,
@@ -464,7 +463,7 @@ class RecursiveFeatureMachine:
             return A, K @ A, F, None
         if self.update == "nfa":
             G = agop_from_alpha(X, A, M, alpha, gamma, centre=bool(self.centre_agop))
-            Mn = psd_power(G, float(self.agop_power))
+            Mn = psd_power(sym(G), float(self.agop_power), name="AGOP")
         elif self.fact_form == "ffT":
             Mn = sqrt_psd_update(F, 1.0)
         else:
@@ -552,5 +551,5 @@ class RecursiveFeatureMachine:
         """Learned features ``M^{1/2} x`` (rows), the representation the kernel sees."""
         self._check_fitted()
         X = as_matrix(X, "X", shape=(None, self.n_features_in_))
-        return X @ psd_power(self.M_, 0.5)
+        return X @ psd_power(sym(self.M_), 0.5, name="M_")
 
