@@ -300,7 +300,9 @@ def factorization_flow(target, U0, times) -> Trajectory:
        (``A = L Z``, Householder reflections from the right, rows in eigenvalue order): column
        ``j`` starts at the pivot row ``p_j``, the ``j``-th eigen-direction the start reaches
        beyond the earlier ones. Components below ``64 eps ||U0||_F`` count as zero, so a
-       rank-``k`` start gives ``k`` columns.
+       rank-``k`` start gives ``k`` columns; so do eigenvalues ``|lambda| <= d eps ||T||_2``
+       (the eigensolver's rounding of a zero eigenvalue, which would otherwise act as a
+       genuine ``1e-17`` at times ``t > 1e15``).
     2. With ``phi_i = (e^{4 lambda_i t} - 1)/lambda_i`` (``4t`` at ``lambda_i = 0``),
        ``g_i = e^{4 lambda_i t}/phi_i`` and ``B = D_phi^{1/2} L D_p^{-1/2}``
        (``D_p = diag(phi_{p_j})``): ``B_ij = L_ij (phi_i/phi_{p_j})^{1/2}`` is bounded by
@@ -340,7 +342,10 @@ def factorization_flow(target, U0, times) -> Trajectory:
         (:func:`canonical_gauge`: columns ``sqrt(q_j) w_j`` of the eigenpairs of ``Q(t)``,
         zero columns for an unreached width), ``.Q``, ``.loss`` (``1/2 ||Q - T||_F^2``);
         ``info["pivots"]`` are the reached eigen-directions (indices into the descending
-        eigenvalues ``info["eigenvalues"]``).
+        eigenvalues ``info["eigenvalues"]``) and ``info["pivot_norms"]`` the ``|L_{p_j j}|``:
+        the component of the start along the ``j``-th reached direction beyond the earlier
+        ones, which sets when it is learned (from ``U0 = eps V``: at
+        ``ln(lambda_{p_j} / (eps^2 ell_j^2) - 1) / (4 lambda_{p_j})``, docs/overparam.md).
 
     Raises
     ------
@@ -370,6 +375,7 @@ def factorization_flow(target, U0, times) -> Trajectory:
     r = U0.shape[1]
     lam, P = np.linalg.eigh(T)
     lam, P = lam[::-1].copy(), P[:, ::-1].copy()
+    lam[np.abs(lam) <= d * np.finfo(float).eps * np.max(np.abs(lam), initial=0.0)] = 0.0
     A = P.T @ U0
     L, piv = _echelon(A, _ECHELON_RTOL * float(np.linalg.norm(A)))
     k = L.shape[1]
@@ -394,5 +400,6 @@ def factorization_flow(target, U0, times) -> Trajectory:
         Y = sqrt_g[:, None] * Y
         Us[n, :, :k] = canonical_gauge(P @ Y)
     vals = np.array([0.5 * float(np.sum((U @ U.T - T) ** 2)) for U in Us])
+    ell = np.abs(L[piv, np.arange(k)]) if k else np.empty(0)
     return Trajectory(t.copy(), Us, vals, {"method": "closed form", "pivots": piv,
-                                           "eigenvalues": lam, "rank": k})
+                                           "pivot_norms": ell, "eigenvalues": lam, "rank": k})

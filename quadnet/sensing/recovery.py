@@ -1,4 +1,4 @@
-r"""Recovery of ``Q* = U* U*^T`` from rank-one measurements (THEORY.md §4).
+r"""Recovery of ``Q* = U* U*^T`` from rank-one measurements (quadnet theory §4).
 
 :func:`recover` minimises ``L(U) = (1/(2m)) sum_i (||U^T x_i||^2 - y_i)^2`` over ``d x r``
 factors with one of
@@ -239,7 +239,8 @@ def _trust_regions(problem, U0, max_iter, gtol, g0):
 def recover(problem: GaussianSensing, r: int, method: str = "lbfgs", init="spectral", *,
             eta="tuned", max_iter: int | None = None, gtol: float = 1e-13,
             init_scale: float = 1e-3, seed=None, lbfgs_memory: int = 20, restarts: int = 0,
-            restart_tol: float = 1e-20) -> RecoveryResult:
+            restart_tol: float = 1e-20, reduce_rank: bool = False,
+            rank_gap: float = 10.0) -> RecoveryResult:
     """Minimise the sensing loss over ``d x r`` factors (module docstring).
 
     Args:
@@ -260,10 +261,36 @@ def recover(problem: GaussianSensing, r: int, method: str = "lbfgs", init="spect
             relative loss ``L(U) / L(0)`` exceeds ``restart_tol`` (a non-interpolating
             stationary point: noiseless data only); the lowest-loss run is returned and
             ``history["restarts"]`` says how many were used, ``iterations`` counts all runs.
+        reduce_rank: over-parameterised widths (``r`` above the rank of ``Q*``). Near a
+            minimiser of rank ``k < r`` the ``r - k`` idle columns are flat directions of the
+            effective Hessian (structural zeros, :func:`quadnet.curvature.boundary_spectrum`),
+            along which every method converges only algebraically (``~1/t`` for the flow,
+            docs/overparam.md). With ``reduce_rank=True`` the factor found at width ``r`` is
+            cut at its largest singular-value gap ``sigma_k / sigma_{k+1} >= rank_gap`` (the
+            rank staircase, read from the data; ``Q*`` is not used) and the same method is
+            continued on the ``d x k`` factor ``W_k diag(sigma_k)``, where the minimiser is
+            non-degenerate and convergence is linear; the result is padded back to ``d x r``
+            with zero columns. ``history["rank"]`` is ``k`` (``r`` when no gap was found) and
+            ``history["width_run"]`` summarises the width-``r`` run
+            (its final loss and singular values).
+        rank_gap: the smallest singular-value ratio accepted as a rank gap (``> 1``).
 
     Raises:
         DivergenceError: the iterates became non-finite or exceeded ``1e100`` (message names
             the step ``eta``).
+
+    Examples
+    --------
+    Width ``r = d = 8`` for a rank-2 target (over-parameterised), small start:
+
+    >>> import numpy as np
+    >>> from quadnet import GaussianSensing
+    >>> from quadnet.sensing.gaussian import relative_error
+    >>> p = GaussianSensing.random(8, 2, 64, seed=0)
+    >>> out = recover(p, 8, init="small", init_scale=1e-6, seed=0, max_iter=400,
+    ...               reduce_rank=True)
+    >>> out.history["rank"], bool(relative_error(out.Q, p.U_star @ p.U_star.T) < 1e-10)
+    (2, True)
     """
     if not isinstance(problem, GaussianSensing):
         raise TypeError(f"problem must be a GaussianSensing instance, got {type(problem).__name__}")
@@ -279,6 +306,11 @@ def recover(problem: GaussianSensing, r: int, method: str = "lbfgs", init="spect
     default_iter = {"gd": 20000, "lbfgs": 5000, "trust-regions": 500}[method]
     max_iter = default_iter if max_iter is None else as_int(max_iter, "max_iter", minimum=0)
     restarts = as_int(restarts, "restarts", minimum=0)
+    if not isinstance(reduce_rank, (bool, np.bool_)):
+        raise TypeError(f"reduce_rank must be a bool, got {type(reduce_rank).__name__}")
+    rank_gap = as_positive(rank_gap, "rank_gap")
+    if not rank_gap > 1:
+        raise ValueError(f"rank_gap must be > 1, got {rank_gap}")
     rng = np.random.default_rng(seed)
     U0, init_name = _initial_factor(problem, r, init, init_scale, rng)
     g0 = _grad_scale(problem)
@@ -301,6 +333,26 @@ def recover(problem: GaussianSensing, r: int, method: str = "lbfgs", init="spect
         used += 1
         U0, _ = _initial_factor(problem, r, "small", init_scale, rng)
     U, conv, _, hist, msg = best[1]
-    hist = dict(hist, restarts=used)
+    hist = dict(hist, restarts=used, rank=r)
+    if reduce_rank and r > 1:
+        W, sv, _ = np.linalg.svd(U, full_matrices=False)
+        ratios = sv[:-1] / np.maximum(sv[1:], np.finfo(float).tiny)
+        k = int(np.argmax(ratios)) + 1
+        hist["width_run"] = {"loss": float(problem.factor_value(U)),
+                             "singular_values": sv.tolist(), "iterations": int(total_it)}
+        if sv[0] > 0 and ratios[k - 1] >= rank_gap:
+            Uk = W[:, :k] * sv[:k]
+            if method == "gd":
+                run = _gd(problem, Uk, step, max_iter, gtol, g0)
+            elif method == "lbfgs":
+                run = _lbfgs(problem, Uk, max_iter, gtol, g0, lbfgs_memory)
+            else:
+                run = _trust_regions(problem, Uk, max_iter, gtol, g0)
+            total_it += run[2]
+            U = np.zeros_like(U)
+            U[:, :k] = run[0]
+            conv, msg = run[1], run[4]
+            hist = dict(hist, rank=k, loss=hist["loss"] + run[3]["loss"],
+                        grad_norm=hist["grad_norm"] + run[3]["grad_norm"])
     return RecoveryResult(U=U, converged=bool(conv), iterations=int(total_it), history=hist,
                           method=method, init=init_name, eta=step, message=msg)
