@@ -1,4 +1,4 @@
-"""Benchmark: matrix-free ``effective_spectrum`` vs two dense routes (THEORY.md §3).
+"""Benchmark: matrix-free ``effective_spectrum`` vs two dense routes and the Gram route (quadnet theory §3).
 
 Dense routes, both ``n_h`` HVPs on ``PSDQuotient.horizontal_basis(U)`` + ``eigvalsh``:
 
@@ -12,7 +12,14 @@ Matrix-free: ``effective_spectrum(k=1, which="smallest")``, ARPACK on ``P_h Hess
 (``preconditioner="population"``), both through ``loss.hvp_at(U)`` (``X U`` once, two thin
 products per HVP). Gaussian sensing at the planted minimiser:
 
-    python benchmarks/bench_curvature.py [--skip-large] [--skip-small]
+    python benchmarks/bench_curvature.py [--skip-large] [--skip-small] [--gram-only]
+
+Structured Gram route (:func:`quadnet.curvature.gram_effective_spectrum`): ``K`` with rows
+``(2/sqrt m) vec(x_i (U^T x_i)^T)`` through the loss hook ``gram_factor(U)``, one ``K^T K``
+GEMM, then the smallest eigenvalue of ``P_h H P_h + sigma P_v`` (LAPACK ``evr``, one
+eigenvalue). ``GaussianSensing`` has no ``gram_factor`` yet, so the benchmark adds it in a
+subclass (:class:`_GramSensing`). The three routes are timed interleaved (``--reps`` rounds of
+gram / dense-B / matrix-free), and the machine load (``uptime``) is printed before and after.
 
 Prints, from one run: the cost of one HVP each way, both dense times, matrix-free seconds and
 HVP count for ARPACK and LOBPCG, the relative difference of ``lambda_min`` to the dense value,
@@ -29,7 +36,56 @@ import time
 import numpy as np
 
 from quadnet import GaussianSensing, PSDQuotient, effective_hessian, effective_spectrum
-from quadnet.curvature.hessian import horizontal_dimension
+from quadnet.curvature.hessian import gram_effective_spectrum, horizontal_dimension
+
+
+class _GramSensing(GaussianSensing):
+    """GaussianSensing with the Gram-factor hook (rows ``(2/sqrt m) vec(x_i (U^T x_i)^T)``)."""
+
+    def gram_factor(self, U):
+        XU = self.X @ U
+        return ((2.0 / np.sqrt(self.m)) * (self.X[:, :, None] * XU[:, None, :])).reshape(
+            self.m, -1)
+
+
+def _uptime() -> str:
+    import os
+
+    return "load average %.2f %.2f %.2f" % os.getloadavg()
+
+
+def _gram(seed: int, reps: int) -> None:
+    d, r, m = 200, 5, 20_000
+    n_h = horizontal_dimension(d, r)
+    base = GaussianSensing.random(d, r, m, seed=seed)
+    loss = _GramSensing(base.X, base.y)
+    U = base.U_star
+    print(f"== Gram route, d={d}, r={r}, m={m}, n_h={n_h}; {_uptime()}")
+    times = {"gram": [], "dense-B": [], "lobpcg": []}
+    vals = {}
+    for rep in range(reps):
+        t0 = time.perf_counter()
+        g = gram_effective_spectrum(loss, U, k=1)
+        times["gram"].append(time.perf_counter() - t0)
+        vals["gram"] = (g.eigenvalues[0], g.residual_norms[0])
+        t0 = time.perf_counter()
+        w = np.linalg.eigvalsh(effective_hessian(loss, U))
+        times["dense-B"].append(time.perf_counter() - t0)
+        vals["dense-B"] = (w[0], 0.0)
+        t0 = time.perf_counter()
+        sp = effective_spectrum(loss, U, k=1, tol=1e-6, preconditioner="population")
+        times["lobpcg"].append(time.perf_counter() - t0)
+        vals["lobpcg"] = (sp.eigenvalues[0], sp.residual_norms[0])
+    lam = vals["dense-B"][0]
+    tg = float(np.median(times["gram"]))
+    for name, ts in times.items():
+        med = float(np.median(ts))
+        v, bound = vals[name]
+        print(f"{name:8s} median {med:6.2f} s over {reps} (all: "
+              f"{', '.join(f'{t:.2f}' for t in ts)})  lambda_min = {v:.15g}  rel. diff to dense "
+              f"{abs(v - lam) / lam:.1e}  a-posteriori bound {bound / lam:.1e}  "
+              f"{'' if name == 'gram' else f'gram is {med / tg:.2f}x faster'}")
+    print(f"after: {_uptime()}")
 
 
 def _hvp_seconds(loss, U, reps: int, block: int = 1) -> float:
@@ -74,8 +130,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--skip-large", action="store_true", help="skip the d=1000 run")
     ap.add_argument("--skip-small", action="store_true", help="skip the d=200 comparison")
+    ap.add_argument("--gram-only", action="store_true", help="only the Gram-route comparison")
+    ap.add_argument("--reps", type=int, default=3, help="interleaved rounds of the Gram comparison")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
+
+    _gram(args.seed, args.reps)
+    if args.gram_only:
+        return
 
     if not args.skip_small:
         _small(args.seed)

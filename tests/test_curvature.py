@@ -514,3 +514,37 @@ def test_boundary_spectrum_bad_input():
     assert sp.rank == 0 and np.all(np.isfinite(sp.eigenvalues))
     with pytest.raises(ValueError, match="no signal part"):
         qn.effective_spectrum(loss, np.zeros((5, 3)))
+
+
+# ------------------------------------------------------------------- structured Gram route
+class _GramSensing(GaussianSensing):
+    def gram_factor(self, U):
+        XU = self.X @ U
+        return ((2.0 / np.sqrt(self.m)) * (self.X[:, :, None] * XU[:, None, :])).reshape(self.m, -1)
+
+
+def test_gram_route_matches_the_dense_effective_spectrum():
+    # K^T K + 2 S (x) I_r is the factor Hessian of the sensing loss; projected with the
+    # vertical shift its k smallest eigenvalues are the effective ones, at and away from Q*
+    base = GaussianSensing.random(8, 3, 150, seed=2)
+    loss = _GramSensing(base.X, base.y)
+    for U in (base.U_star, base.U_star + 0.2 * np.random.default_rng(0).standard_normal((8, 3))):
+        g = qn.curvature.gram_effective_spectrum(loss, U, k=3)
+        w = np.linalg.eigvalsh(effective_hessian(loss, U))
+        assert np.allclose(g.eigenvalues, w[:3], rtol=1e-11, atol=1e-12 * abs(w).max())
+        assert np.all(g.residual_norms <= 1e-9 * abs(w).max()) and g.method == "gram"
+        Z = g.eigenvectors[0]
+        assert np.linalg.norm(U.T @ Z - Z.T @ U) <= 1e-12       # horizontal
+
+
+def test_gram_route_needs_the_hook():
+    base = GaussianSensing.random(6, 2, 60, seed=0)
+    with pytest.raises(TypeError, match="gram_factor"):
+        qn.curvature.gram_effective_spectrum(base, base.U_star)
+
+    class Bad(GaussianSensing):
+        def gram_factor(self, U):
+            return np.ones((3, 5))
+
+    with pytest.raises(ValueError, match="gram_factor"):
+        qn.curvature.gram_effective_spectrum(Bad(base.X, base.y), base.U_star)

@@ -11,6 +11,7 @@ from quadnet.curvature.hessian import (
     effective_operator as effective_operator,
     effective_spectrum as effective_spectrum,
     factor_hessian as factor_hessian,
+    gram_effective_spectrum as gram_effective_spectrum,
     horizontal_dimension as horizontal_dimension,
 )
 from quadnet.curvature.rates import (
@@ -36,6 +37,7 @@ __all__ = [
     "effective_spectrum",
     "factor_hessian",
     "flow_decay_rate",
+    "gram_effective_spectrum",
     "horizontal_dimension",
     "local_curvature",
     "predicted_contraction",
