@@ -392,16 +392,17 @@ class CommutingSensing(Loss):
         return float(r @ r) / (2 * self.m)
 
     # ---------------------------------------------------------------- Loss protocol
-    def _meas(self, Q) -> np.ndarray:
-        return self.spectra @ self.spectral_coordinates(Q)
+    def _meas(self, Q: np.ndarray) -> np.ndarray:
+        """``<A_i, Q>`` for a validated symmetric ``Q`` (no checks)."""
+        return self.spectra @ np.einsum("ak,ab,bk->k", self.basis, Q, self.basis, optimize=True)
 
     def value(self, Q) -> float:
-        r = self._meas(Q) - self.y
+        r = self._meas(self._predictor(Q)) - self.y
         return float(r @ r) / (2 * self.m)
 
     def gradient(self, Q) -> np.ndarray:
         """``S = (1/m) sum_i res_i A_i = V diag(A^T res / m) V^T``."""
-        g = self.spectra.T @ (self._meas(Q) - self.y) / self.m
+        g = self.spectra.T @ (self._meas(self._predictor(Q)) - self.y) / self.m
         return (self.basis * g) @ self.basis.T
 
     def hessian_vector(self, Q, H) -> np.ndarray:
