@@ -95,6 +95,13 @@ class AlgebraBlocks:
 
     ``multiplicities[k] = m_k`` (rank of ``P_k``), ``spectra[:, k]`` the eigenvalues of the
     ``A_i`` on block ``k``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> cs = CommutingSensing(np.eye(3), np.array([[1.0, 1.0, 2.0]]), np.array([1.0]))
+    >>> cs.blocks.count, cs.blocks.multiplicities.tolist()   # coordinates 0 and 1 share a block
+    (2, [2.0, 1.0])
     """
 
     basis: np.ndarray

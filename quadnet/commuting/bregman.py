@@ -62,6 +62,13 @@ class BregmanResult:
     ``|log q - log q0 - A^T nu|`` is rounding only, since ``q`` is built from ``nu``);
     ``converged``: residual <= ``tol``, or Newton stagnated at the rounding floor below 1e-10
     (``info["status"]`` says which; the floor is ~ ``1e-16 max|log q0|``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> res = bregman_projection(np.array([[1.0, 1.0]]), np.array([2.0]), np.array([1.0, 1.0]))
+    >>> res.converged, res.q.round(12).tolist(), res.support.tolist()
+    (True, [1.0, 1.0], [True, True])
     """
 
     q: np.ndarray
@@ -82,6 +89,13 @@ class MinTraceResult:
     support of the whole minimum-trace face (a boolean mask), ``face_dimension`` its dimension
     (0: the minimiser is unique and entropy plays no role), ``dual`` an optimal LP dual ``lambda``
     (``A^T lambda <= 1`` with equality on the support).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> res = min_trace_solution(np.array([[1.0, 1.0]]), np.array([2.0]))
+    >>> round(res.trace, 12), res.face_dimension          # a segment of minimisers
+    (2.0, 1)
     """
 
     q: np.ndarray

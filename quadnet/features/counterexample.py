@@ -50,6 +50,12 @@ class NFACounterexample:
 
     Train with ``train(ex.net0, ex.X, ex.y, ex.lam)``. ``basis`` has columns
     ``(u_1, …, u_K, u_*)``; ``params`` records ``K, α, A, ρ, γ``.
+
+    Examples
+    --------
+    >>> ex = nfa_counterexample(0, n=40)
+    >>> ex.y.shape, ex.lam
+    ((40,), 0.001)
     """
 
     net0: object

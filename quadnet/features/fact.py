@@ -71,6 +71,11 @@ class TrainInfo:
 
     ``grad_norm`` is the Euclidean norm of the full gradient ``∇_θ J`` (all trained weights),
     ``converged`` is ``grad_norm <= gtol``; ``stages`` lists (method, iterations, grad norm).
+
+    Examples
+    --------
+    >>> TrainInfo(grad_norm=1e-10, objective=0.5, converged=True, gtol=1e-9, n_iter=3).converged
+    True
     """
 
     grad_norm: float

@@ -443,6 +443,15 @@ class FactReport:
     ``cos_lower_bound = √(1 − (bound/‖WᵀW‖_F)²)`` (``−1`` when ``bound ≥ ‖WᵀW‖_F``) is a
     certified lower bound on ``cos_fact``: every matrix within Frobenius distance ``b`` of
     ``WᵀW`` makes an angle at most ``arcsin(b/‖WᵀW‖_F)`` with it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from quadnet.features import QuadraticNet
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0]]); y = np.array([2.0, 2.0])
+    >>> rep = fact_identity(QuadraticNet(np.eye(2)), X, y, 1.0)
+    >>> round(rep.cos_lower_bound, 12), rep.error
+    (1.0, 0.0)
     """
 
     cos_fact: float

@@ -36,7 +36,14 @@ def _cvxpy():
 
 @dataclass
 class SDPResult:
-    """Solution of the trace-minimisation SDP: ``Q`` (symmetric PSD), solver status."""
+    """Solution of the trace-minimisation SDP: ``Q`` (symmetric PSD), solver status.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> SDPResult(np.eye(2), "optimal", "CLARABEL", 9, True).converged
+    True
+    """
 
     Q: np.ndarray
     status: str

@@ -171,6 +171,12 @@ class SampleBound:
 
     ``step`` and ``gd_contraction``/``flow_rate`` are for ``sigma_1 = 1``: the step scales
     like ``1/sigma_1`` and the flow rate like ``sigma_r = 1/kappa`` times that.
+
+    Examples
+    --------
+    >>> b = sample_bound(3, 1)
+    >>> b.m == sufficient_sample_size(3, 1), b.d, b.r
+    (True, 3, 1)
     """
 
     d: int
