@@ -12,7 +12,14 @@ __all__ = ["cosine", "psd_eigh", "psd_power", "random_orthogonal", "rel_diff", "
 
 
 def sym(A: np.ndarray) -> np.ndarray:
-    """Symmetric part ``(A + A^T) / 2`` of a square matrix (or of each matrix in a stack)."""
+    """Symmetric part ``(A + A^T) / 2`` of a square matrix (or of each matrix in a stack).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sym(np.array([[0.0, 2.0], [0.0, 0.0]])).tolist()
+    [[0.0, 1.0], [1.0, 0.0]]
+    """
     return 0.5 * (A + np.swapaxes(A, -1, -2))
 
 
@@ -22,6 +29,13 @@ def psd_eigh(G: np.ndarray, *, name: str = "G") -> tuple[np.ndarray, np.ndarray]
     Eigenvalues below ``n eps lambda_max`` (rounding of a PSD matrix) are set to zero; a
     genuinely negative eigenvalue (below ``-100`` times that) raises ``ValueError`` naming
     ``name``. The one place quadnet decides "PSD up to rounding" for powers and roots.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> w, V = psd_eigh(np.diag([1.0, -1e-18]))
+    >>> w.tolist()                          # the rounding-level negative eigenvalue is zeroed
+    [0.0, 1.0]
     """
     w, V = np.linalg.eigh(G)
     tol = G.shape[0] * np.finfo(float).eps * max(abs(w).max(), np.finfo(float).tiny)
@@ -32,13 +46,27 @@ def psd_eigh(G: np.ndarray, *, name: str = "G") -> tuple[np.ndarray, np.ndarray]
 
 
 def psd_power(G: np.ndarray, s: float, *, name: str = "G") -> np.ndarray:
-    """``G^s`` of a symmetric PSD matrix by :func:`psd_eigh` (``s > 0``; ``s = 1/2``: the root)."""
+    """``G^s`` of a symmetric PSD matrix by :func:`psd_eigh` (``s > 0``; ``s = 1/2``: the root).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> psd_power(np.diag([4.0, 9.0]), 0.5).tolist()
+    [[2.0, 0.0], [0.0, 3.0]]
+    """
     w, V = psd_eigh(G, name=name)
     return (V * w**s) @ V.T
 
 
 def cosine(A: np.ndarray, B: np.ndarray, names: tuple[str, str] = ("A", "B")) -> float:
-    """Frobenius cosine ``<A, B> / (||A||_F ||B||_F)``; ``ValueError`` for a zero matrix."""
+    """Frobenius cosine ``<A, B> / (||A||_F ||B||_F)``; ``ValueError`` for a zero matrix.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> cosine(np.eye(2), -np.eye(2))
+    -1.0
+    """
     na, nb = np.linalg.norm(A), np.linalg.norm(B)
     if na == 0 or nb == 0:
         which = names[0] if na == 0 else names[1]
@@ -47,7 +75,13 @@ def cosine(A: np.ndarray, B: np.ndarray, names: tuple[str, str] = ("A", "B")) ->
 
 
 def rel_diff(a, b) -> float:
-    """``||a - b|| / ||b||`` (Frobenius / Euclidean): the relative difference quadnet reports."""
+    """``||a - b|| / ||b||`` (Frobenius / Euclidean): the relative difference quadnet reports.
+
+    Examples
+    --------
+    >>> rel_diff([1.0, 1.0], [1.0, 0.0])
+    1.0
+    """
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     den = np.linalg.norm(b)
     if den == 0:
@@ -60,6 +94,13 @@ def random_orthogonal(r: int, rng: np.random.Generator, *, improper: bool | None
     """A Haar-random ``R`` in ``O(r)``; ``improper=True``/``False`` forces ``det R = -1``/``+1``.
 
     QR of a Gaussian matrix with the signs of ``diag(R)`` fixed (Mezzadri 2007).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> R = random_orthogonal(3, np.random.default_rng(0), improper=True)
+    >>> bool(np.allclose(R.T @ R, np.eye(3))), round(float(np.linalg.det(R)), 12)
+    (True, -1.0)
     """
     Qm, Rm = np.linalg.qr(rng.standard_normal((r, r)))
     R = Qm * np.sign(np.diag(Rm))

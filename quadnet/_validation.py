@@ -38,6 +38,15 @@ def as_array(x, name: str, *, ndim: int | None = None, shape: tuple | None = Non
     """``x`` as a float64 array, checked for type, number of dimensions, shape, finiteness.
 
     ``shape`` may contain ``None`` for a free axis.
+
+    Examples
+    --------
+    >>> as_array([1, 2], "x").dtype
+    dtype('float64')
+    >>> as_array([1.0, float("nan")], "x")
+    Traceback (most recent call last):
+        ...
+    ValueError: x has 1 non-finite entries (NaN or inf)
     """
     if isinstance(x, (str, bytes)) or x is None:
         raise TypeError(f"{name} must be an array of real numbers, got {type(x).__name__}")
@@ -64,7 +73,13 @@ def as_array(x, name: str, *, ndim: int | None = None, shape: tuple | None = Non
 
 def as_matrix(x, name: str, *, shape: tuple | None = None, allow_empty: bool = False
               ) -> np.ndarray:
-    """A finite float64 2-d array, with no zero-length axis unless ``allow_empty``."""
+    """A finite float64 2-d array, with no zero-length axis unless ``allow_empty``.
+
+    Examples
+    --------
+    >>> as_matrix([[1.0]], "A").shape
+    (1, 1)
+    """
     arr = as_array(x, name, ndim=2, shape=shape)
     if not allow_empty and arr.size == 0:
         raise ValueError(f"{name} must be non-empty, got shape {arr.shape}")
@@ -121,6 +136,14 @@ def as_factor(U, name: str = "U", *, d: int | None = None, r: int | None = None,
     """A finite ``d x r`` float64 factor with ``r <= d``, of full column rank if asked.
 
     Full rank is numerical: ``sigma_min(U) > rtol * sigma_max(U)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> as_factor(np.ones((3, 2)), "U")                  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    ValueError: U is numerically rank deficient: sigma_min/sigma_max = ... <= 1e-10; ...
     """
     arr = as_matrix(U, name, shape=(d, r))
     dd, rr = arr.shape
@@ -140,7 +163,13 @@ def as_factor(U, name: str = "U", *, d: int | None = None, r: int | None = None,
 
 
 def as_positive(x, name: str, *, allow_zero: bool = False) -> float:
-    """A finite positive real scalar (``> 0``, or ``>= 0`` with ``allow_zero``)."""
+    """A finite positive real scalar (``> 0``, or ``>= 0`` with ``allow_zero``).
+
+    Examples
+    --------
+    >>> as_positive(2, "eta")
+    2.0
+    """
     if isinstance(x, bool) or not isinstance(x, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {type(x).__name__}")
     x = float(x)
@@ -151,7 +180,13 @@ def as_positive(x, name: str, *, allow_zero: bool = False) -> float:
 
 
 def as_int(x, name: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
-    """An integer in ``[minimum, maximum]``."""
+    """An integer in ``[minimum, maximum]``.
+
+    Examples
+    --------
+    >>> as_int(3, "steps", minimum=0)
+    3
+    """
     if isinstance(x, bool) or not isinstance(x, numbers.Integral):
         raise TypeError(f"{name} must be an integer, got {type(x).__name__}")
     x = int(x)
@@ -220,6 +255,16 @@ def renamed_keyword(new_value, old_value, new: str, old: str, func: str, *,
     Returns ``old_value`` with a :class:`DeprecationWarning` when only the old keyword was
     given, ``new_value`` otherwise (``default`` when neither was); both given is a
     ``TypeError``. ``None`` means "not given" for either.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always")
+    ...     renamed_keyword(None, 0.1, "eta", "lr", "gd_path")
+    0.1
+    >>> w[0].category.__name__
+    'DeprecationWarning'
     """
     import warnings
 
