@@ -266,7 +266,27 @@ def canonical_gauge(U: np.ndarray) -> np.ndarray:
 
     ``U = W diag(s) V^T`` (SVD) gives ``U V = W diag(s)``: columns in descending order of
     ``s``, each signed so that its entry of largest magnitude is positive; zero columns stay
-    zero. The same for every ``U R``, ``R`` in ``O(r)``, up to ties in ``s``.
+    zero. The same for every ``U R``, ``R`` in ``O(r)``, up to ties in ``s`` (quadnet theory
+    §1: one representative per fibre).
+
+    Parameters
+    ----------
+    U : (d, r) ndarray
+        Finite factor, any rank (raw array, not validated).
+
+    Returns
+    -------
+    ndarray, shape (d, r)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> U = np.array([[0.0, -2.0], [1.0, 0.0], [0.0, 0.0]])
+    >>> R = np.array([[0.6, -0.8], [0.8, 0.6]])
+    >>> bool(np.allclose(canonical_gauge(U @ R), canonical_gauge(U)))
+    True
+    >>> canonical_gauge(U).tolist()
+    [[2.0, 0.0], [0.0, 1.0], [0.0, 0.0]]
     """
     W, s, _ = np.linalg.svd(U, full_matrices=False)
     Y = W * s
@@ -308,12 +328,15 @@ def factorization_flow(target, U0, times) -> Trajectory:
        (``D_p = diag(phi_{p_j})``): ``B_ij = L_ij (phi_i/phi_{p_j})^{1/2}`` is bounded by
        ``|L_ij|`` because ``i >= p_j`` and ``phi`` increases with ``lambda``, and
 
-       .. math:: Q = G^{1/2} B (D_p^{-1} + B^\top B)^{-1} B^\top G^{1/2}
-                   = G^{1/2} Y Y^\top G^{1/2},
+       .. math:: Q = G^{1/2} B M^{-1} B^\top G^{1/2}, \qquad M = D_p^{-1} + B^\top B .
 
-       where ``Y`` is the top ``d x k`` block of the orthonormal factor of the thin QR of the
-       stacked ``(d + k) x k`` matrix ``[B; D_p^{-1/2}]``. So ``U(t) = P G^{1/2} Y``: no
-       inverse, no subtraction, every entry of ``Y`` at most 1.
+       ``M`` (``k x k``) is formed with its diagonal as a sum of positive terms, scaled to unit
+       diagonal (``S M S``) and Cholesky-factored, ``S M S = C C^T``; then
+       ``U(t) = P G^{1/2} B S C^{-T}`` (one triangular solve). The thin QR of the stacked
+       ``[B; D_p^{-1/2}]`` would avoid squaring but mixes, within a Householder reflection,
+       the tiny rows of ``B`` on a plateau with the large diagonal ones (measured: 1e-9
+       relative error at ``eps = 1e-6``, ``t = 1e-3``); the scaled Cholesky keeps each row's
+       relative accuracy (measured against mpmath: ~1e-14 throughout).
     3. Every exponential is formed from differences ``4 t (lambda_i^+ - lambda_{p_j}^+)`` and
        ``4 t lambda_i^-`` of eigenvalues, times ``log psi(4 lambda t)``,
        ``psi(x) = (1 - e^{-|x|})/|x|`` (by ``expm1``): ``phi = 4t e^{4 lambda^+ t} psi`` and

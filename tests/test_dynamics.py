@@ -275,3 +275,19 @@ def test_factorization_flow_gauge_and_bad_input():
         qn.factorization_flow(T + np.triu(np.ones((6, 6)), 1), V, [1.0])
     zero = qn.factorization_flow(T, np.zeros((6, 4)), [0.0, 5.0])
     assert np.all(zero.U == 0)
+
+
+def test_descent_and_flow_through_the_rank_boundary():
+    # width 4 above the rank 2 of the optimum; a start with an exactly zero column keeps it
+    # (the idle column is a fixed subspace of U -> (I - 2 eta S) U); both reach Eckart-Young
+    lam, P, T, V = _riccati_problem(d=5, r=4, lam=(2.0, 1.0, -0.5, -1.0, -2.0))
+    U0 = 1e-2 * V
+    U0[:, 3] = 0.0
+    gd = qn.gradient_descent(qn.FrobeniusLoss(T), U0, 0.05, 3000, record_every=3000)
+    best = P[:, :2] @ np.diag(lam[:2]) @ P[:, :2].T
+    assert np.all(gd.U[-1][:, 3] == 0)
+    assert np.linalg.norm(gd.Q[-1] - best) <= 1e-10 * np.linalg.norm(best)
+    fl = qn.gradient_flow(qn.FrobeniusLoss(T), U0, [0.0, 40.0], rtol=1e-12, atol=1e-15)
+    assert np.linalg.norm(fl.Q[-1] - best) <= 1e-9 * np.linalg.norm(best)
+    cf = qn.factorization_flow(T, U0, [40.0])
+    assert np.linalg.norm(fl.Q[-1] - cf.Q[0]) <= 1e-9 * np.linalg.norm(best)

@@ -686,7 +686,8 @@ def gram_effective_spectrum(loss: Loss, U, k: int = 1, *,
     ``(1/m) sum_i <A_i, xi U^T + U xi^T>^2``). For rank-one sensing ``A_i = x_i x_i^T`` the
     rows are ``(2/sqrt m) vec(x_i (U^T x_i)^T)``. The loss supplies ``K`` through the hook
     ``loss.gram_factor(U)`` (an ``(m, d r)`` array); this module never looks inside the loss.
-    Then ``H = K^T K + 2 S (x) I_r`` costs one ``(d r) x m x (d r)`` GEMM, and the effective
+    Then ``H = K^T K + 2 S (x) I_r`` costs one ``(d r) x m x (d r)`` product (BLAS ``syrk``,
+    ``m (d r)^2`` flops), and the effective
     spectrum is that of ``P_h H P_h + sigma P_v`` with ``sigma = 2 ||H||_F + 1`` above every
     eigenvalue, ``P_v = V V^T`` from :meth:`quadnet.PSDQuotient.vertical_basis`: its ``k``
     smallest eigenvalues (LAPACK ``evr``, only those computed) are the ``k`` smallest of the
@@ -734,6 +735,7 @@ def gram_effective_spectrum(loss: Loss, U, k: int = 1, *,
     True
     """
     import scipy.linalg
+    import scipy.linalg.blas
 
     loss = _check_loss(loss)
     U = _point(loss, U)
@@ -748,7 +750,10 @@ def gram_effective_spectrum(loss: Loss, U, k: int = 1, *,
     if K.ndim != 2 or K.shape[1] != d * r or not np.all(np.isfinite(K)):
         raise ValueError(f"loss.gram_factor(U) must be a finite (m, {d * r}) array, got shape "
                          f"{K.shape}")
-    H = K.T @ K
+    # one symmetric rank-m update (BLAS syrk: half the flops of K^T K), upper triangle
+    H = scipy.linalg.blas.dsyrk(1.0, np.asfortranarray(K.T) if not K.flags.c_contiguous
+                                else K.T, trans=0)
+    H = np.triu(H) + np.triu(H, 1).T
     S2 = 2.0 * np.asarray(loss.gradient(U @ U.T), dtype=np.float64)
     if np.any(S2):
         H += np.kron(S2, np.eye(r))
