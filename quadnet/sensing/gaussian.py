@@ -55,10 +55,13 @@ __all__ = [
 
 
 #: ``spectral_init(method="auto")`` uses Lanczos from this dimension on. Measured by
-#: ``benchmarks/bench_sensing.py`` (r = 5, one BLAS thread, CPU time): Lanczos / dense =
-#: 2.92 at (d, m) = (400, 20000), 1.18 at (1000, 20000), 0.98 at (2000, 8000), with peak
-#: temporaries 0.4-0.8 MiB against 62-160 MiB for the dense route.
-LANCZOS_MIN_D = 1500
+#: ``benchmarks/bench_sensing.py --spectral-only`` (r = 5, one BLAS thread, CPU time, load
+#: 6.6-9): Lanczos / dense = 1.91 at (d, m) = (400, 20000), 1.46 at (700, 20000), 1.02 at
+#: (1000, 20000), 0.75 at (2000, 8000); peak temporaries 0.2-1.1 MiB against 62-160 MiB.
+LANCZOS_MIN_D = 1000
+
+#: Rows of ``X`` per block in the Lanczos products (512 x d float64: 1.6 MB at d = 400).
+LANCZOS_ROWS = 512
 
 #: Scratch entries (float64) per block of directions in :meth:`GaussianSensing.hvp_at`.
 HVP_SCRATCH_ENTRIES = 1 << 22
@@ -389,14 +392,15 @@ class GaussianSensing(Loss):
         * ``"dense"``: forms ``M`` (one ``O(m d^2)`` GEMM) and takes the top-``r`` pairs by
           ``scipy.linalg.eigh``.
 
-        ``"auto"`` (default) takes ``"lanczos"`` for ``d >= LANCZOS_MIN_D = 1500`` (and
-        ``r < d - 1``), else ``"dense"``. Each Lanczos product reads all of ``X`` twice, and
-        the top-``r`` gap of ``T^{-1}(M)`` is modest (ARPACK takes 60-110 products at
-        ``d = 400``), so the route is memory-bound: ``benchmarks/bench_sensing.py`` measured
-        it 2.9x slower than the one GEMM of the dense route at ``d = 400, m = 20000`` and
-        even at ``d = 2000``, while its temporaries are ``O(m + d r)`` instead of the dense
-        route's ``m x d`` scratch and ``d x d`` matrix. Both routes give the same start to
-        ``1e-13``-``1e-10`` relative in ``U_0 U_0^T``.
+        ``"auto"`` (default) takes ``"lanczos"`` for ``d >= LANCZOS_MIN_D = 1000`` (and
+        ``r < d - 1``), else ``"dense"``. Each Lanczos product streams all of ``X`` once (in
+        cache-sized row blocks), and the top-``r`` gap of ``T^{-1}(M)`` is modest (ARPACK
+        takes 55-110 products), so the route is memory-bound: ``benchmarks/bench_sensing.py``
+        measured it 1.91x the CPU time of the dense route's one GEMM at ``d = 400,
+        m = 20000``, equal at ``d = 1000`` and 0.75x at ``d = 2000``, with temporaries of
+        ``O(m + d r)`` (0.2-1.1 MiB) instead of the dense route's ``m x d`` scratch and
+        ``d x d`` matrix (62-160 MiB). Both routes give the same start to ``1e-13``-``1e-10``
+        relative in ``U_0 U_0^T``.
 
         If fewer than ``r`` of the eigenvalues are positive the positive part has rank
         ``< r`` and no full-rank ``d x r`` factor represents it: with ``strict=True``
@@ -459,20 +463,29 @@ class GaussianSensing(Loss):
         return V * np.sqrt(lam)
 
     def _spectral_lanczos(self, r: int) -> tuple[np.ndarray, np.ndarray]:
-        """Top-``r`` eigenpairs of ``T^{-1}(M)`` by ARPACK on ``O(m d)`` products."""
+        """Top-``r`` eigenpairs of ``T^{-1}(M)`` by ARPACK on ``O(m d)`` products.
+
+        A product ``v -> X^T (y * (X v)) / m`` runs over row blocks of ``LANCZOS_ROWS`` rows,
+        so each block of ``X`` is read from memory once and reused from cache (1.5x faster
+        than two full passes at ``d = 400``, measured); ``ncv = max(2 r + 1, 30)``.
+        """
         import scipy.sparse.linalg as spla
 
         X, y, m, d = self.X, self.y, self.m, self.d
         c = float(y @ np.einsum("ij,ij->i", X, X)) / (m * (d + 2))
+        b = LANCZOS_ROWS
 
-        def apply(v: np.ndarray) -> np.ndarray:
-            v = np.asarray(v, dtype=float).reshape(d, -1)
-            out = 0.5 * (X.T @ (y[:, None] * (X @ v)) / m - c * v)
-            return out
+        def matvec(v: np.ndarray) -> np.ndarray:
+            v = np.asarray(v, dtype=float).ravel()
+            out = np.zeros(d)
+            for s in range(0, m, b):
+                Xs = X[s:s + b]
+                out += Xs.T @ (y[s:s + b] * (Xs @ v))
+            return 0.5 * (out / m - c * v)
 
-        op = spla.LinearOperator((d, d), matvec=lambda v: apply(v).ravel(), matmat=apply,
-                                 dtype=float)
-        return spla.eigsh(op, k=r, which="LA", tol=1e-10, v0=np.ones(d))
+        op = spla.LinearOperator((d, d), matvec=matvec, dtype=float)
+        ncv = min(d, max(2 * r + 1, 30))
+        return spla.eigsh(op, k=r, which="LA", tol=1e-10, v0=np.ones(d), ncv=ncv)
 
     def _factor(self, U) -> np.ndarray:
         return as_factor(U, "U", d=self.d, full_rank=False)
