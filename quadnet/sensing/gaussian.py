@@ -259,8 +259,14 @@ class GaussianSensing(Loss):
 
     def _adjoint(self, w: np.ndarray) -> np.ndarray:
         """``(1/m) sum_i w_i A_i = (1/m) X^T diag(w) X`` (symmetric to the last bit)."""
-        G = self.X.T @ (w[:, None] * self.X) / self.m
-        return sym(G)
+        X, b = self.X, 8 * LANCZOS_ROWS
+        if self.m <= b:
+            G = X.T @ (w[:, None] * X)
+        else:  # row blocks: an (8 * 512) x d scratch instead of an m x d one
+            G = np.zeros((self.d, self.d))
+            for s in range(0, self.m, b):
+                G += X[s:s + b].T @ (w[s:s + b, None] * X[s:s + b])
+        return sym(G / self.m)
 
     def normal_operator(self, H) -> np.ndarray:
         """Empirical normal operator ``T_m(H) = (1/m) sum_i <A_i, H> A_i``."""
