@@ -57,7 +57,8 @@ __all__ = [
 #: ``spectral_init(method="auto")`` uses Lanczos from this dimension on. Measured by
 #: ``benchmarks/bench_sensing.py --spectral-only`` (r = 5, one BLAS thread, CPU time, load
 #: 6.6-9): Lanczos / dense = 1.91 at (d, m) = (400, 20000), 1.46 at (700, 20000), 1.02 at
-#: (1000, 20000), 0.75 at (2000, 8000); peak temporaries 0.2-1.1 MiB against 62-160 MiB.
+#: (1000, 20000), 0.75 at (2000, 8000); peak temporaries 0.2-1.1 MiB against 15-47 MiB for the
+#: dense route (row-blocked adjoint, (d, m) = (400, 20000) and (1000, 20000)).
 LANCZOS_MIN_D = 1000
 
 #: Rows of ``X`` per block in the Lanczos products (512 x d float64: 1.6 MB at d = 400).
@@ -404,8 +405,8 @@ class GaussianSensing(Loss):
         takes 55-110 products), so the route is memory-bound: ``benchmarks/bench_sensing.py``
         measured it 1.91x the CPU time of the dense route's one GEMM at ``d = 400,
         m = 20000``, equal at ``d = 1000`` and 0.75x at ``d = 2000``, with temporaries of
-        ``O(m + d r)`` (0.2-1.1 MiB) instead of the dense route's ``m x d`` scratch and
-        ``d x d`` matrix (62-160 MiB). Both routes give the same start to ``1e-13``-``1e-10``
+        ``O(m + d r)`` (0.2-1.1 MiB) instead of the dense route's row-block scratch and
+        ``d x d`` matrix (15-47 MiB at ``d = 400``-``1000``). Both routes give the same start to ``1e-13``-``1e-10``
         relative in ``U_0 U_0^T``.
 
         If fewer than ``r`` of the eigenvalues are positive the positive part has rank
