@@ -275,6 +275,13 @@ class CommutingSensing(Loss):
         from eigendecompositions of random combinations, refined recursively inside clusters
         of (near-)repeated eigenvalues, so repeated joint eigenvalues (blocks with ``m_k > 1``)
         are found; columns within a block get their exact common eigenvalues.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> cs = CommutingSensing.from_matrices(np.diag([1.0, 2.0])[None], np.array([2.0]))
+        >>> bool(np.allclose(cs.matrices()[0], np.diag([1.0, 2.0])))
+        True
         """
         As = as_array(As, "As", ndim=3)
         m, d, d2 = As.shape
@@ -318,22 +325,54 @@ class CommutingSensing(Loss):
 
     # ------------------------------------------------------------- small matrices
     def matrices(self) -> np.ndarray:
-        """The ``m x d x d`` array of ``A_i = V diag(a_i) V^T`` (for small problems)."""
+        """The ``m x d x d`` array of ``A_i = V diag(a_i) V^T`` (for small problems).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> cs = CommutingSensing(np.eye(2), np.array([[1.0, 2.0]]), np.array([2.0]))
+        >>> cs.matrices().tolist()
+        [[[1.0, 0.0], [0.0, 2.0]]]
+        """
         return np.einsum("ak,ik,bk->iab", self.basis, self.spectra, self.basis, optimize=True)
 
     def to_matrix(self, q) -> np.ndarray:
-        """``V diag(q) V^T``."""
+        """``V diag(q) V^T``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> cs = CommutingSensing(np.eye(2), np.array([[1.0, 2.0]]), np.array([2.0]))
+        >>> cs.to_matrix(np.array([1.0, 2.0])).tolist()
+        [[1.0, 0.0], [0.0, 2.0]]
+        """
         q = as_array(q, "q", ndim=1, shape=(self.d,))
         return (self.basis * q) @ self.basis.T
 
     def spectral_coordinates(self, Q) -> np.ndarray:
-        """``q = diag(V^T Q V)``: exact when ``Q`` is diagonal in the basis."""
+        """``q = diag(V^T Q V)``: exact when ``Q`` is diagonal in the basis.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> cs = CommutingSensing(np.eye(2), np.array([[1.0, 2.0]]), np.array([2.0]))
+        >>> cs.spectral_coordinates(np.diag([1.0, 2.0])).tolist()
+        [1.0, 2.0]
+        """
         Q = self._predictor(Q)
         return np.einsum("ak,ab,bk->k", self.basis, Q, self.basis, optimize=True)
 
     def commutant_residual(self, Q) -> float:
         """``||Q - sum_k P_k Q P_k||_F / ||Q||_F``: 0 iff ``Q`` lies in the commutant of the
-        ``A_i`` (commutes with all of them)."""
+        ``A_i`` (commutes with all of them).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> cs = CommutingSensing(np.eye(2), np.array([[1.0, 2.0]]), np.array([2.0]))
+        >>> cs.commutant_residual(np.diag([1.0, 2.0])), round(cs.commutant_residual(np.ones((2, 2))), 6)
+        (0.0, 0.707107)
+        """
         Q = self._predictor(Q)
         W = self.basis.T @ Q @ self.basis
         same = self.blocks.labels[:, None] == self.blocks.labels[None, :]
@@ -462,6 +501,39 @@ class CommutingSensing(Loss):
         switching, analytic Jacobian ``-(4/m) A^T A diag(q)``) crosses the long plateaus of
         small starts in few steps; its Newton corrections ``(I - h gamma J)^{-1} v`` also stay
         in ``range(A^T)``.
+
+        Parameters
+        ----------
+        q0 : array_like, shape (d,), optional
+            Start ``q0 >= 0`` (give exactly one of ``q0`` and ``log_q0``).
+        times : array_like, shape (n,)
+            Strictly increasing output times (``n >= 2``).
+        log_q0 : array_like, shape (d,), optional
+            ``log q0``, for starts below ``1e-308``.
+        rtol, atol : float
+            Integration tolerances (``atol`` absolute on ``log q``).
+        method : str, default "LSODA"
+            A :func:`scipy.integrate.solve_ivp` method.
+
+        Returns
+        -------
+        SpectralTrajectory
+
+        Raises
+        ------
+        TypeError, ValueError
+            For bad arguments.
+        quadnet.exceptions.DivergenceError
+            If the integration fails.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> cs = CommutingSensing(np.eye(2), np.array([[1.0, 2.0]]), np.array([2.0]))
+        >>> tr = cs.mirror_flow(np.array([1e-3, 1e-3]), np.array([0.0, 50.0, 1e4]))
+        >>> lim = cs.selection_limit(np.array([1e-3, 1e-3]))
+        >>> bool(np.allclose(tr.q[-1], lim.q, rtol=1e-6)), tr.Q.shape
+        (True, (3, 2, 2))
         """
         z0, pos = self._start(q0, log_q0)
         t = as_array(times, "times", ndim=1)
@@ -498,6 +570,33 @@ class CommutingSensing(Loss):
 
         Stops early once the relative residual ``||A q - y||_inf / ||y||_inf <= rtol`` (if given).
         Raises :class:`quadnet.DivergenceError` naming ``eta`` on blow-up.
+
+        Parameters
+        ----------
+        q0 : array_like, shape (d,), optional
+            Start ``q0 >= 0`` (or ``log_q0``).
+        eta : float
+            Step size ``> 0``.
+        steps : int
+            Number of steps ``>= 0``.
+        log_q0 : array_like, shape (d,), optional
+            ``log q0``.
+        record_every : int, default 1
+            Recording stride.
+        rtol : float, optional
+            Early-stopping residual.
+
+        Returns
+        -------
+        SpectralTrajectory
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> cs = CommutingSensing(np.eye(2), np.array([[1.0, 2.0]]), np.array([2.0]))
+        >>> tr = cs.gradient_descent(np.array([1e-3, 1e-3]), eta=0.1, steps=2000, record_every=500)
+        >>> tr.t.tolist(), bool(tr.loss[-1] < 1e-20)
+        ([0.0, 500.0, 1000.0, 1500.0, 2000.0], True)
         """
         z, pos = self._start(q0, log_q0)
         eta = as_positive(eta, "eta")
@@ -533,7 +632,15 @@ class CommutingSensing(Loss):
                                   basis=self.basis)
 
     def selection_limit(self, q0=None, *, log_q0=None, **kwargs):
-        """The flow's limit from ``q0``: :func:`quadnet.bregman_projection` on the spectra."""
+        """The flow's limit from ``q0``: :func:`quadnet.bregman_projection` on the spectra.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> cs = CommutingSensing(np.eye(2), np.array([[1.0, 2.0]]), np.array([2.0]))
+        >>> cs.selection_limit(np.array([1e-3, 1e-3])).q.round(6).tolist()
+        [0.031374, 0.984313]
+        """
         return bregman_projection(self.spectra, self.y, q0, log_q0=log_q0, **kwargs)
 
 

@@ -252,7 +252,15 @@ class GaussianSensing(Loss):
 
     # ------------------------------------------------------------ measurement map
     def measure(self, Q) -> np.ndarray:
-        """``A(Q)_i = <A_i, Q> = x_i^T Q x_i`` for symmetric ``Q`` (``O(m d^2)``)."""
+        """``A(Q)_i = <A_i, Q> = x_i^T Q x_i`` for symmetric ``Q`` (``O(m d^2)``).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> prob = GaussianSensing(np.array([[1.0, 0.0], [1.0, 1.0]]), np.array([1.0, 4.0]))
+        >>> prob.measure(np.eye(2)).tolist()          # |x_i|^2
+        [1.0, 2.0]
+        """
         return self._measure(self._predictor(Q))
 
     def _measure(self, Q: np.ndarray) -> np.ndarray:
@@ -270,7 +278,15 @@ class GaussianSensing(Loss):
         return sym(G / self.m)
 
     def normal_operator(self, H) -> np.ndarray:
-        """Empirical normal operator ``T_m(H) = (1/m) sum_i <A_i, H> A_i``."""
+        """Empirical normal operator ``T_m(H) = (1/m) sum_i <A_i, H> A_i``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> prob = GaussianSensing(np.array([[1.0, 0.0], [1.0, 1.0]]), np.array([1.0, 4.0]))
+        >>> prob.normal_operator(np.eye(2)).tolist()
+        [[1.5, 1.0], [1.0, 1.0]]
+        """
         return self._adjoint(self._measure(as_symmetric(H, "H", self.d)))
 
     # ------------------------------------------------------------ predictor level
@@ -307,7 +323,17 @@ class GaussianSensing(Loss):
         return self.X.T @ XU * (2.0 / self.m)
 
     def factor_value_and_gradient(self, U) -> tuple[float, np.ndarray]:
-        """``(L(U), grad L(U))`` sharing the product ``X U`` (for quasi-Newton methods)."""
+        """``(L(U), grad L(U))`` sharing the product ``X U`` (for quasi-Newton methods).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> prob = GaussianSensing(np.array([[1.0, 0.0], [1.0, 1.0]]), np.array([1.0, 4.0]))
+        >>> U = np.array([[1.0], [1.0]])
+        >>> val, g = prob.factor_value_and_gradient(U)
+        >>> val == prob.factor_value(U), bool(np.array_equal(g, prob.factor_gradient(U)))
+        (True, True)
+        """
         return self._value_and_gradient(self._factor(U))
 
     def _value_and_gradient(self, U: np.ndarray) -> tuple[float, np.ndarray]:
@@ -348,6 +374,14 @@ class GaussianSensing(Loss):
         (BLAS-3; ``c r m <= HVP_SCRATCH_ENTRIES = 2^22``: two 32 MB temporaries), instead of
         ``2 b`` thin products. Cost ``O(m d r)`` per direction either way; never an
         ``m x d x d`` array.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> prob = GaussianSensing(np.array([[1.0, 0.0], [1.0, 1.0]]), np.array([1.0, 4.0]))
+        >>> U = np.array([[1.0], [1.0]]); xi = np.array([[1.0], [0.0]])
+        >>> bool(np.allclose(prob.hvp_at(U)(xi), prob.factor_hvp(U, xi)))
+        True
         """
         U = self._factor(U)
         XU, res = self._residual(U)
@@ -376,7 +410,15 @@ class GaussianSensing(Loss):
         return PopulationInverse(self._factor(U))
 
     def moment_matrix(self) -> np.ndarray:
-        """``M = (1/m) sum_i y_i x_i x_i^T`` (``= T_m(Q*)`` without noise)."""
+        """``M = (1/m) sum_i y_i x_i x_i^T`` (``= T_m(Q*)`` without noise).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> prob = GaussianSensing(np.array([[1.0, 0.0], [1.0, 1.0]]), np.array([1.0, 4.0]))
+        >>> prob.moment_matrix().tolist()             # (1/m) sum y_i x_i x_i^T
+        [[2.5, 2.0], [2.0, 2.0]]
+        """
         return self._adjoint(self.y)
 
     def spectral_init(self, r: int, *, strict: bool = True, method: str = "auto") -> np.ndarray:
