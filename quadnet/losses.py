@@ -140,17 +140,44 @@ class Loss(ABC):
         return as_factor(U, "U", d=self.d, full_rank=False)
 
     def factor_value(self, U) -> float:
-        """``L(U) = ell(U U^T)``."""
+        """``L(U) = ell(U U^T)``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> loss = FrobeniusLoss(np.diag([1.0, 0.0]))
+        >>> U = np.array([[2.0], [0.0]])
+        >>> loss.factor_value(U)                    # 1/2 (4 - 1)^2
+        4.5
+        """
         U = self._factor(U)
         return float(self.value(U @ U.T))
 
     def factor_gradient(self, U) -> np.ndarray:
-        """``grad L(U) = 2 S U``."""
+        """``grad L(U) = 2 S U``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> loss = FrobeniusLoss(np.diag([1.0, 0.0]))
+        >>> U = np.array([[2.0], [0.0]])
+        >>> loss.factor_gradient(U).ravel().tolist()   # 2 (U U^T - T) U
+        [12.0, 0.0]
+        """
         U = self._factor(U)
         return 2.0 * self.gradient(U @ U.T) @ U
 
     def factor_hvp(self, U, xi) -> np.ndarray:
-        """``D^2 L(U)[xi] = 2 S xi + 2 DS[xi U^T + U xi^T] U`` (one direction; see :meth:`hvp_at`)."""
+        """``D^2 L(U)[xi] = 2 S xi + 2 DS[xi U^T + U xi^T] U`` (one direction; see :meth:`hvp_at`).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> loss = FrobeniusLoss(np.diag([1.0, 0.0]))
+        >>> U = np.array([[2.0], [0.0]])
+        >>> loss.factor_hvp(U, np.array([[1.0], [0.0]])).ravel().tolist()   # 2 S xi + 2 (4 xi1) U
+        [22.0, 0.0]
+        """
         U = self._factor(U)
         return self.hvp_at(U)(as_matrix(xi, "xi", shape=U.shape))
 
@@ -164,6 +191,15 @@ class Loss(ABC):
         :meth:`factor_hvp` (but not this) gets its override applied per direction. Subclasses
         with a batched kernel override this (e.g. :class:`quadnet.GaussianSensing`: one
         ``X (d x b r)`` product per block instead of ``b`` thin ones).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> loss = FrobeniusLoss(np.diag([1.0, 0.0]))
+        >>> U = np.array([[2.0], [0.0]])
+        >>> H = loss.hvp_at(U)
+        >>> H(np.ones((3, 2, 1))).shape             # a stack of three directions
+        (3, 2, 1)
         """
         U = self._factor(U)
         if type(self).factor_hvp is not Loss.factor_hvp:
@@ -183,6 +219,14 @@ class Loss(ABC):
         effective Hessian, or ``None`` (no preconditioner: ARPACK). Losses with a known
         population form override it (:class:`quadnet.GaussianSensing` returns the inverse of
         its population effective Hessian).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> loss = FrobeniusLoss(np.diag([1.0, 0.0]))
+        >>> U = np.array([[2.0], [0.0]])
+        >>> loss.default_preconditioner(U) is None
+        True
         """
         self._factor(U)
         return None

@@ -114,7 +114,15 @@ class AlgebraBlocks:
         return len(self.multiplicities)
 
     def projector(self, k: int) -> np.ndarray:
-        """``P_k = V_k V_k^T``."""
+        """``P_k = V_k V_k^T``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> cs = CommutingSensing(np.eye(3), np.array([[1.0, 1.0, 2.0]]), np.array([1.0]))
+        >>> cs.blocks.projector(0).tolist()
+        [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 0.0]]
+        """
         Vk = self.basis[:, self.labels == as_int(k, "k", minimum=0, maximum=self.count - 1)]
         return Vk @ Vk.T
 
@@ -123,12 +131,28 @@ class AlgebraBlocks:
         return [self.projector(k) for k in range(self.count)]
 
     def block_means(self, q) -> np.ndarray:
-        """Per-block averages of per-coordinate ``q`` (the block formulation's variables)."""
+        """Per-block averages of per-coordinate ``q`` (the block formulation's variables).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> cs = CommutingSensing(np.eye(3), np.array([[1.0, 1.0, 2.0]]), np.array([1.0]))
+        >>> cs.blocks.block_means(np.array([1.0, 3.0, 5.0])).tolist()
+        [2.0, 5.0]
+        """
         q = as_array(q, "q", ndim=1, shape=(len(self.labels),))
         return np.bincount(self.labels, weights=q, minlength=self.count) / self.multiplicities
 
     def expand(self, qk) -> np.ndarray:
-        """Per-coordinate vector constant on blocks, from block values ``qk``."""
+        """Per-coordinate vector constant on blocks, from block values ``qk``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> cs = CommutingSensing(np.eye(3), np.array([[1.0, 1.0, 2.0]]), np.array([1.0]))
+        >>> cs.blocks.expand(np.array([2.0, 5.0])).tolist()
+        [2.0, 2.0, 5.0]
+        """
         qk = as_array(qk, "qk", ndim=1, shape=(self.count,))
         return qk[self.labels]
 
