@@ -34,7 +34,6 @@ True
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import threading
 
@@ -107,11 +106,3 @@ class single_threaded(contextlib.ContextDecorator):
         # a fresh instance per decorated call, so recursion and threads do not share _limit
         return type(self)()
 
-
-def single_threaded_function(fn):
-    """Decorator form of :func:`single_threaded` (``functools.wraps`` kept)."""
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        with single_threaded():
-            return fn(*args, **kwargs)
-    return wrapper
