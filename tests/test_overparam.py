@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -24,6 +26,13 @@ def test_recover_at_width_above_the_rank_of_the_optimum():
     plain = qn.recover(p, 10, init="small", init_scale=1e-6, seed=1, max_iter=400)
     assert plain.history["rank"] == 10 and np.all(np.isfinite(plain.U))
     assert relative_error(plain.Q, Qs) <= 1e-2           # close, but not exact (algebraic tail)
+    # spectral start at width 5 > 2 and gradient descent: the same rank cut, exact
+    p = qn.GaussianSensing.random(12, 2, 150, seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", qn.exceptions.SpectralInitWarning)
+        out = qn.recover(p, 5, method="gd", init="spectral", reduce_rank=True, max_iter=4000)
+    assert out.history["rank"] == 2
+    assert relative_error(out.Q, p.U_star @ p.U_star.T) <= 1e-10
 
 
 def test_recover_reduce_rank_bad_input():
