@@ -107,12 +107,17 @@ def limit_distances(loss, d: int, eps_grid, *, m: int | None = None, glrl_eps: f
     (``m < n_h = d r - r(r-1)/2``): then the ``sqrt``-size cross terms of the left-over
     directions are not removed by interpolation. ``diagnosis`` names, for this instance, why
     the two limits are still apart at the smallest ``eps`` when they are (``"ok"`` otherwise).
-    ``max_time_factor`` caps each flow at ``max_time_factor / ||S_0||_2`` time units.
+    ``max_time_factor`` caps each flow (and each GLRL stage) at ``max_time_factor / ||S_0||_2``
+    time units.
     """
     loss = as_loss(loss)
     eps_grid = np.sort(as_array(eps_grid, "eps_grid", ndim=1))[::-1]
     m = getattr(loss, "m", None) if m is None else as_int(m, "m", minimum=1)
-    g = greedy_low_rank_learning(loss, d, eps=glrl_eps)
+    scale = max(float(np.linalg.norm(loss.gradient(np.zeros((d, d))), 2)), 1e-300)
+    T = None if max_time_factor is None else as_positive(max_time_factor, "max_time_factor") / scale
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        g = greedy_low_rank_learning(loss, d, eps=glrl_eps, max_stage_time=T)
     r = g.rank
     n_h = d * r - r * (r - 1) // 2
     isolated = m is not None and m >= n_h
@@ -122,8 +127,6 @@ def limit_distances(loss, d: int, eps_grid, *, m: int | None = None, glrl_eps: f
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         for eps in eps_grid:
-            T = (None if max_time_factor is None else as_positive(max_time_factor, "max_time_factor")
-                 / max(float(np.linalg.norm(loss.gradient(np.zeros((d, d))), 2)), 1e-300))
             res = small_init_limit(loss, d, float(eps), max_time=T, progress=progress)
             rep = res.report
             rows.append({"eps": float(eps), "dist_glrl": _rel(res.Q, g.Q),

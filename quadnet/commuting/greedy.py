@@ -120,8 +120,9 @@ class GLRLResult:
     """GLRL end point ``Q`` with ``path`` (the stationary point at each rank) and ``stages``.
 
     ``status``: ``"interpolating"`` (loss at rounding level), ``"stationary"`` (no negative
-    direction of ``grad ell`` left, loss not zero: a minimiser over the PSD cone) or
-    ``"rank_budget"`` (``max_rank`` reached with a negative direction left).
+    direction of ``grad ell`` left, loss not zero: a minimiser over the PSD cone),
+    ``"rank_budget"`` (``max_rank`` reached with a negative direction left) or
+    ``"stage_budget"`` (a stage flow did not become stationary within ``max_stage_time``).
     """
 
     Q: np.ndarray
@@ -434,6 +435,7 @@ def _reduced_limit(loss: CommutingSensing, eps, eta, max_steps, max_time, qtol):
 def greedy_low_rank_learning(loss, d, *, eps: float = 1e-12, max_rank: int | None = None,
                              neg_tol: float = 1e-9, degeneracy_tol: float = 1e-6,
                              loss_tol: float = 1e-20, rtol: float = 1e-11,
+                             max_stage_time: float | None = None,
                              progress: bool = False) -> GLRLResult:
     r"""Greedy low-rank learning (Li, Luo & Lyu, ICLR 2021), the predicted ``eps -> 0`` limit.
 
@@ -464,6 +466,8 @@ def greedy_low_rank_learning(loss, d, *, eps: float = 1e-12, max_rank: int | Non
         Rank budget (default ``d``).
     neg_tol, degeneracy_tol, loss_tol, rtol : tolerances (stopping rule, eigenvalue clusters,
         interpolation, ODE).
+    max_stage_time : float, optional
+        Cap on each stage's flow time (default: ``4000 (1 + log(1/eps)) / mu_1``).
     progress : bool
 
     Returns
@@ -492,6 +496,8 @@ def greedy_low_rank_learning(loss, d, *, eps: float = 1e-12, max_rank: int | Non
     max_rank = d if max_rank is None else as_int(max_rank, "max_rank", minimum=1, maximum=d)
     degeneracy_tol = as_positive(degeneracy_tol, "degeneracy_tol")
     neg_tol, loss_tol = as_positive(neg_tol, "neg_tol"), as_positive(loss_tol, "loss_tol")
+    if max_stage_time is not None:
+        max_stage_time = as_positive(max_stage_time, "max_stage_time")
     rtol, progress = as_positive(rtol, "rtol"), _as_flag(progress, "progress")
     if isinstance(loss, CommutingSensing) and not np.array_equal(loss.basis, np.eye(d)):
         # exact structure: run in the joint eigenbasis, where S is exactly diagonal, so the
@@ -500,7 +506,7 @@ def greedy_low_rank_learning(loss, d, *, eps: float = 1e-12, max_rank: int | Non
         out = greedy_low_rank_learning(
             CommutingSensing(np.eye(d), loss.spectra, loss.y), d, eps=eps, max_rank=max_rank,
             neg_tol=neg_tol, degeneracy_tol=degeneracy_tol, loss_tol=loss_tol, rtol=rtol,
-            progress=progress)
+            max_stage_time=max_stage_time, progress=progress)
         rot = lambda Q: V @ Q @ V.T  # noqa: E731
         out.Q, out.U, out.path = rot(out.Q), V @ out.U, [rot(Q) for Q in out.path]
         for st in out.stages:
@@ -533,11 +539,20 @@ def greedy_low_rank_learning(loss, d, *, eps: float = 1e-12, max_rank: int | Non
                        growth_tol=1e-3)
         mon.scale, mon.loss0 = scale, loss0
         T = _budget(eps, max(w[0], 1e-3 * scale), 1.0)
+        T = T if max_stage_time is None else min(T, max_stage_time)
         U, _t, _n = _flow(loss, Unew, T, mon, rtol, progress, f"GLRL rank {Unew.shape[1]}")
         rep = mon.finish("stage budget used up before the stationarity tests passed")
         path.append(U @ U.T)
         stages.append(GLRLStage(U.shape[1], path[-1], rep.loss_rel, w[:min(d, 4)].copy(),
                                 ratio, k, rep))
+        if not rep.converged:
+            status = "stage_budget"
+            lrel = rep.loss_rel
+            break
+    if status == "stage_budget":
+        warnings.warn(f"greedy_low_rank_learning: the rank-{U.shape[1]} stage did not reach a "
+                      f"stationary point within max_stage_time ({stages[-1].report.status}, "
+                      f"ell/ell_0 = {lrel:.3e})", ConvergenceWarning, stacklevel=2)
     if status == "rank_budget":
         warnings.warn(f"greedy_low_rank_learning: rank budget {max_rank} reached with loss "
                       f"ell/ell_0 = {lrel:.3e} and a negative direction of size "

@@ -249,7 +249,7 @@ def beyond_limit_cell(kind: str, instance: int, log10_inv_eps: float,
     sensing ``GaussianSensing.random(5, 1, 6, seed=[instance_seed, 11])`` (``kind="rankone"``,
     its ``O(m d r)`` factor gradient). Computes GLRL (Li, Luo & Lyu, ICLR 2021) and the factor
     flow limit from ``sqrt(eps) I``, ``eps = 10^-log10_inv_eps`` (each flow capped at
-    ``2e4 / ||S_0||_2`` time units), and returns their relative distance, the traces, the flow's
+    ``5e3 / ||S_0||_2`` time units), and returns their relative distance, the traces, the flow's
     convergence status and the GLRL exponent ``prod_k (1 - mu_2/mu_1)``. ``instance`` labels
     the instance; ``instance_seed`` (the cell seed) is shared by all ``eps`` of an instance.
     """
@@ -266,10 +266,10 @@ def beyond_limit_cell(kind: str, instance: int, log10_inv_eps: float,
     loss = (gaussian_symmetric_instance(seed) if kind == "gaussian"
             else GaussianSensing.random(5, 1, 6, seed=[seed, 11]))
     scale = float(np.linalg.norm(loss.gradient(np.zeros((5, 5))), 2))
-    g = greedy_low_rank_learning(loss, 5, eps=1e-14)
     with _w.catch_warnings():
         _w.simplefilter("ignore", ConvergenceWarning)
-        res = small_init_limit(loss, 5, 10.0 ** (-L10), max_time=2e4 / scale)
+        g = greedy_low_rank_learning(loss, 5, eps=1e-14, max_stage_time=5e3 / scale)
+        res = small_init_limit(loss, 5, 10.0 ** (-L10), max_time=5e3 / scale)
     dist = float(np.linalg.norm(res.Q - g.Q) / np.linalg.norm(g.Q))
     return {"eps": 10.0 ** (-L10), "dist_glrl": dist, "trace": float(np.trace(res.Q)),
             "glrl_trace": float(np.trace(g.Q)), "glrl_rank": g.rank,
