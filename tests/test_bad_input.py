@@ -355,6 +355,8 @@ def _specs() -> dict[str, Spec]:
         S[f"{hs}.BoundarySpectrum.{name}"] = prop(bs, name)
     S[f"{hs}.boundary_spectrum"] = Spec(qn.curvature.boundary_spectrum,
                                         {"loss": frob(), "U": Ustar, "zero_rtol": 1e-8})
+    S[f"{hs}.gram_effective_spectrum"] = Spec(qn.curvature.hessian.gram_effective_spectrum,
+                                              {"loss": sensing(), "U": U, "k": 1})
     S[f"{hs}.effective_hessian"] = Spec(qn.effective_hessian, {"loss": frob(), "U": Ustar})
     S[f"{hs}.effective_operator"] = Spec(qn.curvature.effective_operator,
                                          {"loss": frob(), "U": Ustar},
@@ -392,6 +394,7 @@ def _specs() -> dict[str, Spec]:
     prob = sensing()
     S[GS] = Spec(qn.GaussianSensing, {"X": prob.X, "y": prob.y})
     S.update(loss_method_specs(GS, sensing))
+    S[f"{GS}.gram_factor"] = method(sensing, "gram_factor", U=U)
     S[f"{GS}.factor_value_and_gradient"] = method(sensing, "factor_value_and_gradient", U=U)
     S[f"{GS}.measure"] = method(sensing, "measure", Q=PSD)
     S[f"{GS}.moment_matrix"] = method(sensing, "moment_matrix")
@@ -738,11 +741,22 @@ def accepted_values(kind: str, value) -> list[tuple[str, Any]]:
     return []
 
 
+def either_values(kind: str, value) -> list[tuple[str, Any]]:
+    """Variants that may be accepted or refused, but only with a clean error naming the
+    argument: int and bool arrays (their values may be invalid, e.g. a rank-deficient
+    rounding of a factor)."""
+    if kind in ("array", "factor") and isinstance(value, np.ndarray) and value.size:
+        a = np.asarray(value, dtype=float)
+        return [("int-array", np.round(3 * a).astype(np.int64)), ("bool-array", a > 0)]
+    return []
+
+
 
 #: Cases that fail today in modules maintained outside this file's scope (geometry, dynamics,
 #: curvature, recovery, harness, commuting.greedy). They run as non-strict xfails, so each shows up as XPASS
 #: once fixed and can then be deleted here; any other failing case fails the test.
 KNOWN_FAILURES = frozenset({
+    "quadnet.geometry.conformance.taylor_slope:ts:either-bool-array",
     "quadnet.commuting.greedy.small_init_limit:max_steps:float",
     "quadnet.commuting.greedy.small_init_limit:max_steps:nan",
     "quadnet.commuting.greedy.small_init_limit:max_steps:negative",
@@ -839,6 +853,8 @@ def _cases():
                 cases.append(_param(key, arg, bad, True, label))
             for label, ok in accepted_values(kind, value):
                 cases.append(_param(key, arg, ok, False, f"ok-{label}"))
+            for label, val in either_values(kind, value):
+                cases.append(_param(key, arg, val, None, f"either-{label}"))
         for i, (arg, bad) in enumerate(spec.extra):
             cases.append(_param(key, arg, bad, True, f"extra{i}"))
     return cases
@@ -868,7 +884,7 @@ def _names_argument(msg: str, arg: str, spec: Spec, label: str) -> bool:
     if arg in msg:
         return True
     # a shape that clashes with another argument may be blamed on that argument
-    if label.startswith(("empty", "ndim", "r>d")) or label.startswith("extra"):
+    if label.startswith(("empty", "ndim", "r>d", "extra", "either")):
         return any(other in msg for other in spec.kwargs)
     return False
 
@@ -919,11 +935,13 @@ def test_bad_argument(key, arg, value, must_raise, label):
     spec = SPECS[key]
     kwargs = dict(spec.kwargs)
     kwargs[arg] = value
-    if not must_raise:
+    if must_raise is False:
         _call(spec, kwargs)
         return
     try:
         out = _call(spec, kwargs)
+        if must_raise is None:
+            return
     except (TypeError, ValueError) as exc:
         msg = str(exc)
         assert _names_argument(msg, arg, spec, label), (

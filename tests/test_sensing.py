@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from quadnet import PSDQuotient
+from quadnet import effective_hessian as quadnet_effective_hessian
 from quadnet.testing import dense_sensing_reference, five_point_derivative
 from quadnet.sensing.gaussian import (
     GaussianSensing,
@@ -193,3 +194,17 @@ def test_spectral_init_lanczos_matches_the_dense_moment_matrix(d, r, m):
     assert np.array_equal(prob.spectral_init(r), UD)     # small d: "auto" is the dense route
     with pytest.raises(ValueError, match="method"):
         prob.spectral_init(r, method="eigh")
+
+
+def test_gram_factor_gives_the_effective_spectrum():
+    """``K^T K + 2 S (x) I_r`` is the factor Hessian, so the Gram route of the curvature
+    module reproduces the dense effective spectrum at any full-rank U (rounding: 1e-10)."""
+    from quadnet.curvature.hessian import gram_effective_spectrum
+
+    prob = GaussianSensing.random(6, 2, 80, seed=1, noise=0.1)
+    U = np.random.default_rng(2).standard_normal((6, 2))
+    K = prob.gram_factor(U)
+    assert K.shape == (80, 12)
+    ref = np.linalg.eigvalsh(quadnet_effective_hessian(prob, U))[:3]
+    got = gram_effective_spectrum(prob, U, k=3).eigenvalues
+    assert rel(got, ref) <= 1e-10

@@ -608,6 +608,9 @@ def bregman_projection_cvxpy(A, y, q0, multiplicities=None, solver: str | None =
     obj = cp.sum(cp.multiply(mult, -cp.entr(q) - cp.multiply(ell, q) - q))
     prob = cp.Problem(cp.Minimize(obj), [(A * mult) @ q == y])
     prob.solve(solver=solver, **solver_options)
+    if prob.status in ("infeasible", "infeasible_inaccurate"):
+        raise InfeasibleError(f"A diag(m) q = y has no solution q >= 0 (cvxpy status "
+                              f"{prob.status})")
     if q.value is None:
         raise RuntimeError(f"cvxpy failed: status {prob.status}")
     return np.asarray(q.value, dtype=float), {"status": prob.status,

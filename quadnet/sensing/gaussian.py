@@ -400,6 +400,49 @@ class GaussianSensing(Loss):
             return out
         return apply
 
+    def gram_factor(self, U) -> np.ndarray:
+        r"""The measurement Gram factor ``K`` at ``U``: rows ``(2/sqrt m) vec(x_i (U^T x_i)^T)``.
+
+        The Gauss-Newton part of the factor Hessian is ``K^T K`` (quadnet theory §3, §4):
+
+        .. math:: \frac1m \sum_i \langle A_i, \xi U^\top + U \xi^\top \rangle^2
+                  = \frac4m \sum_i \langle x_i (U^\top x_i)^\top, \xi \rangle^2
+                  = \|K \operatorname{vec}(\xi)\|^2 ,
+
+        so ``D^2 L(U) = K^T K + 2 S (x) I_r``; :func:`quadnet.curvature.gram_effective_spectrum`
+        uses it (one ``K^T K`` product instead of ``n_h`` Hessian-vector products). Memory
+        ``m d r`` doubles.
+
+        Parameters
+        ----------
+        U : array_like, shape (d, r)
+
+        Returns
+        -------
+        numpy.ndarray, shape (m, d r)
+            Row-major ``vec`` of each ``x_i (U^T x_i)^T``, scaled by ``2 / sqrt(m)``.
+
+        Raises
+        ------
+        TypeError, ValueError
+            For a bad ``U``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> prob = GaussianSensing.random(4, 2, 30, seed=0)
+        >>> K = prob.gram_factor(prob.U_star)       # at U*: residual 0, so D^2 L = K^T K
+        >>> xi = np.arange(8.0).reshape(4, 2)
+        >>> bool(np.allclose(K.T @ (K @ xi.ravel()), prob.factor_hvp(prob.U_star, xi).ravel()))
+        True
+        """
+        U = self._factor(U)
+        XU = self.X @ U
+        m, d = self.X.shape
+        K = self.X[:, :, None] * XU[:, None, :]
+        K *= 2.0 / np.sqrt(m)
+        return K.reshape(m, d * U.shape[1])
+
     # ------------------------------------------------------------ initialisation
     def default_preconditioner(self, U):
         """The inverse of the population effective Hessian at ``U`` (quadnet theory §4).
