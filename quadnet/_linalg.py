@@ -61,32 +61,45 @@ def psd_power(G: np.ndarray, s: float, *, name: str = "G") -> np.ndarray:
 def cosine(A: np.ndarray, B: np.ndarray, names: tuple[str, str] = ("A", "B")) -> float:
     """Frobenius cosine ``<A, B> / (||A||_F ||B||_F)``; ``ValueError`` for a zero matrix.
 
+    Each argument is divided by its largest entry first, so the result is exact for entries
+    anywhere in float64's range (``1e-300`` or ``1e300``): the cosine is scale invariant,
+    its norms are not representable there.
+
     Examples
     --------
     >>> import numpy as np
     >>> cosine(np.eye(2), -np.eye(2))
     -1.0
+    >>> cosine(1e300 * np.eye(2), 1e-300 * np.eye(2))
+    1.0
     """
-    na, nb = np.linalg.norm(A), np.linalg.norm(B)
-    if na == 0 or nb == 0:
-        which = names[0] if na == 0 else names[1]
+    sa, sb = np.max(np.abs(A)), np.max(np.abs(B))
+    if sa == 0 or sb == 0:
+        which = names[0] if sa == 0 else names[1]
         raise ValueError(f"cosine is undefined: {which} is the zero matrix")
+    A, B = A / sa, B / sb
+    na, nb = np.linalg.norm(A), np.linalg.norm(B)
     return float(np.clip(np.vdot(A, B) / (na * nb), -1.0, 1.0))
 
 
 def rel_diff(a, b) -> float:
     """``||a - b|| / ||b||`` (Frobenius / Euclidean): the relative difference quadnet reports.
 
+    Both are divided by ``max |b|`` first (scale invariant; no overflow or underflow of the
+    norms); ``||a||`` when ``b = 0``.
+
     Examples
     --------
     >>> rel_diff([1.0, 1.0], [1.0, 0.0])
     1.0
+    >>> rel_diff([2e300], [1e300])
+    1.0
     """
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    den = np.linalg.norm(b)
-    if den == 0:
+    s = np.max(np.abs(b)) if b.size else 0.0
+    if s == 0:
         return float(np.linalg.norm(a))
-    return float(np.linalg.norm(a - b) / den)
+    return float(np.linalg.norm(a / s - b / s) / np.linalg.norm(b / s))
 
 
 def random_orthogonal(r: int, rng: np.random.Generator, *, improper: bool | None = None

@@ -1061,3 +1061,35 @@ def test_taylor_slope_bad_errors():
     ts = np.logspace(-6, -1, 12)
     _raises_naming(qn.geometry.taylor_slope, "errs", ts, np.full(12, np.nan), 1e-14)
     _raises_naming(qn.geometry.taylor_slope, "errs", ts, ts[:3], 1e-14)
+
+
+# ------------------------------------------------------------- extreme scales (hypothesis)
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from hypothesis.extra import numpy as hnp  # noqa: E402
+
+_unit = hnp.arrays(np.float64, (3, 3), elements=st.floats(-1.0, 1.0, allow_nan=False,
+                                                          allow_subnormal=False))
+
+
+@settings(max_examples=40, deadline=None)
+@given(A=_unit, B=_unit, ea=st.integers(-150, 150), eb=st.integers(-150, 150))
+def test_cosine_is_scale_invariant_across_float64(A, B, ea, eb):
+    """cos(10^a A, 10^b B) = cos(A, B) for scales 1e-150..1e150: the norms alone would
+    overflow or underflow there (quadnet target: never a silently wrong answer)."""
+    if np.max(np.abs(A)) < 1e-3 or np.max(np.abs(B)) < 1e-3:
+        return
+    ref = qn.features.cosine(A, B)
+    got = qn.features.cosine(A * 10.0 ** ea, B * 10.0 ** eb)
+    assert abs(got - ref) <= 1e-12
+
+
+@settings(max_examples=30, deadline=None)
+@given(w=hnp.arrays(np.float64, 4, elements=st.floats(0.01, 1.0)), e=st.integers(-150, 150))
+def test_effective_rank_and_psd_power_across_scales(w, e):
+    """effective_rank is scale invariant; psd_power(c G, 1/2) = sqrt(c) G^(1/2)."""
+    s = 10.0 ** e
+    G = np.diag(w)
+    assert abs(qn.effective_rank(s * G) - qn.effective_rank(G)) <= 1e-12 * 4
+    root = qn.features.psd_power(s * G, 0.5)
+    assert np.allclose(root / np.sqrt(s), np.diag(np.sqrt(w)), rtol=1e-12, atol=0)
