@@ -540,7 +540,11 @@ def test_gram_route_matches_the_dense_effective_spectrum():
 def test_gram_route_needs_the_hook():
     base = GaussianSensing.random(6, 2, 60, seed=0)
     with pytest.raises(TypeError, match="gram_factor"):
-        qn.curvature.gram_effective_spectrum(base, base.U_star)
+        qn.curvature.gram_effective_spectrum(FrobeniusLoss(np.eye(6)), base.U_star)
+    # GaussianSensing's own hook gives the same as the subclass above
+    g = qn.curvature.gram_effective_spectrum(base, base.U_star, k=2)
+    w = np.linalg.eigvalsh(effective_hessian(base, base.U_star))
+    assert np.allclose(g.eigenvalues, w[:2], rtol=1e-11)
 
     class Bad(GaussianSensing):
         def gram_factor(self, U):

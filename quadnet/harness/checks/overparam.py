@@ -91,6 +91,8 @@ def run(ctx: CheckContext) -> CheckResult:
     res = CheckResult("overparam", CLAIM)
     q = ctx.quick
     t_start = time.perf_counter()
+    sections = {}
+    t_sec = t_start
 
     # (a) closed form vs DOP853 and mpmath -------------------------------------------
     lam, P, T = _rotated([3.0, 2.0, 1.0, 0.0, 0.0, -1.0], ctx.rng("flow"))
@@ -117,6 +119,8 @@ def run(ctx: CheckContext) -> CheckResult:
     finite = bool(np.all(np.isfinite(cf.U)))
     res.add("(a) t = 1e3, 1e8, 1e300: finite, and vs the Eckart-Young limit on the reached span "
             "(max rel.)", lim_err if finite else math.inf, 1e-12, paper="rounding", **Q)
+
+    sections["a"], t_sec = time.perf_counter() - t_sec, time.perf_counter()
 
     # (b) learned times ---------------------------------------------------------------
     ell = factorization_flow(T, V, [0.0]).info["pivot_norms"]
@@ -156,6 +160,8 @@ def run(ctx: CheckContext) -> CheckResult:
                 for e in stair_eps],
         "refined": [tr[epss.index(e)] for e in stair_eps]})
 
+    sections["b"], t_sec = time.perf_counter() - t_sec, time.perf_counter()
+
     # (c) excess law, structural zeros ---------------------------------------------------
     lam3, P3, T3 = _rotated([1.0, 0.5, 0.0, 0.0, 0.0, -1.0], ctx.rng("excess"))
     U0 = 0.3 * ctx.rng("excess-start").standard_normal((6, 4))
@@ -171,7 +177,7 @@ def run(ctx: CheckContext) -> CheckResult:
             float(np.max(np.abs(4 * c_flow - 1))), 1e-3, paper="c = 1/4", **Q)
     res.report("(c) flow: t q_excess(t) at the last time (should approach 1/4)",
                float(np.max(tf[-1] * qf[-1])), **EXPL)
-    eta, steps = 0.05, (20_000 if q else 100_000)
+    eta, steps = 0.05, (10_000 if q else 100_000)
     gd = gradient_descent(FrobeniusLoss(T3), U0, eta, steps, record_every=max(steps // 200, 1))
     qd = np.array([np.linalg.eigvalsh(Z.T @ (U @ U.T) @ Z)[::-1][:2] for U in gd.U])
     kk = gd.t
@@ -193,6 +199,8 @@ def run(ctx: CheckContext) -> CheckResult:
             fr.relative_error, 1e-4, paper="Cheng (2026) §3 rate law, on the signal block", **Q)
     ctx.draw(res, "overparam_excess", {"t": tf[1:], "tq": (tf[1:, None] * qf[1:]),
                                        "k": kk[1:], "kq": eta * kk[1:, None] * qd[1:]})
+
+    sections["c"], t_sec = time.perf_counter() - t_sec, time.perf_counter()
 
     # (d) over-parameterised sensing -----------------------------------------------------
     d, rs = 30, 2
@@ -231,6 +239,8 @@ def run(ctx: CheckContext) -> CheckResult:
     ctx.draw(res, "overparam_sensing", {"k": stair.t, "eig": np.maximum(eig, 1e-30),
                                         "star": np.linalg.eigvalsh(prob.U_star.T @ prob.U_star)})
 
+    sections["d"], t_sec = time.perf_counter() - t_sec, time.perf_counter()
+
     # (e) pymanopt through the boundary -------------------------------------------------
     problems = [("T = diag(3, 1.5, 0.5, -0.5, -1, -1, -2), PSDQuotient(7, 4)",
                  np.diag([3.0, 1.5, 0.5, -0.5, -1.0, -1.0, -2.0]), 7, 4, True)]
@@ -266,6 +276,8 @@ def run(ctx: CheckContext) -> CheckResult:
                     abs(mine["rel_cost_error"]), 1e-10, paper="<= 1e-10", **Q)
             res.add(f"(e) ... {it}: ratio", ratio, 2.0, paper="<= 2", **Q)
     res.metrics["pymanopt"] = table
+    sections["e"] = time.perf_counter() - t_sec
+    res.metrics["section_seconds"] = sections
     res.metrics["seconds"] = time.perf_counter() - t_start
     return res
 
