@@ -46,6 +46,7 @@ from quadnet.sensing.gaussian import (
     population_normal_operator,
     relative_error,
 )
+from quadnet.harness.sweeps import _exit_with_parent
 from quadnet.harness.checks._base import (
     COLUMN_WIDTH,
     OKABE_ITO,
@@ -209,7 +210,9 @@ def _sweep(ctx: CheckContext, seed: int, have_cvxpy: bool) -> list[dict]:
     args = [(d, r, m, t, init, method, seed, restarts)
             for d, r, m, t, init, method, restarts in jobs]
     if workers > 1:  # cells are pure functions: the result does not depend on scheduling
-        with ProcessPoolExecutor(workers) as pool:
+        # workers exit when this process dies (a killed verify leaves no orphans computing)
+        with ProcessPoolExecutor(workers, initializer=_exit_with_parent,
+                                 initargs=(os.getpid(),)) as pool:
             cells = list(ctx.progress(pool.map(_cell, args, chunksize=8), "phase transition",
                                       total=len(args)))
     else:
