@@ -447,6 +447,18 @@ def effective_spectrum(loss: Loss, U, k: int = 1, which: str = "smallest", *,
     Raises:
         ValueError: bad ``k``, ``which``, ``tol``, ``ncv``, ``maxiter``, ``preconditioner``.
         RuntimeError: the eigensolver did not converge (message says what to change).
+
+    Examples
+    --------
+    At an over-parameterised minimiser (width 3, rank 1) the solver runs on the signal block and
+    the idle columns' flat directions are counted separately:
+
+    >>> import numpy as np
+    >>> from quadnet import FrobeniusLoss
+    >>> U = np.zeros((4, 3)); U[0, 0] = 1.0
+    >>> sp = effective_spectrum(FrobeniusLoss(U @ U.T), U, k=1)
+    >>> sp.rank, sp.structural_zeros, round(float(sp.eigenvalues[0]), 10)
+    (1, 6, 2.0)
     """
     loss = _check_loss(loss)
     U = as_factor(U, "U", d=loss.d, full_rank=False)

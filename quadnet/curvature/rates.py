@@ -158,6 +158,18 @@ def local_curvature(loss: Loss, U, *, gtol: float = 1e-6, dense_max: int = DENSE
     :func:`quadnet.effective_spectrum` (smallest two and largest one). Warns
     :class:`NotAMinimiserWarning` when ``relative_gradient > gtol`` and
     :class:`IndefiniteHessianWarning` when ``lambda_min < 0``; the numbers are always returned.
+    At a rank-deficient ``U`` the fields describe the signal block and ``rank``,
+    ``structural_zeros``, ``excess_min`` the idle columns (:class:`LocalCurvature`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from quadnet import FrobeniusLoss
+    >>> T = np.diag([2.0, 1.0, 0.0, -1.0])
+    >>> U = np.zeros((4, 3)); U[0, 0], U[1, 1] = np.sqrt(2.0), 1.0   # rank 2 < r = 3
+    >>> c = local_curvature(FrobeniusLoss(T), U)
+    >>> c.rank, c.structural_zeros, round(c.lambda_min, 10), round(c.excess_min, 10)
+    (2, 1, 2.0, 0.0)
     """
     loss = _check_loss(loss)
     U = as_factor(U, "U", d=loss.d, full_rank=False)
