@@ -18,7 +18,7 @@ import numpy as np
 import scipy.linalg
 from scipy.integrate import solve_ivp
 
-from quadnet._validation import as_array, as_factor, as_int, as_positive, as_symmetric
+from quadnet._validation import as_array, as_factor, as_int, as_matrix, as_positive, as_symmetric
 from quadnet.losses import Loss, as_loss
 
 from quadnet.exceptions import DivergenceError
@@ -354,7 +354,7 @@ def factorization_flow(target, U0, times) -> Trajectory:
     target : (d, d) array_like
         Symmetric target ``T``.
     U0 : (d, r) array_like
-        Finite start, any rank (``r <= d``).
+        Finite start of any width ``r >= 1`` (also ``r > d``) and any rank.
     times : 1-d array_like
         Finite times ``t >= 0`` (any order).
 
@@ -391,7 +391,9 @@ def factorization_flow(target, U0, times) -> Trajectory:
     """
     T = as_symmetric(target, "target")
     d = T.shape[0]
-    U0 = as_factor(U0, "U0", d=d, full_rank=False)
+    U0 = as_matrix(U0, "U0", shape=(d, None))             # any width, also r > d
+    if U0.shape[1] == 0:
+        raise ValueError("U0 must have at least one column, got shape (d, 0)")
     t = as_array(times, "times", ndim=1)
     if t.size == 0 or np.any(t < 0):
         raise ValueError("times must be a non-empty 1-d array of finite times t >= 0")

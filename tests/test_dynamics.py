@@ -271,6 +271,12 @@ def test_factorization_flow_gauge_and_bad_input():
         qn.factorization_flow(T, np.full((6, 4), np.nan), [1.0])
     with pytest.raises(ValueError, match="U0"):
         qn.factorization_flow(T, V[:5], [1.0])
+    # width above d (r = 9 > d = 6) is a valid start: same Q(t) as its rank-6 compression
+    W = np.random.default_rng(4).standard_normal((6, 9))
+    wide = qn.factorization_flow(T, 0.1 * W, [2.0, 20.0])
+    Uc = np.linalg.cholesky(0.01 * W @ W.T)
+    narrow = qn.factorization_flow(T, Uc, [2.0, 20.0])
+    assert wide.U.shape == (2, 6, 9) and np.allclose(wide.Q, narrow.Q, rtol=0, atol=1e-13)
     with pytest.raises(ValueError, match="symmetric"):
         qn.factorization_flow(T + np.triu(np.ones((6, 6)), 1), V, [1.0])
     zero = qn.factorization_flow(T, np.zeros((6, 4)), [0.0, 5.0])
