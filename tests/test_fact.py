@@ -341,9 +341,15 @@ def test_public_api_and_module_not_shadowed():
     import types
 
     assert isinstance(quadnet.fact, types.ModuleType)
+    # the module path quadnet.fact keeps every name of quadnet 0.1 ...
     for name in ("QuadraticNet", "DeepLinearNet", "fact_matrix", "bfact_matrix", "agop", "cosine",
                  "train"):
-        assert name in F.__all__ and hasattr(quadnet, name)
+        assert name in F.__all__ and getattr(F, name) is getattr(quadnet.features, name)
+    # ... and the top level re-exports the entry points without a deprecation
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        for name in ("QuadraticNet", "DeepLinearNet", "fact_matrix", "agop", "train"):
+            assert getattr(quadnet, name) is getattr(quadnet.features, name)
 
 
 def test_check_quick_passes():
