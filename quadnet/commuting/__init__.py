@@ -1,5 +1,5 @@
-"""Selection laws of small initialisation: commuting measurements, the entropy mirror flow, Bregman projection and the minimum-trace limit (quadnet theory §5); beyond them, greedy low-rank learning and the small-initialisation limit for any loss (:mod:`quadnet.commuting.greedy`; the experiments of ``quadnet verify beyond`` are the module
-:mod:`quadnet.commuting.experiments`).
+"""Selection laws of small initialisation: commuting measurements, the entropy mirror flow, Bregman projection and the minimum-trace limit (quadnet theory §5); beyond them, greedy low-rank learning and the small-initialisation limit for any loss (``quadnet.commuting.greedy``; the experiments of ``quadnet verify beyond`` are the module
+``quadnet.commuting.experiments``).
 
 Every public name of the subpackage is re-exported here, one per line.
 """

@@ -140,15 +140,19 @@ def limit_distances(loss, d: int, eps_grid, *, m: int | None = None, glrl_eps: f
     fit = fit_power_law(e, dist)
     last = rows[-1]
     gaps = [s.gap_ratio for s in g.stages]
+    notes = []
+    if g.status != "interpolating":
+        notes.append(f"GLRL ends at a {g.status} point (loss {g.loss_rel:.1e})")
+    if last["status"] != "converged":
+        notes.append(f"flow '{last['status']}' at eps = {last['eps']:.0e} (loss "
+                     f"{last['loss_rel']:.1e}, escape rate {last['neg_rel']:.1e}, excess "
+                     f"x{last['excess_growth']:.3f} per doubling): slow direction")
     if last["dist_glrl"] <= 1e-3:
-        why = "ok"
-    elif g.status != "interpolating":
-        why = f"GLRL ends at a {g.status} point (loss {g.loss_rel:.1e})"
+        why = "; ".join(["ok"] + notes)
+    elif notes:
+        why = "; ".join(notes)
     elif any(s.added > 1 for s in g.stages) or max(gaps, default=0) > 0.9:
         why = f"degenerate step (mu2/mu1 up to {max(gaps):.3f})"
-    elif last["status"] != "converged" and last["neg_rel"] > 1e-9:
-        why = (f"saddle / slow excess direction: flow still moving (escape rate "
-               f"{last['neg_rel']:.1e}, excess x{last['excess_growth']:.3f} per doubling)")
     elif math.isfinite(fit["alpha"]):
         need = math.exp((math.log(1e-3) - math.log(fit["C"])) / fit["alpha"])
         why = (f"power law eps^{fit['alpha']:.3f} with prefactor {fit['C']:.2g}: "

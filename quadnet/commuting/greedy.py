@@ -60,7 +60,10 @@ class LimitReport:
     left; ``< 1`` but near 1: algebraic decay). Converged means ``dQ_rel <= qtol``,
     ``grad_rel <= gtol`` and the excess not growing, or an interpolant reached
     (``loss_rel <= 1e-24``, residual ``1e-12`` relative) with a small gradient; at full width
-    also ``neg_rel <= gtol``. ``"unbounded"`` needs ``||Q||`` increments that do not shrink
+    also ``neg_rel <= gtol``. Or an *algebraic tail*: eigen-directions below ``1e-2 lambda_max``
+    falling by >= 10 % over each of the last two doubling windows (a power ``t^-p``) while the
+    rest of ``Q`` moved by ``<= qtol``: then the limit is ``Q`` without them, and ``tail_mass``
+    (their share of ``tr Q`` now) and ``tail_exponent`` ``p`` are reported. ``"unbounded"`` needs ``||Q||`` increments that do not shrink
     over three doubling windows; ``neg_rel = max(0, -lambda_min(S)) / ||S_0||_2``
     (an escape direction of the full-width problem); ``rank``: numerical rank of ``Q``.
     """
@@ -77,6 +80,8 @@ class LimitReport:
     elapsed: float
     checks: int
     message: str = ""
+    tail_mass: float = 0.0
+    tail_exponent: float = math.nan
 
 
 @dataclass
@@ -190,9 +195,10 @@ class _Monitor:
         S0 = loss.gradient(np.zeros((d, d)))
         self.scale = max(float(np.linalg.norm(S0, 2)), np.finfo(float).tiny)
         self.loss0 = max(float(loss.value(np.zeros((d, d)))), np.finfo(float).tiny)
-        self.points: list[tuple[float, np.ndarray, float]] = []  # (t, Q, excess)
+        self.points: list[tuple[float, np.ndarray, float, np.ndarray]] = []  # (t, Q, exc, eig)
         self.checks = 0
         self.last: LimitReport | None = None
+        self.Q_limit: np.ndarray | None = None
 
     def check(self, t: float, U: np.ndarray) -> LimitReport:
         self.checks += 1
@@ -201,7 +207,8 @@ class _Monitor:
         exc, rank, _ = _excess(U, self.rank_tol)
         ref = [p for p in self.points if p[0] <= 0.5 * t]
         Qref, exref = (ref[-1][1], ref[-1][2]) if ref else (np.zeros_like(Q), 0.0)
-        self.points.append((t, Q, exc))
+        lam = np.linalg.eigvalsh(Q)
+        self.points.append((t, Q, exc, lam))
         dQ = float(np.linalg.norm(Q - Qref)) / qn if qn > 0 else math.inf
         growth = exc / exref if exref > 0 else (1.0 if exc == 0 else math.inf)
         S = self.loss.gradient(Q)
@@ -216,15 +223,58 @@ class _Monitor:
             ok = True
             msg = (f"interpolant reached (ell/ell_0 = {loss_rel:.1e} <= {self.loss_tol:g}); "
                    f"dQ over the last doubling {dQ:.1e}")
+        tail_mass, tail_p = 0.0, math.nan
+        if not ok and ref:
+            ok, tail_mass, tail_p, tmsg = self._algebraic_tail(t, Q, lam, ref[-1], grad_rel)
+            msg = tmsg or msg
         if ok and self.full_width and neg > self.gtol:
             ok = False  # U_0 = sqrt(eps) W has full rank: an escape direction of S will grow
+            self.Q_limit = None
         status = "converged" if ok else "running"
         if ok and exc > self.qtol and growth < 1.0 - self.growth_tol:
             msg = (f"excess directions still decay (x{growth:.3g} per doubling of t, mass "
                    f"{exc:.2e}): algebraic tail, remaining change <= the excess mass")
         self.last = LimitReport(status, ok, loss_rel, grad_rel, dQ, exc, growth, neg, rank,
-                                t, self.checks, msg)
+                                t, self.checks, msg, tail_mass, tail_p)
         return self.last
+
+    def _algebraic_tail(self, t, Q, lam, ref, grad_rel):
+        """Eigen-directions decaying like a power of ``t`` while the rest has converged.
+
+        The tail: eigenvalues ``<= 1e-2 lambda_max`` that fell by >= 10 % over each of the last
+        two doubling windows ``[t/4, t/2]``, ``[t/2, t]`` (a power law ``t^-p`` falls by ``2^-p``
+        per doubling; an exponential by far more, a frozen direction not at all). If the rest of
+        ``Q`` (the core) moved by ``<= qtol`` over the last window, the limit is the core: the tail
+        tends to 0. Returns ``(ok, tail mass share, p, message)``.
+        """
+        older = [p for p in self.points if p[0] <= 0.5 * ref[0]]
+        if not older:
+            return False, 0.0, math.nan, ""
+        lam_r, lam_rr = ref[3], older[-1][3]
+        top = max(lam[-1], np.finfo(float).tiny)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r1, r2 = lam / lam_r, lam_r / lam_rr
+        tail = (lam > 0) & (lam <= 1e-2 * top) & (r1 <= 0.9) & (r2 <= 0.9) & (lam_r > 0)
+        if not tail.any():
+            return False, 0.0, math.nan, ""
+        k = int(np.count_nonzero(tail))
+        if not np.all(tail[:k]):          # the tail must be the k smallest eigenvalues
+            return False, 0.0, math.nan, ""
+
+        def core(M):
+            w, V = np.linalg.eigh(M)
+            return (V[:, k:] * w[k:]) @ V[:, k:].T
+
+        Qc = core(Q)
+        dQc = float(np.linalg.norm(Qc - core(ref[1]))) / float(np.linalg.norm(Q))
+        if dQc > self.qtol or grad_rel > math.sqrt(self.gtol):
+            return False, 0.0, math.nan, ""
+        p = float(-np.log2(np.max(r1[tail])))
+        mass = float(lam[tail].sum() / lam.sum())
+        self.Q_limit = Qc
+        msg = (f"algebraic tail: {k} direction(s) with {mass:.2e} of tr Q decaying like t^-"
+               f"{p:.2f} (per doubling x{2 ** -p:.3f}); core moved {dQc:.1e}; limit = the core")
+        return True, mass, p, msg
 
     def finish(self, budget_msg: str) -> LimitReport:
         rep = self.last
@@ -400,7 +450,10 @@ def small_init_limit(loss, d, eps, *, eta=None, W=None, method: str = "auto",
     if not rep.converged:
         warnings.warn(f"small_init_limit (eps = {eps:g}): {rep.status}: {rep.message}",
                       ConvergenceWarning, stacklevel=2)
-    return SmallInitResult(U @ U.T, U, eps, eta, "factor", rep, hist)
+    Q = U @ U.T if mon.Q_limit is None or not rep.converged else mon.Q_limit
+    if mon.Q_limit is not None and rep.converged:
+        hist["Q_last"] = U @ U.T
+    return SmallInitResult(Q, U, eps, eta, "factor", rep, hist)
 
 
 def _reduced_limit(loss: CommutingSensing, eps, eta, max_steps, max_time, qtol):

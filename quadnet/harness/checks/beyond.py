@@ -39,6 +39,7 @@ from quadnet.commuting.experiments import (
     verify_counterexample,
 )
 from quadnet.commuting.greedy import small_init_limit
+from quadnet.curvature.hessian import effective_hessian
 from quadnet.dynamics import gradient_flow
 from quadnet.exceptions import ConvergenceWarning
 from quadnet.harness.checks._base import CheckContext, CheckResult, register
@@ -55,6 +56,16 @@ EXP = "EXPLORATION"
 def rankone_instance(seed: int, d: int = 5, r: int = 1, m: int = 6) -> GaussianSensing:
     """Rank-one ``x x^T`` sensing instance of experiment (a) (planted rank ``r``)."""
     return GaussianSensing.random(d, r, m, seed=[int(seed), 11])
+
+
+def _planted_condition(loss) -> float:
+    """``lambda_min / lambda_max`` of the effective Hessian at the planted interpolant (§3)."""
+    Qs = loss.Q_star
+    w, V = np.linalg.eigh(Qs)
+    keep = w > 1e-12 * w[-1]
+    U = V[:, keep] * np.sqrt(w[keep])
+    h = np.linalg.eigvalsh(effective_hessian(loss, U))
+    return float(h[0] / h[-1])
 
 
 def _eps_grid(quick: bool) -> np.ndarray:
@@ -93,7 +104,10 @@ def run(ctx: CheckContext) -> CheckResult:
         loss = gaussian_symmetric_instance(s) if kind == "gaussian" else rankone_instance(s)
         o = limit_distances(loss, 5, eps, with_sdp=not q, max_time_factor=5e3)
         o.pop("glrl_Q")
-        o.update(kind=kind, seed=s)
+        o.update(kind=kind, seed=s, planted_condition=_planted_condition(loss))
+        if o["rows"][-1]["status"] != "converged":
+            o["diagnosis"] += (f" (effective Hessian at the planted rank-1 point: lambda_min/"
+                               f"lambda_max = {o['planted_condition']:.1e})")
         inst.append(o)
     last = np.array([o["rows"][-1]["dist_glrl"] for o in inst])
     n_ok = int(np.sum(last <= 1e-3))
