@@ -428,6 +428,10 @@ def small_init_limit(loss, d, eps, *, eta=None, W=None, method: str = "auto",
     if method == "reduced" and not reducible:
         raise ValueError("method='reduced' needs a CommutingSensing loss and W = None")
     check_every = as_int(check_every, "check_every", minimum=1)
+    if max_steps is not None:
+        max_steps = as_int(max_steps, "max_steps", minimum=1)
+    if max_time is not None:
+        max_time = as_positive(max_time, "max_time")
     qtol, gtol, rtol = (as_positive(qtol, "qtol"), as_positive(gtol, "gtol"),
                         as_positive(rtol, "rtol"))
     rank_tol, growth_tol = as_positive(rank_tol, "rank_tol"), as_positive(growth_tol, "growth_tol")
