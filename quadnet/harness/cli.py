@@ -206,7 +206,7 @@ def results_markdown(report: dict) -> str:
     lines.append("")
     lines += [f"* {ref}" for ref in _references_used(report)]
     lines.append("")
-    lines += [ln if ln.startswith("  ") else ln for ln in summary_lines(report)]
+    lines += [f"- {ln.strip()}" for ln in summary_lines(report)]
     v = report.get("versions", {})
     tail = (f"\n_{report.get('mode', '?')} mode, seed {report.get('seed', '?')}, "
             f"quadnet {v.get('quadnet', '?')}, Python {v.get('python', '?')}, numpy "
