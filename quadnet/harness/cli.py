@@ -264,7 +264,33 @@ def results_latex(report: dict) -> str:
 
 
 def format_report(report: dict, fmt: str) -> str:
-    """The report as ``text``, ``markdown``, ``latex`` or ``json``."""
+    """The report as ``text``, ``markdown``, ``latex`` (booktabs) or ``json``.
+
+    Parameters
+    ----------
+    report : dict
+        A ``quadnet verify --json`` report.
+    fmt : {"text", "markdown", "latex", "json"}
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        For another ``fmt``.
+
+    Examples
+    --------
+    >>> rep = {"checks": [{"name": "demo", "status": "PASS", "rows": [
+    ...     {"claim": "error", "measured": 1e-14, "tolerance": 1e-12, "relation": "<=",
+    ...      "status": "PASS", "source": "Cheng (2026) §1", "kind": "theorem"}]}]}
+    >>> print(format_report(rep, "markdown").splitlines()[2])
+    | demo | error | theorem | Cheng (2026) §1 | - | 1.00e-14 | <= 1.00e-12 | PASS |
+    >>> "toprule" in format_report(rep, "latex")
+    True
+    """
     if fmt == "json":
         return json.dumps(report, indent=2) + "\n"
     if fmt == "markdown":

@@ -210,7 +210,11 @@ def parse_grid(sweep: Sweep | str, grid: Mapping[str, list], *, quick: bool = Fa
 
 
 def grid_tag(grid: Mapping[str, tuple] | None) -> str:
-    """Eight hex digits naming a custom grid (used in the default store name)."""
+    """Eight hex digits naming a custom grid (used in the default store name).
+
+    >>> len(grid_tag({"d": (20, 40)})), grid_tag({"d": (20, 40)}) == grid_tag({"d": [20, 40]})
+    (8, True)
+    """
     return f"{_crc({k: list(v) for k, v in sorted((grid or {}).items())}):08x}"
 
 
@@ -368,7 +372,11 @@ def _worker_init(parent: int) -> None:
 
 def default_start_method() -> str:
     """``"fork"`` where the platform has it (no main-module guard needed, no named
-    semaphores to leak when the driver is killed), else ``"spawn"``."""
+    semaphores to leak when the driver is killed), else ``"spawn"``.
+
+    >>> default_start_method() in ("fork", "spawn")
+    True
+    """
     import multiprocessing as mp
 
     return "fork" if "fork" in mp.get_all_start_methods() else "spawn"

@@ -123,7 +123,22 @@ def rel_diff(a, b) -> float:
 
 
 def have_module(name: str) -> bool:
-    """True when ``import name`` works (an installed optional dependency such as cvxpy)."""
+    """True when ``import name`` works (an installed optional dependency such as cvxpy).
+
+    Parameters
+    ----------
+    name : str
+        A module name.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> have_module("numpy"), have_module("no_such_module_quadnet")
+    (True, False)
+    """
     try:
         importlib.import_module(name)
     except ImportError:
@@ -210,13 +225,34 @@ class CheckResult:
     def report(self, claim: str, measured: float, *, paper: str = "", source: str = "",
                kind: str = "exploration", passed: bool = True) -> Row:
         """Append a ``REPORTED`` row (no tolerance; ``passed=False`` for a failed sanity
-        condition makes it ``FAIL``)."""
+        condition makes it ``FAIL``).
+
+        Examples
+        --------
+        >>> res = CheckResult("demo", "a claim")
+        >>> res.report("errors after 35 iterations", 13, source="quadnet exploration").status
+        'REPORTED'
+        >>> res.status
+        'PASS'
+        """
         return self.add(claim, measured, None, relation="=", paper=paper, source=source,
                         kind=kind, passed=passed)
 
     def skip(self, claim: str, reason: str, *, tolerance: float | None = None,
              relation: str = "<=", paper: str = "", source: str = "", kind: str = "") -> Row:
-        """Append a ``SKIPPED`` row: the claim could not be measured, for ``reason``."""
+        """Append a ``SKIPPED`` row: the claim could not be measured, for ``reason``.
+
+        A check with a skipped row has status ``PARTLY SKIPPED`` (it has not passed).
+
+        Examples
+        --------
+        >>> res = CheckResult("demo", "a claim")
+        >>> _ = res.add("error", 1e-14, 1e-12, kind="theorem", source="Cheng (2026) §1")
+        >>> res.skip("vs an SDP", "needs cvxpy; install: python -m pip install cvxpy").status
+        'SKIPPED'
+        >>> res.status, res.passed
+        ('PARTLY SKIPPED', False)
+        """
         return self.add(claim, math.nan, tolerance, relation=relation, paper=paper,
                         source=source, kind=kind, status="SKIPPED", reason=reason, passed=True)
 
