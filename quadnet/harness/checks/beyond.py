@@ -202,8 +202,8 @@ def run(ctx: CheckContext) -> CheckResult:
                                       "W11_sqrt_loss": w11 * np.sqrt(losses)}
 
     else:
-        for claim in ("counterexample (Gaussian d=5, m=6, seed 1): descent and GLRL trace gaps over "
-                      "the minimum trace", "search for the smallest counterexample",
+        for claim in (("counterexample (Gaussian d=5, m=6, seed 1): descent and GLRL trace gaps "
+                       "over the minimum trace"), "search for the smallest counterexample",
                       "Razin & Cohen (2020) completion"):
             res.skip(f"{EXP} {claim}", "this section compares with the minimum-trace "
                      "interpolant, a cvxpy SDP; install: "
