@@ -45,7 +45,7 @@ A positive quadratic network is $f_U(x) = x^\top U U^\top x = \|U^\top x\|^2$ wi
 $U \in \mathbb{R}^{d\times r}$. Only the **predictor** $Q = UU^\top$ matters, and
 $UU^\top = VV^\top$ exactly when $V = UR$ for an orthogonal $R \in O(r)$. So the parameter space
 is the set of full-rank factors modulo $O(r)$: the manifold $M_r^+$ of rank-$r$ PSD matrices
-(THEORY.md §1).
+(quadnet theory §1).
 
 This notebook draws that geometry for $d = 2$, where everything fits in three dimensions:
 
@@ -202,7 +202,7 @@ The distance between predictors is $\operatorname{dist}(Q_1, Q_2) = \min_{R\in O
 reached at the Procrustes rotation $R = AB^\top$ ($U_1^\top U_2 = A\Sigma B^\top$); it is the
 Bures–Wasserstein distance. The minimum must run over **all** of $O(r)$, reflections included:
 restricting to $SO(r)$ (as geomstats does) overestimates the distance whenever the best $R$ has
-determinant $-1$, which happens for about half of random pairs (THEORY.md §7). It does not depend
+determinant $-1$, which happens for about half of random pairs (quadnet theory §7). It does not depend
 on which representatives of the two fibres we pick.
 """),
         code(r"""
@@ -235,7 +235,7 @@ print(f"O(2) distance = Bures-Wasserstein distance on 20 random pairs; the SO(2)
   geometry.
 * Gradients of any $L(U) = \ell(UU^\top)$ are horizontal ($\nabla L = 2SU$ and $U^\top S U$ is
   symmetric), which is why factor gradient flow *is* Riemannian gradient flow on $M_r^+$
-  (THEORY.md §2); see the `curvature_and_rates` notebook for what the curvature of the loss does
+  (quadnet theory §2); see the `curvature_and_rates` notebook for what the curvature of the loss does
   along the horizontal directions.
 """),
     ]
@@ -251,7 +251,7 @@ def _curvature():
 Because $L(U) = \ell(UU^\top)$ is constant along fibres, its Hessian always has
 $r(r-1)/2$ flat directions at a minimiser: the vertical ones. They carry no information about
 the problem. The curvature that matters is the **effective Hessian**, the Hessian restricted to
-the horizontal space $H_U$ (THEORY.md §3):
+the horizontal space $H_U$ (quadnet theory §3):
 $$H_{\rm eff} = B^\top\, D^2L(U)\, B, \qquad B \text{ an orthonormal basis of } H_U .$$
 Its smallest eigenvalue $\lambda_{\min}$ sets the local rate of gradient flow,
 $\|Q(t) - Q^\star\|_F \asymp e^{-\lambda_{\min} t}$, and its spectrum sets the per-step
@@ -366,7 +366,7 @@ def _sensing():
 
 We observe $y_i = x_i^\top Q^\star x_i$ for Gaussian $x_i \sim N(0, I_d)$, $i = 1..m$, with a
 planted rank-$r$ PSD $Q^\star = U^\star U^{\star\top}$, and fit a positive quadratic network by
-minimising (THEORY.md §4)
+minimising (quadnet theory §4)
 $$L(U) = \frac{1}{2m}\sum_{i=1}^m \big(\|U^\top x_i\|^2 - y_i\big)^2 .$$
 Each measurement is the rank-one matrix $A_i = x_ix_i^\top$, but no $d\times d$ matrix per
 sample is ever formed: one gradient costs $O(mdr)$.
@@ -472,7 +472,7 @@ d = 10 and 20, r = 1, 2, 3 and both initialisations.
 
 The paper's guarantee chain (full-space concentration $\Rightarrow$ spectral start in the basin
 $\Rightarrow$ linear convergence) yields an explicit sample size that scales like $r^2 d^8$
-(THEORY.md §4). Experiments succeed with a few times $n_h$.
+(quadnet theory §4). Experiments succeed with a few times $n_h$.
 """),
         code(r"""
 for dd, rr in ((10, 1), (10, 2), (20, 2)):
@@ -496,7 +496,7 @@ start is in their algebra (e.g. $Q_0 = \varepsilon I$), the factor gradient flow
 $Q(t) = V\operatorname{diag}(q(t))V^\top$ with
 $$\dot q = -4\,\nabla\tilde\ell(q)\odot q \quad\Longleftrightarrow\quad
 \tfrac{d}{dt}\log q = -4\nabla\tilde\ell(q),$$
-a **mirror flow** for the entropy $\varphi(q) = \sum_j q_j\log q_j - q_j$ (THEORY.md §5). Its limit
+a **mirror flow** for the entropy $\varphi(q) = \sum_j q_j\log q_j - q_j$ (quadnet theory §5). Its limit
 is therefore a **Bregman projection** of the start onto the interpolating set
 $\{q \ge 0: Aq = y\}$, and as $\varepsilon \to 0$ it selects the minimum-trace interpolant.
 We check each statement numerically.
