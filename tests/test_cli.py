@@ -163,6 +163,7 @@ def test_readme_api_tour_runs(tmp_path):
     """The README's Python blocks run as written (they are the users' first contact)."""
     import re
     import runpy
+    import warnings
     from pathlib import Path
 
     text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
@@ -171,7 +172,9 @@ def test_readme_api_tour_runs(tmp_path):
     for i, block in enumerate(blocks):
         script = tmp_path / f"readme_{i}.py"
         script.write_text(block, encoding="utf-8")
-        runpy.run_path(str(script), run_name="__main__")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", DeprecationWarning)   # the tour uses current names
+            runpy.run_path(str(script), run_name="__main__")
 
 
 # ------------------------------------------------------------------ the honest report
