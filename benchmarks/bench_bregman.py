@@ -1,6 +1,6 @@
 """Benchmark: quadnet.bregman_projection vs cvxpy (default solver) at d = 2,000, m = 50.
 
-Both solve ``argmin sum q log(q/q0) - q + q0`` s.t. ``A q = y`` (THEORY.md §5). Prints, from one
+Both solve ``argmin sum q log(q/q0) - q + q0`` s.t. ``A q = y`` (quadnet theory §5). Prints, from one
 run: wall times and their ratio, the relative constraint residuals
 ``||A q - y||_inf / ||y||_inf`` and their ratio, and the relative difference of the solutions.
 

@@ -1,6 +1,6 @@
 """How many HVPs does the smallest effective eigenvalue need at d=200, r=5, m=20,000?
 
-Companion of ``bench_curvature.py`` (THEORY.md §3, docs/curvature.md §4). It counts Hessian-vector
+Companion of ``bench_curvature.py`` (quadnet theory §3, docs/curvature.md §4). It counts Hessian-vector
 products, not seconds, on the explicit ``n_h x n_h`` matrices (so the counts are those of the
 matrix-free solvers, without their HVP cost), for Gaussian sensing at the planted minimiser:
 

@@ -1,4 +1,4 @@
-"""Tests of quadnet.diagnostics (THEORY.md §6: representation diagnostics)."""
+"""Tests of quadnet.diagnostics (quadnet theory §6: representation diagnostics)."""
 
 from __future__ import annotations
 

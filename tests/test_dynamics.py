@@ -1,4 +1,4 @@
-"""Losses and exact factor dynamics (THEORY.md §2).
+"""Losses and exact factor dynamics (quadnet theory §2).
 
 Tolerances: gradient descent and the congruence recursion are the same arithmetic up to
 rounding, and on a realisable least-squares problem the recursion is contracting, so the

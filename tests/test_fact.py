@@ -105,7 +105,7 @@ def test_quadratic_closed_forms_match_autograd(seed, d, width, signed):
     assert rel(F.fact_matrix(net, X, y, lam), fact) <= RTOL
     assert rel(F.bfact_matrix(net, X, y, lam), bfact) <= RTOL
     assert rel(F.agop(net, X), agop) <= RTOL
-    # and the THEORY.md §6 expressions, written out once more
+    # and the quadnet theory §6 expressions, written out once more
     r = net(X) - y
     C = (X * r[:, None]).T @ X / len(y)
     Sig = X.T @ X / len(y)
@@ -159,7 +159,7 @@ def test_analytic_gradient_matches_autograd(seed, kind):
 @given(seed=st.integers(0, 2**32 - 1), kind=st.sampled_from(["positive", "signed", "linear"]))
 def test_identity_star_holds_everywhere(seed, kind):
     # (★): W^TW − FACT = W^T ∇_W J / λ and WW^T − bFACT = W (∇_W J)^T / λ at ANY point;
-    # for a = 1 the first is U (∇_U J)^T / λ with U = W^T (THEORY.md §6).
+    # for a = 1 the first is U (∇_U J)^T / λ with U = W^T (quadnet theory §6).
     rng = np.random.default_rng(seed)
     lam = 0.05
     if kind == "linear":

@@ -1,4 +1,4 @@
-"""Tests of quadnet.kernels and quadnet.rfm (THEORY.md §6, docs/rfm.md)."""
+"""Tests of quadnet.kernels and quadnet.rfm (quadnet theory §6, docs/rfm.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests of quadnet.sensing (THEORY.md §4).
+"""Tests of quadnet.sensing (quadnet theory §4).
 
 Reference computations form every ``A_i = x_i x_i^T`` explicitly (the "dense independent
 computation"); the production code never does.

@@ -325,7 +325,7 @@ def test_selection_sweep_quick_runs_and_approaches_min_trace(tmp_path):
     for inst in {r["instance"] for r in rows}:
         mine = sorted((r for r in rows if r["instance"] == inst), key=lambda r: r["log_inv_eps"])
         assert len({r["seed"] for r in mine}) == 1  # one instance per row of eps
-        # THEORY §5: the limit from eps*1 tends to the minimum-trace interpolant as eps -> 0
+        # quadnet theory §5: the limit from eps*1 tends to the minimum-trace interpolant as eps -> 0
         assert mine[-1]["trace_gap"] < mine[0]["trace_gap"]
 
 
