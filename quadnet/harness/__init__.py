@@ -1,7 +1,7 @@
 """The reproduction harness: paper checks, resumable sweeps and their pure cells, the CLI.
 
 Nothing in the mathematical subpackages imports from here. ``quadnet verify`` runs the
-checks of :mod:`quadnet.harness.checks`; ``quadnet sweep`` runs the sweeps registered in
+checks of ``quadnet.harness.checks``; ``quadnet sweep`` runs the sweeps registered in
 :mod:`quadnet.harness.cells` through :func:`run_sweep`, locally or on Dask.
 """
 

@@ -1,7 +1,7 @@
-"""The built-in sweeps of ``quadnet sweep`` and their cell functions (see :mod:`quadnet.sweeps`).
+"""The built-in sweeps of ``quadnet sweep`` and their cell functions (see :mod:`quadnet.harness.sweeps`).
 
 * ``quotient-gd``: factor gradient descent on ``1/2 ||U U^T - T||_F^2`` (foundation API only);
-* ``recovery``: the Gaussian sensing phase transition (:mod:`quadnet.recovery`);
+* ``recovery``: the Gaussian sensing phase transition (:mod:`quadnet.sensing.recovery`);
 * ``selection``: the small-initialisation selection law in the commuting case
   (:mod:`quadnet.commuting`).
 
@@ -75,11 +75,11 @@ def phase_transition_cell(d: int, r: int, m: int, trial: int, init: str = "spect
     The instance is ``GaussianSensing.random(d, r, m, seed=[seed, d, r, m, trial])`` (so all
     inits and methods of a trial see the same data); the ``"small"`` start draws from
     ``[seed, d, r, m, trial, 1]``. ``method`` may also be ``"sdp"`` (the convex baseline of
-    :mod:`quadnet.baselines`; ``init`` ignored, needs cvxpy). ``restarts`` is passed to
+    :mod:`quadnet.sensing.baselines`; ``init`` ignored, needs cvxpy). ``restarts`` is passed to
     :func:`recover` (restarts from small random starts while the loss is not interpolating).
 
     Returns a JSON-able dict: the arguments, ``n_h``, ``success`` (relative error
-    ``<= success_tol``: :data:`SUCCESS_TOL`, or :data:`SDP_SUCCESS_TOL` for ``"sdp"``),
+    ``<= success_tol``: ``quadnet.sensing.recovery.SUCCESS_TOL``, or ``quadnet.sensing.recovery.SDP_SUCCESS_TOL`` for ``"sdp"``),
     ``rel_error`` (``inf`` when diverged or the solver failed), ``iterations``,
     ``converged``, ``diverged``, ``success_tol`` and ``kappa = sigma_1(Q*) / sigma_r(Q*)``.
     Budget: ``CELL_MAX_ITER`` iterations per run.
@@ -181,7 +181,7 @@ register_sweep(Sweep(
 def recovery_sweep_cell(d: int, r: int, ratio: float, trial: int, init: str, method: str,
                   seed: int) -> dict[str, Scalar]:
     """One trial of the sensing phase transition (quadnet theory §4) with ``m = round(ratio n_h)``
-    measurements, ``n_h = dr - r(r-1)/2``: :func:`quadnet.recovery.phase_transition_cell`
+    measurements, ``n_h = dr - r(r-1)/2``: :func:`phase_transition_cell`
     (imported here, lazily). The instance depends on ``(seed, d, r, m, trial)`` only, so every
     init and method of a trial sees the same data."""
     d = as_int(d, "d", minimum=1)
@@ -199,7 +199,7 @@ def selection_sweep_cell(instance: int, log_inv_eps: float, d: int, m: int,
                          instance_seed: int) -> dict[str, Scalar]:
     """One cell of the small-initialisation selection sweep (quadnet theory §5): the flow's limit
     from ``q0 = eps 1``, ``eps = exp(-log_inv_eps)``, against the minimum-trace interpolant, by
-    :func:`quadnet.commuting.selection_cell` (imported here, lazily). ``instance`` labels the
+    :func:`selection_cell` (imported here, lazily). ``instance`` labels the
     random instance; its seed ``instance_seed`` is the cell seed (shared by all ``eps``)."""
     as_int(instance, "instance", minimum=0)
     instance_seed = as_int(instance_seed, "instance_seed", minimum=0)

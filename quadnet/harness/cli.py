@@ -1,4 +1,4 @@
-"""The ``quadnet`` command: a thin layer over :mod:`quadnet.harness.checks` and the sweeps.
+"""The ``quadnet`` command: a thin layer over ``quadnet.harness.checks`` and the sweeps.
 
 ``quadnet verify [NAME ...] [--quick] [--format text|markdown|latex|json] [--json FILE]
 [--seed N] [--figures DIR]`` runs the registered checks and prints one table (claim, kind,

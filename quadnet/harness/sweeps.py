@@ -114,7 +114,7 @@ SWEEPS: dict[str, Sweep] = {}
 def register_sweep(sweep: Sweep) -> Sweep:
     """Add ``sweep`` to :data:`SWEEPS` (names are unique)."""
     if not isinstance(sweep, Sweep):
-        raise TypeError(f"sweep must be a quadnet.sweeps.Sweep, got {type(sweep).__name__}")
+        raise TypeError(f"sweep must be a quadnet.harness.sweeps.Sweep, got {type(sweep).__name__}")
     if sweep.name in SWEEPS and SWEEPS[sweep.name] != sweep:
         raise ValueError(f"sweep {sweep.name!r} is registered twice")
     SWEEPS[sweep.name] = sweep
@@ -546,7 +546,7 @@ def run_sweep(name: str | Sweep, store, *, quick: bool = False, seed: int = 0, w
     (``workers=0``: serially in this process, e.g. for debugging), on a local Dask cluster
     of ``dask_local`` workers, or on the Dask ``scheduler`` at that
     address (give at most one of ``dask_local``/``scheduler``). ``chunk`` cells go into one
-    task (default :func:`auto_chunk`; every cell is still saved on its own, and the results do
+    task (default ``auto_chunk``; every cell is still saved on its own, and the results do
     not depend on the chunking). When every cell is done,
     ``store/results.csv`` is (re)written. Raises ``ValueError`` for an unknown sweep,
     :class:`SweepStoreError` (a ``ValueError``) for an unwritable store or one made by a
@@ -555,7 +555,7 @@ def run_sweep(name: str | Sweep, store, *, quick: bool = False, seed: int = 0, w
 
     ``grid`` replaces axes of the quick/full grid (``{"d": (20, 40), "r": (1, 2)}``; the
     store's manifest records it, so a custom grid needs its own store). ``start_method`` of
-    the local processes: default :func:`default_start_method` (``"fork"`` on Linux and
+    the local processes: default ``default_start_method`` (``"fork"`` on Linux and
     macOS' POSIX builds that offer it). With ``"spawn"`` the calling script must guard the
     call with ``if __name__ == "__main__":``; a missing guard raises a ``RuntimeError`` that
     says so (the workers exit quietly instead of printing tracebacks). ``progress`` shows a

@@ -42,12 +42,12 @@ from quadnet.dynamics import DivergenceError
 from quadnet.sensing.gaussian import GaussianSensing, SpectralInitWarning, relative_error
 
 # Constants (METHODS, INITS, SUCCESS_TOL, SDP_SUCCESS_TOL, CELL_MAX_ITER) stay module-level:
-# ``quadnet.recovery.SUCCESS_TOL``, not re-exported at the package top level.
+# ``quadnet.sensing.recovery.SUCCESS_TOL``, not re-exported at the package top level.
 __all__ = ["RecoveryResult", "recover"]
 
 METHODS = ("gd", "lbfgs", "trust-regions")
 INITS = ("spectral", "small")
-#: A trial succeeds when ``||Q - Q*||_F / ||Q*||_F <= SUCCESS_TOL`` (issue 3).
+#: A trial succeeds when ``||Q - Q*||_F / ||Q*||_F <= SUCCESS_TOL`` (quadnet target).
 SUCCESS_TOL = 1e-6
 #: Success tolerance for the SDP baseline: interior-point solutions of the rank-deficient
 #: optimum are accurate to ~ sqrt(solver tolerance), 1e-7..1e-5 at d = 20 (measured).

@@ -1,7 +1,7 @@
 """Shared machinery of the checks: rows, results, the run context and the registries.
 
 A *check* reproduces one group of claims. It is a function ``run(ctx: CheckContext) ->
-CheckResult`` registered with :func:`register` in a module of :mod:`quadnet.harness.checks`;
+CheckResult`` registered with :func:`register` in a module of ``quadnet.harness.checks``;
 the package imports every such module, so adding a check is adding one file.
 
 Every measured number goes into a :class:`Row`: the claim, where the claim comes from

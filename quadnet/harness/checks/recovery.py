@@ -24,7 +24,7 @@ Quick mode: ``d = 20``, ``r in {1, 2}``, ratios ``{1.5, 2.5, 4}``, 5 trials, spe
 only plus the best method, no SDP, one process. Full mode: ``d in {20, 40}``,
 ``r in {1, 2, 4}``, ratios ``{1.5, 2, 2.5, 3, 4}``, 20 trials, both starts; best method at
 ratios ``>= 2``; SDP at ``d = 20``, ``r in {1, 2}``, 8 trials; cells spread over two
-processes (:func:`quadnet.recovery.phase_transition_cell` is pure, so the numbers do not
+processes (:func:`quadnet.harness.cells.phase_transition_cell` is pure, so the numbers do not
 depend on scheduling). The ``(restarts)`` "best" curve: L-BFGS from the spectral start with
 up to ``BEST_RESTARTS`` restarts from small random starts while ``L(U)/L(0) > 1e-20``.
 """
