@@ -52,7 +52,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse.linalg as spla
 
-from quadnet._validation import RANK_RTOL, as_factor, as_int, as_matrix, as_positive
+from quadnet._validation import RANK_RTOL, as_factor, as_int, as_matrix, as_positive, as_rng
 from quadnet.geometry.manifold import horizontal_dimension
 from quadnet.losses import Loss, as_loss
 from quadnet.geometry.manifold import PSDQuotient, lyapunov_skew
@@ -501,7 +501,7 @@ def effective_spectrum(loss: Loss, U, k: int = 1, which: str = "smallest", *,
     prec = _resolve_preconditioner(loss, U, preconditioner, which)
     if n_h < 5 * k:
         prec = None
-    rng = np.random.default_rng(seed)
+    rng = as_rng(seed)
 
     op = _EffectiveOperator(loss, U, 0.0)
     if prec is None:

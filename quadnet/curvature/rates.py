@@ -49,7 +49,7 @@ import numpy as np
 import scipy.optimize
 from scipy.integrate import solve_ivp
 
-from quadnet._validation import as_array, as_factor, as_int, as_positive
+from quadnet._validation import as_array, as_factor, as_int, as_positive, as_rng
 from quadnet.losses import as_loss as _check_loss
 from quadnet.curvature.hessian import (ZERO_RTOL, _excess_block, _split, effective_hessian,
                                       effective_spectrum, horizontal_dimension)
@@ -175,6 +175,7 @@ def local_curvature(loss: Loss, U, *, gtol: float = 1e-6, dense_max: int = DENSE
     U = as_factor(U, "U", d=loss.d, full_rank=False)
     gtol = as_positive(gtol, "gtol")
     dense_max = as_int(dense_max, "dense_max", minimum=0)
+    as_rng(seed)  # validated here (the dense route does not use it); passed on unchanged
     sp = _split(U)
     if sp.rank == 0:
         raise ValueError("local_curvature: U = 0 has no signal part (every direction is an idle "
@@ -314,7 +315,7 @@ def _setup(loss: Loss, U, curvature: LocalCurvature | None, amplitude: float, se
             f"{curvature.lambda_min:.6e} (<= {curvature.error_bound:.1e}, "
             f"{'indefinite' if curvature.indefinite else 'singular'}); gradient flow does not "
             "converge exponentially to U")
-    rng = np.random.default_rng(seed)
+    rng = as_rng(seed)
     g = PSDQuotient(*U.shape).random_tangent_vector(U, rng)
     return loss, U, curvature, amplitude, g
 

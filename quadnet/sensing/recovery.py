@@ -36,7 +36,7 @@ import numpy as np
 import scipy.optimize
 import scipy.sparse.linalg
 
-from quadnet._validation import as_factor, as_int, as_positive
+from quadnet._validation import as_factor, as_int, as_positive, as_rng
 from quadnet.sensing.bounds import prescribed_step
 from quadnet.dynamics import DivergenceError
 from quadnet.sensing.gaussian import GaussianSensing, SpectralInitWarning, relative_error
@@ -311,7 +311,7 @@ def recover(problem: GaussianSensing, r: int, method: str = "lbfgs", init="spect
     rank_gap = as_positive(rank_gap, "rank_gap")
     if not rank_gap > 1:
         raise ValueError(f"rank_gap must be > 1, got {rank_gap}")
-    rng = np.random.default_rng(seed)
+    rng = as_rng(seed)
     U0, init_name = _initial_factor(problem, r, init, init_scale, rng)
     g0 = _grad_scale(problem)
     step = _step(problem, r, eta) if method == "gd" else None
