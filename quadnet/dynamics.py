@@ -18,6 +18,7 @@ import numpy as np
 import scipy.linalg
 from scipy.integrate import solve_ivp
 
+from quadnet._linalg import psd_eigh
 from quadnet._validation import as_array, as_factor, as_int, as_matrix, as_positive, as_symmetric
 from quadnet.losses import Loss, as_loss
 
@@ -84,6 +85,7 @@ def gradient_descent(loss: Loss, U0, eta: float, steps: int, *, record_every: in
     eta = as_positive(eta, "eta")
     steps = as_int(steps, "steps", minimum=0)
     record_every = as_int(record_every, "record_every", minimum=1)
+    gtol = None if gtol is None else as_positive(gtol, "gtol")
     ts, Us, vals = [0], [U.copy()], [loss.factor_value(U)]
     k, stopped = 0, False
     for k in range(1, steps + 1):
@@ -154,6 +156,7 @@ def predictor_flow(loss: Loss, Q0, times, *, rtol: float = 1e-10, atol: float = 
     """
     loss = _check_loss(loss)
     Q0 = as_symmetric(Q0, "Q0", loss.d)
+    psd_eigh(Q0, name="Q0")  # a predictor is PSD: ValueError naming Q0 otherwise
     t = _times(times)
     n = Q0.shape[0]
 
@@ -198,6 +201,7 @@ def congruence_recursion(loss: Loss, Q0, eta: float, steps: int, *,
     """
     loss = _check_loss(loss)
     Q = as_symmetric(Q0, "Q0", loss.d)
+    psd_eigh(Q, name="Q0")  # a predictor is PSD: ValueError naming Q0 otherwise
     steps = as_int(steps, "steps", minimum=0)
     record_every = as_int(record_every, "record_every", minimum=1)
     ts, Qs, vals = [0], [Q], [loss.value(Q)]
@@ -288,6 +292,7 @@ def canonical_gauge(U: np.ndarray) -> np.ndarray:
     >>> canonical_gauge(U).tolist()
     [[2.0, 0.0], [0.0, 1.0], [0.0, 0.0]]
     """
+    U = as_factor(U, "U", full_rank=False)
     W, s, _ = np.linalg.svd(U, full_matrices=False)
     Y = W * s
     idx = np.argmax(np.abs(Y), axis=0)
