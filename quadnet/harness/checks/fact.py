@@ -185,7 +185,7 @@ def _part_c(ctx, res, n_seeds):
 
 def _part_d(ctx, res, steps):
     net0, X, y, lam = _signed_gd_instance(ctx.rng("fact-d"))
-    full = gd_path(net0, X, y, lam, lr=5e-3, steps=steps, record_every=1)
+    full = gd_path(net0, X, y, lam, eta=5e-3, steps=steps, record_every=1)
     keep = np.unique(np.r_[np.arange(min(steps, 40) + 1),
                            np.geomspace(1, steps, 120).astype(int), steps])
     path = [full[k] for k in keep]
