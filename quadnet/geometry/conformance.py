@@ -192,6 +192,8 @@ def taylor_slope(ts, errs, floor: float, window: int = 6) -> float:
         raise ValueError("errs must be non-negative remainders")
     floor = _real(floor, "floor", positive=True)
     window = as_int(window, "window", minimum=3, maximum=ts.size)
+    if np.unique(ts).size != ts.size:
+        raise ValueError("ts must hold distinct step sizes (a log-log fit needs them)")
     order = np.argsort(ts)
     ts, errs = ts[order], errs[order]
     keep = np.flatnonzero(errs > 100 * floor)[:window]

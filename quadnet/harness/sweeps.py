@@ -642,6 +642,8 @@ def run_sweep(name: str | Sweep, store, *, quick: bool = False, seed: int = 0, w
 
 def read_results(store) -> list[dict[str, Scalar]]:
     """The rows of ``store/results.csv`` with numbers parsed (``true``/``false`` -> bool)."""
+    if not isinstance(store, (str, os.PathLike)):
+        raise TypeError(f"store must be a path (str or os.PathLike), got {type(store).__name__}")
     path = Path(store) / RESULTS
     if not path.exists():
         raise SweepStoreError(f"{path} does not exist: the sweep in {str(store)!r} is not "
