@@ -756,16 +756,12 @@ def either_values(kind: str, value) -> list[tuple[str, Any]]:
 
 
 
-#: Cases that fail today in modules maintained outside this file's scope (geometry, dynamics,
-#: harness). They run as non-strict xfails, so each shows up as XPASS
+#: Cases that fail today in modules maintained outside this file's scope (geometry, dynamics). They run as non-strict xfails, so each shows up as XPASS
 #: once fixed and can then be deleted here; any other failing case fails the test.
 KNOWN_FAILURES = frozenset({
     "quadnet.dynamics.congruence_step:Q:extra0",
-    "quadnet.geometry.conformance.taylor_slope:ts:either-bool-array",
     "quadnet.geometry.manifold.lyapunov_skew:U:extra0",
     "quadnet.geometry.manifold.lyapunov_skew:U:extra2",
-    "quadnet.harness.sweeps.read_results:store:extra0",
-    "quadnet.harness.sweeps.read_results:store:extra1",
 })
 
 
