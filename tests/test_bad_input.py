@@ -755,10 +755,9 @@ def either_values(kind: str, value) -> list[tuple[str, Any]]:
 
 
 
-#: Cases that fail today in modules maintained outside this file's scope (geometry, dynamics). They run as non-strict xfails, so each shows up as XPASS
+#: Cases that fail today in modules maintained outside this file's scope (none at the moment). They run as non-strict xfails, so each shows up as XPASS
 #: once fixed and can then be deleted here; any other failing case fails the test.
 KNOWN_FAILURES = frozenset({
-    "quadnet.dynamics.congruence_step:Q:extra0",
 })
 
 
