@@ -755,9 +755,13 @@ def either_values(kind: str, value) -> list[tuple[str, Any]]:
 
 
 
-#: Cases that fail today in modules maintained outside this file's scope (none at the moment). They run as non-strict xfails, so each shows up as XPASS
-#: once fixed and can then be deleted here; any other failing case fails the test.
+#: Cases that fail today in modules maintained outside this file's scope. They run as
+#: non-strict xfails, so each shows up as XPASS once fixed and can then be deleted here; any
+#: other failing case fails the test. congruence_step from a non-PSD Q: congruence_recursion
+#: calls it on iterates whose eigenvalues drift to -1e-13 by rounding, so a PSD check there
+#: needs the loop to call an unchecked kernel first (quadnet.dynamics).
 KNOWN_FAILURES = frozenset({
+    "quadnet.dynamics.congruence_step:Q:extra0",
 })
 
 
