@@ -4,7 +4,7 @@ An RFM alternates two steps, starting from ``M_0 = I``:
 
 1. fit the kernel machine ``f(x) = Σ_j a_j k_M(x, x_j)`` by (ridgeless) kernel regression,
    ``A = (K_M + λI)⁻¹ Y`` (``λ = ridge``, default 0);
-2. update the feature matrix from the fitted machine (closed forms in :mod:`quadnet.kernels`):
+2. update the feature matrix from the fitted machine (closed forms in ``quadnet.features.kernels``):
 
    * ``update="nfa"``: ``M ← AGOP^s`` (``s = agop_power``, default ½; centred gradients by
      default), the neural feature ansatz;
@@ -352,7 +352,7 @@ class RecursiveFeatureMachine:
     Parameters
     ----------
     kernel : ``"exp_inner"``, ``"gaussian"``, ``"laplace"`` or ``"quadratic"``
-        (formulas in :mod:`quadnet.kernels`).
+        (formulas in ``quadnet.features.kernels``).
     bandwidth : ``L > 0``.
     update : ``"fact"`` (``M`` from the FACT matrix) or ``"nfa"`` (``M ← AGOP^s``).
     fact_form : ``"ffT"`` (``M ← (FFᵀ)^{1/2}``) or ``"fm"`` (``M ← (FM²Fᵀ)^{1/4} = (FM)^{1/2}``).

@@ -1,4 +1,4 @@
-"""The built-in sweeps of ``quadnet sweep`` and their cell functions (see :mod:`quadnet.harness.sweeps`).
+"""The built-in sweeps of ``quadnet sweep`` and their cell functions (see ``quadnet.harness.sweeps``).
 
 * ``quotient-gd``: factor gradient descent on ``1/2 ||U U^T - T||_F^2`` (foundation API only);
 * ``recovery``: the Gaussian sensing phase transition (:mod:`quadnet.sensing.recovery`);
