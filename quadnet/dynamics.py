@@ -18,13 +18,14 @@ import numpy as np
 import scipy.linalg
 from scipy.integrate import solve_ivp
 
-from quadnet._linalg import psd_eigh
+from quadnet._linalg import psd_eigh, sym
 from quadnet._validation import as_array, as_factor, as_int, as_matrix, as_positive, as_symmetric
 from quadnet.losses import Loss, as_loss
 
 from quadnet.exceptions import DivergenceError
 
 __all__ = [
+    "BLOWUP",
     "Trajectory",
     "congruence_recursion",
     "canonical_gauge",
@@ -35,8 +36,9 @@ __all__ = [
     "predictor_flow",
 ]
 
-#: Factor norms beyond this are treated as divergence (long before float64 overflows).
-_BLOWUP = 1e100
+#: Factor (or predictor) entries beyond this in absolute value are treated as divergence, long
+#: before float64 overflows; every descent loop in quadnet uses this one threshold.
+BLOWUP = 1e100
 
 
 @dataclass
@@ -68,7 +70,7 @@ _check_loss = as_loss
 
 
 def _diverged(U: np.ndarray) -> bool:
-    return not np.all(np.isfinite(U)) or np.max(np.abs(U)) > _BLOWUP
+    return not np.all(np.isfinite(U)) or np.max(np.abs(U)) > BLOWUP
 
 
 def gradient_descent(loss: Loss, U0, eta: float, steps: int, *, record_every: int = 1,
@@ -174,14 +176,62 @@ def predictor_flow(loss: Loss, Q0, times, *, rtol: float = 1e-10, atol: float = 
     return Trajectory(t, None, vals, {"nfev": sol.nfev, "method": method}, _Q=Qs)
 
 
+def _congruence_step(Q: np.ndarray, S: np.ndarray, eta: float) -> np.ndarray:
+    """Unchecked kernel of :func:`congruence_step` on raw symmetric arrays."""
+    C = np.eye(Q.shape[0]) - 2.0 * eta * S
+    return sym(C @ Q @ C.T)
+
+
+#: Relative tolerance of :func:`congruence_step`'s PSD test: ``lambda_min(Q) >= -tol * max|lambda|``.
+#: ``eigh`` of a symmetric ``Q`` is backward stable, so a PSD matrix built in float64 (e.g. an
+#: iterate ``C Q C^T`` of the recursion) shows eigenvalues down to ``~ d eps max|lambda|``,
+#: i.e. ~1e-14 relative at d = 50; 1e-12 leaves a factor ~100 above that (d up to ~4500), and a
+#: genuinely indefinite predictor is off by O(1).
+_PSD_RTOL = 1e-12
+
+
 def congruence_step(Q, S, eta: float) -> np.ndarray:
-    """``C Q C^T`` with ``C = I - 2 eta S``: one exact gradient-descent step on predictors."""
+    r"""One exact gradient-descent step on predictors: ``C Q C^T`` with ``C = I - 2 eta S``.
+
+    For ``Q = U U^T`` and ``S = grad L(Q)``, ``(U - 2 eta S U)(U - 2 eta S U)^T = C Q C^T``:
+    the predictor of one factor step (quadnet theory §2, the congruence recursion).
+
+    Parameters
+    ----------
+    Q : array_like, shape (d, d)
+        Symmetric positive semidefinite predictor (up to rounding: smallest eigenvalue
+        ``>= -1e-12 max|lambda|``).
+    S : array_like, shape (d, d)
+        Symmetric gradient ``grad L(Q)``.
+    eta : float
+        Step size, ``> 0``.
+
+    Returns
+    -------
+    ndarray, shape (d, d)
+        The symmetric ``C Q C^T``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Non-symmetric or mismatched ``Q``/``S``, ``Q`` not positive semidefinite (the
+        message names ``Q``), or ``eta <= 0``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> Q = np.diag([1.0, 0.0])
+    >>> congruence_step(Q, np.diag([0.25, 1.0]), 0.5).tolist()    # C = diag(0.75, 0)
+    [[0.5625, 0.0], [0.0, 0.0]]
+    """
     Q = as_symmetric(Q, "Q")
     S = as_symmetric(S, "S", Q.shape[0])
     eta = as_positive(eta, "eta")
-    C = np.eye(Q.shape[0]) - 2.0 * eta * S
-    out = C @ Q @ C.T
-    return 0.5 * (out + out.T)
+    w = np.linalg.eigvalsh(Q)
+    if w[0] < -_PSD_RTOL * max(abs(w[0]), abs(w[-1])):
+        raise ValueError(f"Q must be positive semidefinite (a predictor U U^T), smallest "
+                         f"eigenvalue {w[0]:.3e} < -{_PSD_RTOL:g} * max|lambda|")
+    return _congruence_step(Q, S, eta)
 
 
 def congruence_recursion(loss: Loss, Q0, eta: float, steps: int, *,
@@ -202,11 +252,13 @@ def congruence_recursion(loss: Loss, Q0, eta: float, steps: int, *,
     loss = _check_loss(loss)
     Q = as_symmetric(Q0, "Q0", loss.d)
     psd_eigh(Q, name="Q0")  # a predictor is PSD: ValueError naming Q0 otherwise
+    eta = as_positive(eta, "eta")
     steps = as_int(steps, "steps", minimum=0)
     record_every = as_int(record_every, "record_every", minimum=1)
     ts, Qs, vals = [0], [Q], [loss.value(Q)]
     for k in range(1, steps + 1):
-        Q = congruence_step(Q, loss.gradient(Q), eta)
+        # unchecked kernel: iterates are PSD only up to rounding (eigenvalues ~ -1e-13)
+        Q = _congruence_step(Q, loss.gradient(Q), eta)
         if _diverged(Q):
             raise DivergenceError(
                 f"congruence recursion diverged at step {k} with eta = {eta:g}: either eta is "

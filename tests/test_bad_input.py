@@ -757,12 +757,18 @@ def either_values(kind: str, value) -> list[tuple[str, Any]]:
 
 #: Cases that fail today in modules maintained outside this file's scope. They run as
 #: non-strict xfails, so each shows up as XPASS once fixed and can then be deleted here; any
-#: other failing case fails the test. congruence_step from a non-PSD Q: congruence_recursion
-#: calls it on iterates whose eigenvalues drift to -1e-13 by rounding, so a PSD check there
-#: needs the loop to call an unchecked kernel first (quadnet.dynamics).
-KNOWN_FAILURES = frozenset({
-    "quadnet.dynamics.congruence_step:Q:extra0",
-})
+#: other failing case fails the test. (congruence_step from a non-PSD Q is refused since the
+#: recursion's loop calls the unchecked kernel; see test_congruence_step_refuses_non_psd.)
+KNOWN_FAILURES: frozenset = frozenset()
+
+
+def test_congruence_step_refuses_non_psd():
+    """Regression: a non-PSD ``Q`` is refused naming ``Q``; rounding-level negatives are not."""
+    with pytest.raises(ValueError, match="Q"):
+        qn.congruence_step(-np.eye(3), np.eye(3), 0.1)
+    # lambda_min = -1e-15 * lambda_max: rounding of a PSD matrix, accepted (tolerance 1e-12)
+    out = qn.congruence_step(np.diag([1.0, -1e-15, 0.0]), np.zeros((3, 3)), 0.1)
+    assert np.array_equal(out, np.diag([1.0, -1e-15, 0.0]))
 
 
 # ---------------------------------------------------------------------- the cases
