@@ -415,11 +415,22 @@ def test_lobpcg_reports_indefinite_and_bad_input():
     with pytest.raises(ValueError, match="preconditioner"):
         effective_spectrum(g, g.U_star, preconditioner=lambda Z: Z[:, :1])
     with pytest.raises(RuntimeError, match="lobpcg did not converge"):
-        effective_spectrum(g, g.U_star, preconditioner="population", tol=1e-12, maxiter=2)
+        effective_spectrum(g, g.U_star, preconditioner="population", tol=1e-12, max_iter=2)
     with pytest.raises(ValueError, match="eta"):
         population_effective_inverse(g.U_star, np.ones((3, 2)))
     with pytest.raises(ValueError, match="rank deficient"):
         population_effective_inverse(np.zeros((4, 2)), np.ones((4, 2)))
+
+
+def test_effective_spectrum_maxiter_is_a_deprecated_alias_of_max_iter():
+    """``maxiter=`` (former name) warns and gives the same bits as ``max_iter=``; both: refused."""
+    g = GaussianSensing.random(6, 2, 60, seed=1)
+    new = effective_spectrum(g, g.U_star, k=2, max_iter=500, seed=4)
+    with pytest.warns(DeprecationWarning, match="max_iter"):
+        old = effective_spectrum(g, g.U_star, k=2, maxiter=500, seed=4)
+    assert np.array_equal(new.eigenvalues, old.eigenvalues)
+    with pytest.raises(TypeError, match="max_iter"):
+        effective_spectrum(g, g.U_star, max_iter=5, maxiter=5)
 
 
 def test_curvature_check_quick_mode_passes():

@@ -52,10 +52,12 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse.linalg as spla
 
-from quadnet._validation import RANK_RTOL, as_factor, as_int, as_matrix, as_positive, as_rng
+from quadnet._linalg import sym
+from quadnet._validation import (RANK_RTOL, as_factor, as_int, as_matrix, as_positive, as_rng,
+                                 renamed_keyword)
 from quadnet.geometry.manifold import horizontal_dimension
 from quadnet.losses import Loss, as_loss
-from quadnet.geometry.manifold import PSDQuotient, lyapunov_skew
+from quadnet.geometry.manifold import PSDQuotient
 
 __all__ = [
     "BoundarySpectrum",
@@ -91,7 +93,7 @@ def _symmetrised(H: np.ndarray, what: str) -> np.ndarray:
             f"loss.factor_hvp is not symmetric: the {what} built from it has relative asymmetry "
             f"{asym / scale:.2e} > {_ASYM_RTOL:g}; check the loss's hessian_vector/factor_hvp"
         )
-    return 0.5 * (H + H.T)
+    return sym(H)
 
 
 def _hvp_columns(loss: Loss, U: np.ndarray, basis: np.ndarray) -> np.ndarray:
@@ -182,14 +184,14 @@ class _EffectiveOperator(spla.LinearOperator):
         d, r = U.shape
         super().__init__(dtype=np.float64, shape=(d * r, d * r))
         self.U, self.sigma = U, float(vertical_shift)
-        self._eig = np.linalg.eigh(U.T @ U)
+        self._quotient = PSDQuotient(d, r)
         self._hvp = loss.hvp_at(U)
         self.n_hvp = 0
 
     def vertical(self, Z: np.ndarray) -> np.ndarray:
-        """``P_v(Z) = U Omega``, ``(U^T U) Omega + Omega (U^T U) = U^T Z - Z^T U``."""
-        K = self.U.T @ Z
-        return self.U @ lyapunov_skew(self.U, K - K.T, self._eig)
+        """``P_v(Z) = U Omega``, ``(U^T U) Omega + Omega (U^T U) = U^T Z - Z^T U``
+        (:meth:`PSDQuotient.vertical_projection`)."""
+        return self._quotient.vertical_projection(self.U, Z)
 
     def hvp(self, xi: np.ndarray) -> np.ndarray:
         """``D^2 L(U)[xi]`` for one ``d x r`` direction or a ``(b, d, r)`` stack (counted)."""
@@ -281,18 +283,10 @@ def _start_vector(op: _EffectiveOperator, rng: np.random.Generator) -> np.ndarra
 
 
 def _vertical_basis(U: np.ndarray) -> np.ndarray | None:
-    """Orthonormal ``(d r) x r(r-1)/2`` basis of ``V_U`` (``vec(U Omega_ab)``, QR); ``None`` if r = 1."""
-    d, r = U.shape
-    cols = []
-    for a in range(r):
-        for b in range(a + 1, r):
-            Z = np.zeros((d, r))
-            Z[:, b] = U[:, a]                    # U (e_a e_b^T - e_b e_a^T)
-            Z[:, a] = -U[:, b]
-            cols.append(Z.reshape(-1))
-    if not cols:
-        return None
-    return np.linalg.qr(np.array(cols).T)[0]
+    """Orthonormal ``(d r) x dim V_U`` basis of ``V_U`` (:meth:`PSDQuotient.vertical_basis`);
+    ``None`` when ``V_U = 0`` (LOBPCG's "no constraints")."""
+    B = PSDQuotient(*U.shape).vertical_basis(U)
+    return B if B.shape[1] else None
 
 
 def _resolve_preconditioner(loss: Loss, U: np.ndarray, preconditioner, which: str):
@@ -334,18 +328,18 @@ def register_preconditioner(name: str, factory) -> None:
     PRECONDITIONERS[name] = factory
 
 
-def _eigsh_pairs(op: _EffectiveOperator, v0, k, which, tol, ncv, maxiter):
+def _eigsh_pairs(op: _EffectiveOperator, v0, k, which, tol, ncv, max_iter):
     d, r = op.U.shape
     op.sigma = float(v0 @ op.matvec(v0))          # Rayleigh quotient: about the mean eigenvalue
     mode = "SA" if which == "smallest" else "LA"
     for attempt in range(40):
         try:
             vals, vecs = spla.eigsh(op, k=k, which=mode, v0=v0, tol=tol, ncv=ncv,
-                                    maxiter=maxiter)
+                                    maxiter=max_iter)
         except spla.ArpackNoConvergence as exc:
             raise RuntimeError(
                 f"effective_spectrum: ARPACK did not converge ({len(exc.eigenvalues)} of k = {k} "
-                f"eigenvalues after {op.n_hvp} HVPs); raise maxiter or ncv, or loosen tol"
+                f"eigenvalues after {op.n_hvp} HVPs); raise max_iter or ncv, or loosen tol"
             ) from None
         order = np.argsort(vals)
         vals, vecs = vals[order], vecs[:, order]
@@ -362,7 +356,7 @@ def _eigsh_pairs(op: _EffectiveOperator, v0, k, which, tol, ncv, maxiter):
                        "eigenvalues; use effective_hessian")  # pragma: no cover
 
 
-def _lobpcg_pairs(op: _EffectiveOperator, prec, X0, tol_abs, maxiter):
+def _lobpcg_pairs(op: _EffectiveOperator, prec, X0, tol_abs, max_iter):
     """Smallest pairs by LOBPCG, preconditioner ``prec`` on ``H_U``, ``V_U`` as constraints."""
     d, r = op.U.shape
     n = d * r
@@ -385,11 +379,11 @@ def _lobpcg_pairs(op: _EffectiveOperator, prec, X0, tol_abs, maxiter):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         vals, vecs = spla.lobpcg(A, X0, M=M, Y=_vertical_basis(op.U), tol=tol_abs,
-                                 maxiter=maxiter, largest=False)
+                                 maxiter=max_iter, largest=False)
     for w in caught:
         if "not reaching the requested tolerance" in str(w.message):
             raise RuntimeError(f"effective_spectrum: lobpcg did not converge after {op.n_hvp} "
-                               f"HVPs ({maxiter} iterations); raise maxiter or loosen tol")
+                               f"HVPs ({max_iter} iterations); raise max_iter or loosen tol")
     vals = np.atleast_1d(vals)
     order = np.argsort(vals)
     return vals[order], np.asarray(vecs).reshape(n, -1)[:, order]
@@ -397,8 +391,8 @@ def _lobpcg_pairs(op: _EffectiveOperator, prec, X0, tol_abs, maxiter):
 
 def effective_spectrum(loss: Loss, U, k: int = 1, which: str = "smallest", *,
                        tol: float | None = None, ncv: int | None = None,
-                       maxiter: int | None = None, seed=0, return_vectors: bool = True,
-                       preconditioner=None) -> EffectiveSpectrum:
+                       max_iter: int | None = None, seed=0, return_vectors: bool = True,
+                       preconditioner=None, maxiter: int | None = None) -> EffectiveSpectrum:
     r"""The ``k`` smallest or largest eigenvalues of the effective Hessian, matrix-free.
 
     Two solvers; neither forms a basis of ``H_U``.
@@ -439,13 +433,15 @@ def effective_spectrum(loss: Loss, U, k: int = 1, which: str = "smallest", *,
         which: ``"smallest"`` or ``"largest"`` (algebraic).
         tol: stopping tolerance (see above; ``None`` = the solver's default).
         ncv: ARPACK's Lanczos basis size (default ``max(2k + 1, 20)`` capped at ``d r``).
-        maxiter: ARPACK restarts / LOBPCG iterations (LOBPCG default 1000).
+        max_iter: ARPACK restarts / LOBPCG iterations (LOBPCG default 1000). The former
+            name ``maxiter=`` is still accepted with a :class:`DeprecationWarning`.
         seed: seed or Generator for the start vector(s) (same seed, same bits).
         return_vectors: return the eigenvectors as ``(k, d, r)`` horizontal matrices.
         preconditioner: ``None`` | ``"auto"`` | ``"population"`` | callable (see above).
 
     Raises:
-        ValueError: bad ``k``, ``which``, ``tol``, ``ncv``, ``maxiter``, ``preconditioner``.
+        ValueError: bad ``k``, ``which``, ``tol``, ``ncv``, ``max_iter``, ``preconditioner``.
+        TypeError: both ``max_iter=`` and its former name ``maxiter=`` given.
         RuntimeError: the eigensolver did not converge (message says what to change).
 
     Examples
@@ -460,6 +456,7 @@ def effective_spectrum(loss: Loss, U, k: int = 1, which: str = "smallest", *,
     >>> sp.rank, sp.structural_zeros, round(float(sp.eigenvalues[0]), 10)
     (1, 6, 2.0)
     """
+    max_iter = renamed_keyword(max_iter, maxiter, "max_iter", "maxiter", "effective_spectrum")
     loss = _check_loss(loss)
     U = as_factor(U, "U", d=loss.d, full_rank=False)
     sp = _split(U)
@@ -467,7 +464,7 @@ def effective_spectrum(loss: Loss, U, k: int = 1, which: str = "smallest", *,
         if sp.rank == 0:
             raise ValueError("effective_spectrum: U = 0 has no signal part; use "
                              "boundary_spectrum")
-        out = effective_spectrum(loss, sp.U_k, k, which, tol=tol, ncv=ncv, maxiter=maxiter,
+        out = effective_spectrum(loss, sp.U_k, k, which, tol=tol, ncv=ncv, max_iter=max_iter,
                                  seed=seed, return_vectors=return_vectors,
                                  preconditioner=preconditioner)
         excess = np.linalg.eigvalsh(_excess_block(loss, U, sp))
@@ -496,8 +493,8 @@ def effective_spectrum(loss: Loss, U, k: int = 1, which: str = "smallest", *,
         ncv = as_int(ncv, "ncv", minimum=k + 1, maximum=d * r)
     else:
         ncv = min(max(2 * k + 1, 20), d * r)
-    if maxiter is not None:
-        maxiter = as_int(maxiter, "maxiter", minimum=1)
+    if max_iter is not None:
+        max_iter = as_int(max_iter, "max_iter", minimum=1)
     prec = _resolve_preconditioner(loss, U, preconditioner, which)
     if n_h < 5 * k:
         prec = None
@@ -507,7 +504,7 @@ def effective_spectrum(loss: Loss, U, k: int = 1, which: str = "smallest", *,
     if prec is None:
         v0 = _start_vector(op, rng)
         vals, vecs = _eigsh_pairs(op, v0, k, which, 1e-10 if tol is None else float(tol),
-                                  ncv, maxiter)
+                                  ncv, max_iter)
         method, sigma = "eigsh", op.sigma
     else:
         X0 = np.column_stack([_start_vector(op, rng) for _ in range(k)])
@@ -516,7 +513,7 @@ def effective_spectrum(loss: Loss, U, k: int = 1, which: str = "smallest", *,
             raise ValueError("effective_spectrum: non-finite eigenvalues (the loss's HVP is "
                              "not finite)")
         tol_abs = (1e-6 if tol is None else float(tol)) * scale
-        vals, vecs = _lobpcg_pairs(op, prec, X0, tol_abs, 1000 if maxiter is None else maxiter)
+        vals, vecs = _lobpcg_pairs(op, prec, X0, tol_abs, 1000 if max_iter is None else max_iter)
         method, sigma = "lobpcg", 0.0
 
     X = np.empty((k, d, r))
@@ -563,7 +560,7 @@ def _excess_block(loss: Loss, U: np.ndarray, sp: _Split) -> np.ndarray:
     """``2 W_0^T S W_0``: the effective Hessian on each idle column (docs/overparam.md)."""
     S = np.asarray(loss.gradient(U @ U.T), dtype=np.float64)
     E = 2.0 * (sp.W_0.T @ S @ sp.W_0)
-    return 0.5 * (E + E.T)
+    return sym(E)
 
 
 #: Default relative tolerance below which an excess eigenvalue counts as a structural zero.
@@ -775,7 +772,7 @@ def gram_effective_spectrum(loss: Loss, U, k: int = 1, *,
         VtHV = V.T @ HV
         H = H - V @ HV.T - HV @ V.T + V @ VtHV @ V.T
         H += (2.0 * np.linalg.norm(H) + 1.0) * (V @ V.T)
-    H = 0.5 * (H + H.T)
+    H = sym(H)
     vals, vecs = scipy.linalg.eigh(H, subset_by_index=[0, k - 1], driver="evr")
     X = np.empty((k, d, r))
     res = np.empty(k)

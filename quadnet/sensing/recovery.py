@@ -36,9 +36,10 @@ import numpy as np
 import scipy.optimize
 import scipy.sparse.linalg
 
+from quadnet._linalg import sym
 from quadnet._validation import as_factor, as_int, as_positive, as_rng
 from quadnet.sensing.bounds import prescribed_step
-from quadnet.dynamics import DivergenceError
+from quadnet.dynamics import BLOWUP, DivergenceError
 from quadnet.sensing.gaussian import GaussianSensing, SpectralInitWarning, relative_error
 
 # Constants (METHODS, INITS, SUCCESS_TOL, SDP_SUCCESS_TOL, CELL_MAX_ITER) stay module-level:
@@ -54,7 +55,6 @@ SUCCESS_TOL = 1e-6
 SDP_SUCCESS_TOL = 1e-4
 #: Iteration budget of one phase-transition cell (successful L-BFGS runs need 100-400).
 CELL_MAX_ITER = 2000
-_BLOWUP = 1e100
 
 
 @dataclass
@@ -112,7 +112,7 @@ def _lambda_max(problem: GaussianSensing, U: np.ndarray) -> float:
         (n, n), matvec=lambda v: hvp(v.reshape(U.shape)).reshape(-1), dtype=float)
     if n <= 3:
         dense = np.column_stack([op.matvec(e) for e in np.eye(n)])
-        return float(np.linalg.eigvalsh(0.5 * (dense + dense.T))[-1])
+        return float(np.linalg.eigvalsh(sym(dense))[-1])
     v0 = np.full(n, 1.0 / np.sqrt(n))
     return float(scipy.sparse.linalg.eigsh(op, k=1, which="LA", v0=v0, tol=1e-3,
                                            return_eigenvectors=False)[0])
@@ -145,6 +145,13 @@ def _diverged_msg(k: int, eta: float, what: str) -> str:
 
 
 def _gd(problem, U, eta, max_iter, gtol, g0):
+    """Factor gradient descent with the relative stopping rule ``||g|| / g0 <= gtol``.
+
+    Not :func:`quadnet.dynamics.gradient_descent`: this loop records the loss and the
+    relative gradient at every step from one fused value-and-gradient evaluation (that one
+    records the loss only, from a second evaluation) and tests the rule before the step;
+    the divergence threshold is the shared :data:`quadnet.dynamics.BLOWUP`.
+    """
     hist_loss, hist_g = [], []
     converged = False
     k = 0
@@ -162,7 +169,7 @@ def _gd(problem, U, eta, max_iter, gtol, g0):
         if k == max_iter:
             break
         U = U - eta * g
-        if np.max(np.abs(U)) > _BLOWUP:
+        if np.max(np.abs(U)) > BLOWUP:
             raise DivergenceError(_diverged_msg(k + 1, eta, "the iterate exceeds 1e100"))
     return U, converged, k, {"loss": hist_loss, "grad_norm": hist_g}, ""
 
@@ -197,7 +204,7 @@ def _lbfgs(problem, U0, max_iter, gtol, g0, memory):
                                   options={"maxiter": max_iter, "maxcor": memory, "ftol": 0.0,
                                            "gtol": gtol_abs, "maxls": 50})
     U = res.x.reshape(shape)
-    if not np.all(np.isfinite(U)) or np.max(np.abs(U)) > _BLOWUP:
+    if not np.all(np.isfinite(U)) or np.max(np.abs(U)) > BLOWUP:
         raise DivergenceError(f"L-BFGS diverged: {res.message}")
     gn = float(np.linalg.norm(problem.factor_gradient(U))) / g0
     return U, gn <= gtol, int(res.nit), hist, str(res.message)
@@ -229,7 +236,7 @@ def _trust_regions(problem, U0, max_iter, gtol, g0):
                                            max_time=np.inf, verbosity=0)
     res = opt.run(pymanopt_problem(rec, manifold), initial_point=U0)
     U = np.asarray(res.point, dtype=float)
-    if not np.all(np.isfinite(U)) or np.max(np.abs(U)) > _BLOWUP:
+    if not np.all(np.isfinite(U)) or np.max(np.abs(U)) > BLOWUP:
         raise DivergenceError(f"trust regions diverged: {res.stopping_criterion}")
     gn = float(np.linalg.norm(problem.factor_gradient(U))) / g0
     hist = {"loss": rec.costs, "grad_norm": [gn]}
