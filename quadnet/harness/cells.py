@@ -20,9 +20,10 @@ from quadnet._validation import as_int, as_positive
 from quadnet.commuting.algebra import random_commuting_instance
 from quadnet.commuting.bregman import bregman_projection, min_trace_solution
 from quadnet.exceptions import DivergenceError, SpectralInitWarning
+from quadnet.geometry import horizontal_dimension
+from quadnet.harness.sweeps import Scalar, Sweep, register_sweep
 from quadnet.sensing.gaussian import GaussianSensing, relative_error
 from quadnet.sensing.recovery import CELL_MAX_ITER, SDP_SUCCESS_TOL, SUCCESS_TOL, recover
-from quadnet.harness.sweeps import Scalar, Sweep, register_sweep
 
 __all__ = [
     "phase_transition_cell",
@@ -44,8 +45,8 @@ def quotient_gd_cell(d: int, r: int, eta_scale: float, trial: int, steps: int,
     ``trial`` only labels the cell (the seed already differs between trials).
     """
     from quadnet.dynamics import gradient_descent
-    from quadnet.losses import FrobeniusLoss
     from quadnet.geometry.manifold import PSDQuotient
+    from quadnet.losses import FrobeniusLoss
 
     d = as_int(d, "d", minimum=1)
     r = as_int(r, "r", minimum=1)
@@ -92,7 +93,7 @@ def phase_transition_cell(d: int, r: int, m: int, trial: int, init: str = "spect
     prob = GaussianSensing.random(d, r, m, seed=[seed, d, r, m, trial])
     restarts = as_int(restarts, "restarts", minimum=0)
     out = {"d": d, "r": r, "m": m, "trial": trial, "init": init, "method": method, "seed": seed,
-           "restarts": restarts, "n_h": d * r - r * (r - 1) // 2}
+           "restarts": restarts, "n_h": horizontal_dimension(d, r)}
     diverged, tol = False, SUCCESS_TOL
     if method == "sdp":
         from quadnet.sensing.baselines import trace_min_sdp
@@ -186,7 +187,7 @@ def recovery_sweep_cell(d: int, r: int, ratio: float, trial: int, init: str, met
     init and method of a trial sees the same data."""
     d = as_int(d, "d", minimum=1)
     r = as_int(r, "r", minimum=1, maximum=d)
-    n_h = d * r - r * (r - 1) // 2
+    n_h = horizontal_dimension(d, r)
     m = max(1, round(as_positive(ratio, "ratio") * n_h))
     out = phase_transition_cell(d, r, m, trial, init=init, method=method, seed=seed)
     return {"m": m, **{k: out[k] for k in _RECOVERY_RESULTS[1:]}}

@@ -23,6 +23,8 @@ import warnings
 
 import numpy as np
 
+from quadnet._linalg import sym
+from quadnet.features.counterexample import counterexample_prediction, nfa_counterexample
 from quadnet.features.fact import (
     DeepLinearNet,
     NotCriticalWarning,
@@ -34,7 +36,6 @@ from quadnet.features.fact import (
     nfa_cosines,
     psd_power,
 )
-from quadnet.features.counterexample import counterexample_prediction, nfa_counterexample
 from quadnet.features.training import fact_identity, gd_path, train
 from quadnet.harness.checks._base import (
     COLUMN_WIDTH,
@@ -229,7 +230,7 @@ def _figures(ctx, res, powers, curves, example, path) -> None:
     mats = {"W^TW": WtW, "FACT": F, "AGOP": G, "AGOP^(1/2)": psd_power(G, 0.5)}
     ctx.draw(res, "fact_counterexample", {
         "K": ex.params["quiet"], "names": list(mats),
-        "diag": [np.einsum("ik,ij,jk->k", Bm, 0.5 * (M + M.T), Bm) / np.linalg.norm(M)
+        "diag": [np.einsum("ik,ij,jk->k", Bm, sym(M), Bm) / np.linalg.norm(M)
                  for M in mats.values()],
         "cos": [cosine(WtW, M) for M in mats.values()]})
     ks, cos_f, cos_lb, cos_a, gnorm = path

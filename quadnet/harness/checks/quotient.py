@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from quadnet.geometry.conformance import random_orthogonal
 from quadnet.dynamics import (
     congruence_recursion,
     congruence_step,
@@ -30,8 +29,8 @@ from quadnet.dynamics import (
     gradient_flow,
     predictor_flow,
 )
-from quadnet.losses import MeasurementLoss
-from quadnet.geometry.manifold import PSDQuotient
+from quadnet.geometry.conformance import random_orthogonal
+from quadnet.geometry.manifold import PSDQuotient, horizontal_dimension
 from quadnet.harness.checks._base import (
     COLUMN_WIDTH,
     CheckContext,
@@ -40,6 +39,7 @@ from quadnet.harness.checks._base import (
     floor_note,
     register,
 )
+from quadnet.losses import MeasurementLoss
 
 CLAIM = "Factor gradient flow/descent are exact on M_r^+ = F_{d,r}/O(r)"
 
@@ -47,7 +47,7 @@ CLAIM = "Factor gradient flow/descent are exact on M_r^+ = F_{d,r}/O(r)"
 def _instance(d: int, r: int, rng: np.random.Generator):
     """Generic symmetric Gaussian measurements of a rank-r truth, scaled so that the normal
     operator has norm 1 and ``||U*||_2 = 1`` (so ``eta = 0.1`` is a stable step)."""
-    n_h = d * r - r * (r - 1) // 2
+    n_h = horizontal_dimension(d, r)
     m = 3 * n_h
     A = rng.standard_normal((m, d, d))
     A = (A + A.transpose(0, 2, 1)) / 2

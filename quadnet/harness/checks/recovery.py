@@ -38,15 +38,9 @@ from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
-from quadnet.sensing.bounds import sufficient_sample_size
+from quadnet._linalg import sym
+from quadnet.geometry import horizontal_dimension
 from quadnet.harness.cells import phase_transition_cell
-from quadnet.sensing.gaussian import (
-    GaussianSensing,
-    inverse_population_normal_operator,
-    population_normal_operator,
-    relative_error,
-)
-from quadnet.harness.sweeps import _exit_with_parent
 from quadnet.harness.checks._base import (
     COLUMN_WIDTH,
     OKABE_ITO,
@@ -57,6 +51,18 @@ from quadnet.harness.checks._base import (
     register,
     rel_diff,
 )
+from quadnet.harness.sweeps import _exit_with_parent
+from quadnet.sensing.bounds import sufficient_sample_size
+from quadnet.sensing.gaussian import (
+    GaussianSensing,
+    inverse_population_normal_operator,
+    population_normal_operator,
+    relative_error,
+)
+
+# dense_reference: the dense formulas with every A_i = x_i x_i^T formed, kept under its old name
+from quadnet.testing import dense_sensing_reference as dense_reference
+from quadnet.testing import five_point_derivative
 
 __all__ = ["BEST_RESTARTS", "dense_reference", "run", "threshold"]
 
@@ -64,43 +70,6 @@ __all__ = ["BEST_RESTARTS", "dense_reference", "run", "threshold"]
 #: hard instances near the threshold one restart succeeds with probability ~0.1 (measured at
 #: d = 40, r = 1, m = 2-2.5 n_h), so 20 restarts rescue ~90% of them.
 BEST_RESTARTS = 20
-
-
-def dense_reference(X: np.ndarray, y: np.ndarray):
-    """Independent dense formulas with every ``A_i`` formed (``m x d x d``; small sizes only).
-
-    Returns ``(value, grad, hvp, Tm)`` implementing ``L = (1/(2m)) sum (<A_i, UU^T> - y_i)^2``,
-    ``grad = (2/m) sum res_i A_i U``, ``hvp = (2/m) sum (res_i A_i xi + <A_i, xi U^T +
-    U xi^T> A_i U)`` and ``T_m(H) = (1/m) sum <A_i, H> A_i``.
-    """
-    m = X.shape[0]
-    A = np.einsum("ia,ib->iab", X, X)
-
-    def res(U):
-        return np.einsum("iab,ab->i", A, U @ U.T) - y
-
-    def value(U):
-        e = res(U)
-        return float(e @ e) / (2 * m)
-
-    def grad(U):
-        return 2.0 / m * np.einsum("i,iab,bk->ak", res(U), A, U)
-
-    def hvp(U, xi):
-        c = np.einsum("iab,ab->i", A, xi @ U.T + U @ xi.T)
-        return 2.0 / m * (np.einsum("i,iab,bk->ak", res(U), A, xi)
-                          + np.einsum("i,iab,bk->ak", c, A, U))
-
-    def Tm(H):
-        return np.einsum("i,iab->ab", np.einsum("iab,ab->i", A, H), A) / m
-
-    return value, grad, hvp, Tm
-
-
-def _stencil(f, h: float = 0.5):
-    """Five-point derivative at 0, exact for polynomials of degree <= 4."""
-    return (8 * (f(h) - f(-h)) - (f(2 * h) - f(-2 * h))) / (12 * h)
-
 
 
 def threshold(ratios, success, level: float = 0.9) -> float:
@@ -123,8 +92,8 @@ def _exactness(ctx: CheckContext, result: CheckResult) -> None:
     H = H + H.T
     value, grad, hvp, Tm = dense_reference(prob.X, prob.y)
     g, hv = prob.factor_gradient(U), prob.factor_hvp(U, xi)
-    fd_g = _stencil(lambda t: prob.factor_value(U + t * xi))
-    fd_h = _stencil(lambda t: prob.factor_gradient(U + t * xi))
+    fd_g = five_point_derivative(lambda t: prob.factor_value(U + t * xi))
+    fd_h = five_point_derivative(lambda t: prob.factor_gradient(U + t * xi))
     e_g = max(rel_diff(g, grad(U)), abs(fd_g - np.sum(g * xi)) / abs(np.sum(g * xi)))
     e_h = max(rel_diff(hv, hvp(U, xi)), rel_diff(fd_h, hv))
     e_t = max(rel_diff(prob.normal_operator(H), Tm(H)), rel_diff(prob.hessian_vector(U @ U.T, H), Tm(H)))
@@ -145,7 +114,7 @@ def _monte_carlo(ctx: CheckContext, result: CheckResult) -> dict:
     ms = np.array([100, 400, 1600, 6400] + ([] if ctx.quick else [25600]))
     reps = 3 if ctx.quick else 6
     H = rng.standard_normal((d, d))
-    H = (H + H.T) / 2
+    H = sym(H)
     TH = population_normal_operator(H)
     # identity check of the inverse on the same H (exact)
     inv_err = rel_diff(inverse_population_normal_operator(TH), H)
@@ -192,7 +161,7 @@ def _sweep(ctx: CheckContext, seed: int, have_cvxpy: bool) -> list[dict]:
     jobs = []
     for d in ds:
         for r in rs:
-            nh = d * r - r * (r - 1) // 2
+            nh = horizontal_dimension(d, r)
             for ratio in ratios:
                 m = round(ratio * nh)
                 for t in range(trials):
@@ -201,7 +170,7 @@ def _sweep(ctx: CheckContext, seed: int, have_cvxpy: bool) -> list[dict]:
                         jobs.append((d, r, m, t, "spectral", "lbfgs", BEST_RESTARTS))
     if have_cvxpy and not ctx.quick:
         for r in (1, 2):
-            nh = 20 * r - r * (r - 1) // 2
+            nh = horizontal_dimension(20, r)
             for ratio in (1.5, 2.0, 2.5, 3.0, 4.0):
                 jobs += [(20, r, round(ratio * nh), t, "-", "sdp", 0) for t in range(8)]
     workers = 1 if ctx.quick else min(2, os.cpu_count() or 1)
@@ -240,7 +209,7 @@ def _summarise(cells: list[dict]) -> dict:
             pt["errs"].append(c["rel_error"])
     out = {}
     for (d, r, curve), pts in curves.items():
-        nh = d * r - r * (r - 1) // 2
+        nh = horizontal_dimension(d, r)
         ms = sorted(pts)
         rate = [pts[m]["succ"] / pts[m]["n"] for m in ms]
         ratios = [m / nh for m in ms]

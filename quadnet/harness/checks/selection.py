@@ -24,12 +24,16 @@ import warnings
 
 import numpy as np
 
-from quadnet.commuting.bregman import bregman_projection, bregman_projection_cvxpy, min_trace_solution
+from quadnet._linalg import sym
 from quadnet.commuting.algebra import CommutingSensing
-from quadnet.harness.cells import selection_cell
-from quadnet.geometry.conformance import random_orthogonal
+from quadnet.commuting.bregman import (
+    bregman_projection,
+    bregman_projection_cvxpy,
+    min_trace_solution,
+)
 from quadnet.dynamics import gradient_descent, gradient_flow
-from quadnet.losses import Loss
+from quadnet.geometry.conformance import random_orthogonal
+from quadnet.harness.cells import selection_cell
 from quadnet.harness.checks._base import (
     COLUMN_WIDTH,
     OKABE_ITO,
@@ -37,10 +41,10 @@ from quadnet.harness.checks._base import (
     CheckResult,
     figure,
     floor_note,
-    have_module,
     register,
     rel_diff,
 )
+from quadnet.losses import Loss, MeasurementLoss
 
 T5 = {"kind": "theorem", "source": "Cheng (2026) §5"}
 QT = {"kind": "target", "source": "quadnet target"}
@@ -100,27 +104,6 @@ def _matrix_flow_limit(loss: Loss, U0: np.ndarray, t0: float, tol: float):
             break
         T *= 2.0
     return U @ U.T, total
-
-
-class _GeneralSensing(Loss):
-    """``(1/(2m)) sum (<A_i, Q> - y_i)^2`` for arbitrary symmetric ``A_i`` (exploratory part)."""
-
-    def __init__(self, As, y):
-        self.As, self.y = np.asarray(As, float), np.asarray(y, float)
-        self.m, self.d = self.As.shape[0], self.As.shape[1]
-
-    def _res(self, Q):
-        return np.einsum("iab,ab->i", self.As, Q) - self.y
-
-    def value(self, Q):
-        r = self._res(Q)
-        return float(r @ r) / (2 * self.m)
-
-    def gradient(self, Q):
-        return np.tensordot(self._res(Q), self.As, axes=1) / self.m
-
-    def hessian_vector(self, Q, H):
-        return np.tensordot(np.einsum("iab,ab->i", self.As, H), self.As, axes=1) / self.m
 
 
 @register("selection", _CLAIM, order=40)
@@ -433,7 +416,7 @@ def _part_f(ctx, res, quick):
     V = random_orthogonal(d, rng)
     spec = rng.standard_normal((m, d))
     G = rng.standard_normal((m, d, d))
-    G = 0.5 * (G + np.swapaxes(G, 1, 2))
+    G = sym(G)
     q_star = rng.uniform(0.5, 1.5, d)
     Qs = (V * q_star) @ V.T
     eps = 1e-6
@@ -453,7 +436,7 @@ def _part_f(ctx, res, quick):
     for s in scales:
         As = np.einsum("ak,ik,bk->iab", V, spec, V) + s * G
         y = np.einsum("iab,ab->i", As, Qs)
-        loss = _GeneralSensing(As, y)
+        loss = MeasurementLoss(As, y)
         norms = np.linalg.norm(As, axis=(1, 2))
         comm = max(np.linalg.norm(As[i] @ As[j] - As[j] @ As[i]) / (norms[i] * norms[j])
                    for i in range(m) for j in range(i + 1, m))
@@ -466,7 +449,7 @@ def _part_f(ctx, res, quick):
         out.append({"scale": s, "commutator": comm, "dist_min_trace": rel_diff(Q, Xmt),
                     "trace_gap": float(np.trace(Q) - np.trace(Xmt)),
                     "min_trace": float(np.trace(Xmt)),
-                    "residual": float(np.max(np.abs(loss._res(Q)))), "time": T, "Q": Q})
+                    "residual": float(np.max(np.abs(loss.residual(Q)))), "time": T, "Q": Q})
     # sanity at s = 0: the commuting law (Bregman projection of eps 1) is what GD approaches
     br0 = bregman_projection(spec, np.einsum("iab,ab->i", np.einsum("ak,ik,bk->iab", V, spec, V),
                                                Qs), np.full(d, eps))
