@@ -24,6 +24,7 @@ import numpy as np
 import scipy.linalg
 from scipy.optimize import linprog
 
+from quadnet._linalg import sym
 from quadnet._validation import as_array, as_int, as_positive
 from quadnet.commuting.algebra import CommutingSensing, random_commuting_instance
 from quadnet.commuting.bregman import bregman_projection, min_trace_solution
@@ -33,6 +34,7 @@ from quadnet.commuting.greedy import (
     small_init_limit,
 )
 from quadnet.exceptions import ConvergenceWarning
+from quadnet.geometry import horizontal_dimension
 from quadnet.losses import MeasurementLoss, as_loss
 
 __all__ = [
@@ -70,7 +72,7 @@ def gaussian_symmetric_instance(seed, d: int = 5, m: int = 6, r: int = 1) -> Mea
     m = as_int(m, "m", minimum=1)
     r = as_int(r, "r", minimum=1, maximum=d)
     G = rng.standard_normal((m, d, d))
-    A = 0.5 * (G + G.transpose(0, 2, 1))
+    A = sym(G)
     Z = rng.standard_normal((d, r))
     loss = MeasurementLoss(A, np.einsum("iab,ab->i", A, Z @ Z.T))
     loss.Q_star = Z @ Z.T
@@ -119,7 +121,7 @@ def limit_distances(loss, d: int, eps_grid, *, m: int | None = None, glrl_eps: f
         warnings.simplefilter("ignore", ConvergenceWarning)
         g = greedy_low_rank_learning(loss, d, eps=glrl_eps, max_stage_time=T)
     r = g.rank
-    n_h = d * r - r * (r - 1) // 2
+    n_h = horizontal_dimension(d, r) if r else 0   # dim M_r^+ (0 if nothing was learned)
     isolated = m is not None and m >= n_h
     alpha_pred = g.predicted_exponent * (1.0 if isolated else 0.5)
     mt = min_trace_interpolant(loss) if with_sdp else None
@@ -256,7 +258,7 @@ def von_neumann_projection(A, y, log_eps: float, *, nu0=None, tol: float = 1e-13
 
     def state(nu):
         M = log_eps * np.eye(d) + np.tensordot(nu, A, 1)
-        lam, V = np.linalg.eigh(0.5 * (M + M.T))
+        lam, V = np.linalg.eigh(sym(M))
         if lam.max() > 100.0:          # a trial step far out: reject it in the line search
             return lam, V, None, math.inf
         Q = (V * np.exp(lam)) @ V.T
@@ -319,7 +321,7 @@ def commutator_path(seed, ts, *, d: int = 4, m: int = 3, eps: float = 1e-4,
             R = scipy.linalg.expm(float(t) * Om)
             As = As0.copy()
             As[0] = R @ As0[0] @ R.T
-            As[0] = 0.5 * (As[0] + As[0].T)
+            As[0] = sym(As[0])
             y = np.einsum("iab,ab->i", As, Qs)
             loss = MeasurementLoss(As, y)
             n = np.linalg.norm(As, axis=(1, 2))

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.integrate import solve_ivp
 
+from quadnet._linalg import sym
 from quadnet._validation import as_factor, as_int, as_positive, as_symmetric
 from quadnet.commuting.algebra import CommutingSensing
 from quadnet.exceptions import ConvergenceWarning, DivergenceError
@@ -687,7 +688,7 @@ def min_trace_interpolant(loss, *, solver: str = "CLARABEL", tol: float = 1e-10)
         prob.solve(solver=solver, **kw)
     if Q.value is None or prob.status not in ("optimal", "optimal_inaccurate"):
         raise ValueError(f"min_trace_interpolant: solver {solver} returned status {prob.status}")
-    Qv = as_symmetric(0.5 * (Q.value + Q.value.T), "Q")
+    Qv = as_symmetric(sym(Q.value), "Q")
     lam, V = np.linalg.eigh(Qv)
     Qv = (V * np.maximum(lam, 0.0)) @ V.T
     m_hat = (np.einsum("ij,jk,ik->i", X, Qv, X) if X is not None else rows @ Qv.reshape(-1))

@@ -54,7 +54,7 @@ from quadnet.losses import as_loss as _check_loss
 from quadnet.curvature.hessian import (ZERO_RTOL, _excess_block, _split, effective_hessian,
                                       effective_spectrum, horizontal_dimension)
 from quadnet.losses import Loss
-from quadnet.geometry.manifold import PSDQuotient
+from quadnet.geometry.manifold import PSDQuotient, align
 
 from quadnet.exceptions import IndefiniteHessianWarning, NotAMinimiserWarning
 
@@ -234,19 +234,13 @@ def _warn_curvature(out: LocalCurvature, gtol: float) -> None:
 
 
 # ------------------------------------------------------------------ measurements
-def _align_R(G: np.ndarray, U: np.ndarray, e: np.ndarray) -> np.ndarray:
-    """Procrustes ``R = argmin ||(U + e) R - U||_F`` from ``(U + e)^T U = G + e^T U``."""
-    A, _, Bt = np.linalg.svd(G + e.T @ U)
-    return A @ Bt
-
-
 def _aligned_errors(U: np.ndarray, E: np.ndarray) -> np.ndarray:
-    """``xi = (U + e) R - U = U (R - I) + e R`` for each deviation ``e`` (no ``U + e`` formed)."""
-    G = U.T @ U
+    """``xi = (U + e) R - U = U (R - I) + e R`` for each deviation ``e``, with the Procrustes
+    ``R = argmin_{R in O(r)} ||(U + e) R - U||_F`` from :func:`quadnet.geometry.align`."""
     I = np.eye(U.shape[1])
     out = np.empty_like(E)
     for i, e in enumerate(E):
-        R = _align_R(G, U, e)
+        R = align(U + e, U)
         out[i] = U @ (R - I) + e @ R
     return out
 

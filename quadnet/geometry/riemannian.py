@@ -54,6 +54,7 @@ import numpy as np
 import scipy.integrate
 import scipy.linalg
 
+from quadnet._linalg import sym
 from quadnet._validation import RANK_RTOL, as_factor, as_matrix, as_positive, as_symmetric
 import quadnet.geometry._kernels as K
 
@@ -280,7 +281,7 @@ def ricci_curvature(U, xi=None, eta=None, *, project: bool = False):
         B = K.horizontal_basis(K.frame(U))
         Xs = B.T.reshape(-1, d, r)
         R = _ricci_form(U, Xs, Xs)
-        return 0.5 * (R + R.T)
+        return sym(R)
     xi = _as_horizontal(U, xi, "xi", project)
     eta_arr = xi if eta is None else _as_horizontal(U, eta, "eta", project)
     val = float(_ricci_form(U, xi[None], eta_arr[None])[0, 0])
