@@ -684,8 +684,9 @@ ax.legend(); plt.show()
 Nonnegative curvature makes triangles *fatter* than their Euclidean comparison triangles. In the
 form of Alexandrov spaces (the Wasserstein space is one, Ambrosio, Gigli & Savaré 2008, §7.3), the
 distance from a vertex $A$ to the midpoint $m$ of the opposite side satisfies
-$$\operatorname{dist}(A,m)^2 \ge \tfrac12\operatorname{dist}(A,B)^2 + \tfrac12\operatorname{dist}(A,C)^2
-  - \tfrac14\operatorname{dist}(B,C)^2,$$
+
+$$\operatorname{dist}(A,m)^2 \ge \tfrac12\operatorname{dist}(A,B)^2 + \tfrac12\operatorname{dist}(A,C)^2 - \tfrac14\operatorname{dist}(B,C)^2,$$
+
 with equality in the plane. For small triangles the angle sum exceeds $\pi$ by about $K\times$ area
 (Gauss–Bonnet). Geodesics are straight in factor space once the endpoints are aligned: the side
 from $B$ to $C$ is $B + t(C R - B)$, $R$ = `align(C, B)`.
