@@ -18,6 +18,7 @@ Examples
 0.0
 """
 
+# ruff: noqa: I001  (imports follow the theory order, not the alphabet)
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _version
 

@@ -3,6 +3,8 @@
 Every public name of the subpackage is re-exported here, one per line.
 """
 
+# ruff: noqa: I001  (one re-export per line, grouped by module in theory order)
+
 from quadnet.curvature.hessian import (
     BoundarySpectrum as BoundarySpectrum,
     EffectiveSpectrum as EffectiveSpectrum,

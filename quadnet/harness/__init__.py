@@ -5,6 +5,8 @@ checks of ``quadnet.harness.checks``; ``quadnet sweep`` runs the sweeps register
 :mod:`quadnet.harness.cells` through :func:`run_sweep`, locally or on Dask.
 """
 
+# ruff: noqa: I001  (one re-export per line, grouped by module in theory order)
+
 from quadnet.harness.sweeps import (
     SWEEPS as SWEEPS,
     Sweep as Sweep,

@@ -3,6 +3,8 @@
 Every public name of the subpackage is re-exported here, one per line.
 """
 
+# ruff: noqa: I001  (one re-export per line, grouped by module in theory order)
+
 from quadnet.sensing.gaussian import (
     GaussianSensing as GaussianSensing,
     inverse_population_normal_operator as inverse_population_normal_operator,
