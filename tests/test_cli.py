@@ -12,7 +12,7 @@ import json
 import pytest
 
 from quadnet.harness import checks
-from quadnet.harness.checks import CheckContext, CheckResult, register
+from quadnet.harness.checks import CheckResult, register
 from quadnet.harness.checks._base import FIGURES, REGISTRY, figure
 from quadnet.harness.cli import main, results_markdown
 
@@ -275,7 +275,6 @@ def test_formats_markdown_latex_json(fake_checks, tmp_path, capsys):
 
 
 def test_unwritable_output_fails_fast_before_any_computation(tmp_path, capsys):
-    import time
 
     ran = []
 
@@ -285,11 +284,9 @@ def test_unwritable_output_fails_fast_before_any_computation(tmp_path, capsys):
         return CheckResult("_tslow", "would take long")
 
     try:
-        t0 = time.perf_counter()
         rc = main(["verify", "--quick", "--figures", "/proc/nope", "_tslow"])
-        elapsed = time.perf_counter() - t0
         err = capsys.readouterr().err
-        assert rc == 2 and not ran and elapsed < 1.0
+        assert rc == 2 and not ran          # refused before any check ran
         assert "--figures '/proc/nope' is not writable" in err
         blocker = tmp_path / "file"
         blocker.write_text("")
