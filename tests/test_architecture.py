@@ -117,3 +117,16 @@ def test_architecture_page_draws_the_checked_layers():
     for layer in contract["layers"]:
         for pkg in layer.split(" | "):
             assert f"`{pkg}`" in page, pkg
+
+
+def test_every_old_name_and_module_path_still_resolves():
+    """Each quadnet 0.1 top-level name and module path resolves (with its DeprecationWarning)."""
+    from quadnet import _aliases
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        for name in _aliases.TOP_LEVEL:
+            assert getattr(quadnet, name) is not None, name
+        for path in _aliases.MODULES:
+            mod = importlib.import_module(path)
+            assert mod.__all__ and all(hasattr(mod, n) for n in mod.__all__), path
