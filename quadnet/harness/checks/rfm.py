@@ -21,6 +21,8 @@ FACT at ``n = 1000``.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from quadnet.features.kernels import KERNELS, kernel_agop, kernel_fact_matrix, kernel_matrix
@@ -233,9 +235,12 @@ def _figure_grokking(f: dict):
                                constant_values=np.nan) for a in runs]) * 100
         it = np.arange(horizon)
         colour = OKABE_ITO[k]
-        ax.fill_between(it, np.nanmin(acc, 0), np.nanmax(acc, 0), color=colour, alpha=0.2,
+        with warnings.catch_warnings():   # iterations past every seed's end are all-NaN: not drawn
+            warnings.simplefilter("ignore", RuntimeWarning)
+            lo, hi, med = np.nanmin(acc, 0), np.nanmax(acc, 0), np.nanmedian(acc, 0)
+        ax.fill_between(it, lo, hi, color=colour, alpha=0.2,
                         lw=0, label=f"range over {len(runs)} seed(s)")
-        ax.plot(it, np.nanmedian(acc, 0), color=colour, label="median test accuracy")
+        ax.plot(it, med, color=colour, label="median test accuracy")
         hits = [r for r in reach if r is not None]
         ax.plot(hits, [101.5] * len(hits), "v", color="k", ms=3, clip_on=False,
                 label="iteration from which a seed stays at 100%")
