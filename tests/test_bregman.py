@@ -274,3 +274,17 @@ def test_integer_instances_limit_equals_min_trace(seed):
     # projection of eps w is the eps -> 0 limit to rounding (~1e4 * 1e-16)
     br = bregman_projection(A, y, log_q0=np.log(w) - 1e4, multiplicities=mult)
     assert np.linalg.norm(br.q - mt.q) <= 1e-9 * max(np.linalg.norm(mt.q), 1e-300)
+
+
+def test_infeasible_data_whose_newton_run_diverges_raise_infeasible():
+    """Regression: an infeasible instance (a row with non-positive coefficients and y > 0) on
+    which the dual Newton iterate runs off to infinity raises InfeasibleError with a Farkas
+    certificate, not a RuntimeWarning from a non-finite Newton step."""
+    rng = np.random.default_rng(14308)
+    A = rng.standard_normal((2, 7)) * (rng.random((2, 7)) < 0.7)
+    y = rng.standard_normal(2)
+    log_q0 = rng.uniform(-3, 3, 7)
+    with pytest.raises(InfeasibleError) as info:
+        bregman_projection(A, y, log_q0=log_q0)
+    nu = info.value.certificate
+    assert np.max(A.T @ nu) <= 1e-7 and y @ nu > 0

@@ -330,7 +330,7 @@ def test_selection_sweep_quick_runs_and_approaches_min_trace(tmp_path):
 
 
 def test_recovery_sweep_quick_cells_match_the_cell_function(tmp_path):
-    recovery = pytest.importorskip("quadnet.recovery")
+    pytest.importorskip("quadnet.sensing.recovery")
     cells = sweep_cells("recovery", quick=True)
     assert len(cells) == 60 and len({c["seed"] for c in cells}) == 1  # one master seed
     cell = cells[-1]  # d = 8, r = 2, ratio 4: m = 4 n_h

@@ -32,7 +32,7 @@ from quadnet._validation import (
     as_square,
     as_symmetric,
 )
-from quadnet.commuting.bregman import _EXP_MAX, _log_start, bregman_projection, min_trace_solution
+from quadnet.commuting.bregman import _EXP_MAX, _log_start, bregman_projection
 from quadnet.dynamics import Trajectory
 from quadnet.exceptions import DivergenceError
 from quadnet.losses import Loss

@@ -295,8 +295,13 @@ def _newton(A, y, mult, ell, nu, tol, max_iter) -> tuple[np.ndarray, int, float,
     for it in range(1, max_iter + 1):
         if res <= tol:
             return nu, it - 1, res, "tol"
-        H = (A * (mult * q)) @ A.T
-        delta = _newton_direction(H, g)
+        with np.errstate(over="ignore", invalid="ignore"):
+            H = (A * (mult * q)) @ A.T
+            delta = _newton_direction(H, g) if np.all(np.isfinite(H)) else None
+        if delta is None or not np.all(np.isfinite(delta)):
+            # the dual runs off to infinity (no interior point, e.g. infeasible data): stop and
+            # let the caller's feasibility test decide, never return a non-finite iterate
+            return best_nu, it, best, "nonfinite"
         slope = float(g @ delta)
         F0 = _dual_value(A, y, mult, ell, nu)
         gnorm = float(np.max(np.abs(g)))

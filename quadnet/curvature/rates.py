@@ -237,11 +237,11 @@ def _warn_curvature(out: LocalCurvature, gtol: float) -> None:
 def _aligned_errors(U: np.ndarray, E: np.ndarray) -> np.ndarray:
     """``xi = (U + e) R - U = U (R - I) + e R`` for each deviation ``e``, with the Procrustes
     ``R = argmin_{R in O(r)} ||(U + e) R - U||_F`` from :func:`quadnet.geometry.align`."""
-    I = np.eye(U.shape[1])
+    eye = np.eye(U.shape[1])
     out = np.empty_like(E)
     for i, e in enumerate(E):
         R = align(U + e, U)
-        out[i] = U @ (R - I) + e @ R
+        out[i] = U @ (R - eye) + e @ R
     return out
 
 

@@ -38,7 +38,6 @@ Training (:func:`train`) lives in :mod:`quadnet._fact_train`; the paper check in
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -49,7 +48,6 @@ from quadnet._linalg import psd_power as _psd_power
 from quadnet._linalg import sym
 from quadnet._validation import as_array, as_int, as_matrix, as_positive, as_symmetric
 
-from quadnet.exceptions import NotCriticalWarning
 
 __all__ = [
     "DeepLinearNet",
@@ -209,13 +207,13 @@ class DeepLinearNet:
         if len(self.Ws) < 1:
             raise ValueError("Ws must contain at least one matrix")
         Ws = []
-        for l, Wl in enumerate(self.Ws):
-            Wl = as_matrix(Wl, f"Ws[{l}]").copy()
+        for k, Wl in enumerate(self.Ws):
+            Wl = as_matrix(Wl, f"Ws[{k}]").copy()
             if Wl.size == 0:
-                raise ValueError(f"Ws[{l}] must be non-empty, got shape {Wl.shape}")
-            if l > 0 and Wl.shape[1] != Ws[-1].shape[0]:
-                raise ValueError(f"Ws[{l}] must have {Ws[-1].shape[0]} columns (the output size "
-                                 f"of Ws[{l - 1}]), got shape {Wl.shape}")
+                raise ValueError(f"Ws[{k}] must be non-empty, got shape {Wl.shape}")
+            if k > 0 and Wl.shape[1] != Ws[-1].shape[0]:
+                raise ValueError(f"Ws[{k}] must have {Ws[-1].shape[0]} columns (the output size "
+                                 f"of Ws[{k - 1}]), got shape {Wl.shape}")
             Wl.setflags(write=False)
             Ws.append(Wl)
         object.__setattr__(self, "Ws", tuple(Ws))

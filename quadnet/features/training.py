@@ -122,9 +122,9 @@ def _make_value_and_grad(net, X: np.ndarray, y: np.ndarray, lam: float):
             val = 0.5 * np.sum(E * E) / n + 0.5 * lam * (theta @ theta)
             G = E / n
             grads = [None] * len(Ws)
-            for l in range(len(Ws) - 1, -1, -1):
-                grads[l] = G.T @ Hs[l] + lam * Ws[l]
-                G = G @ Ws[l]
+            for k in range(len(Ws) - 1, -1, -1):
+                grads[k] = G.T @ Hs[k] + lam * Ws[k]
+                G = G @ Ws[k]
             return float(val), _flatten(grads)
     return vg
 

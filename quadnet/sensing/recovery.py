@@ -40,7 +40,7 @@ from quadnet._linalg import sym
 from quadnet._validation import as_factor, as_int, as_positive, as_rng
 from quadnet.sensing.bounds import prescribed_step
 from quadnet.dynamics import BLOWUP, DivergenceError
-from quadnet.sensing.gaussian import GaussianSensing, SpectralInitWarning, relative_error
+from quadnet.sensing.gaussian import GaussianSensing, SpectralInitWarning
 
 # Constants (METHODS, INITS, SUCCESS_TOL, SDP_SUCCESS_TOL, CELL_MAX_ITER) stay module-level:
 # ``quadnet.sensing.recovery.SUCCESS_TOL``, not re-exported at the package top level.

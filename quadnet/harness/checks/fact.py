@@ -25,9 +25,9 @@ import numpy as np
 
 from quadnet._linalg import sym
 from quadnet.features.counterexample import counterexample_prediction, nfa_counterexample
+from quadnet.exceptions import NotCriticalWarning
 from quadnet.features.fact import (
     DeepLinearNet,
-    NotCriticalWarning,
     QuadraticNet,
     agop,
     best_nfa_power,
