@@ -324,13 +324,16 @@ def recover(problem: GaussianSensing, r: int, method: str = "lbfgs", init="spect
     step = _step(problem, r, eta) if method == "gd" else None
     loss0 = float(problem.y @ problem.y) / (2 * problem.m)  # L(0)
     best, total_it, used = None, 0, 0
-    while True:
+
+    def solve(start):
         if method == "gd":
-            run = _gd(problem, U0, step, max_iter, gtol, g0)
-        elif method == "lbfgs":
-            run = _lbfgs(problem, U0, max_iter, gtol, g0, lbfgs_memory)
-        else:
-            run = _trust_regions(problem, U0, max_iter, gtol, g0)
+            return _gd(problem, start, step, max_iter, gtol, g0)
+        if method == "lbfgs":
+            return _lbfgs(problem, start, max_iter, gtol, g0, lbfgs_memory)
+        return _trust_regions(problem, start, max_iter, gtol, g0)
+
+    while True:
+        run = solve(U0)
         total_it += run[2]
         rel_loss = problem.factor_value(run[0]) / loss0 if loss0 > 0 else 0.0
         if best is None or rel_loss < best[0]:
@@ -349,12 +352,7 @@ def recover(problem: GaussianSensing, r: int, method: str = "lbfgs", init="spect
                              "singular_values": sv.tolist(), "iterations": int(total_it)}
         if sv[0] > 0 and ratios[k - 1] >= rank_gap:
             Uk = W[:, :k] * sv[:k]
-            if method == "gd":
-                run = _gd(problem, Uk, step, max_iter, gtol, g0)
-            elif method == "lbfgs":
-                run = _lbfgs(problem, Uk, max_iter, gtol, g0, lbfgs_memory)
-            else:
-                run = _trust_regions(problem, Uk, max_iter, gtol, g0)
+            run = solve(Uk)
             total_it += run[2]
             U = np.zeros_like(U)
             U[:, :k] = run[0]
