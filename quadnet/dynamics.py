@@ -19,8 +19,23 @@ import scipy.linalg
 from scipy.integrate import solve_ivp
 
 from quadnet._linalg import psd_eigh, sym
-from quadnet._validation import as_array, as_factor, as_int, as_matrix, as_positive, as_symmetric
-from quadnet.losses import Loss, as_loss
+from quadnet._validation import (
+    Factor,
+    Integer,
+    Optional,
+    Options,
+    Real,
+    Symmetric,
+    TimeGrid,
+    as_array,
+    as_factor,
+    as_int,
+    as_matrix,
+    as_positive,
+    as_symmetric,
+    validate_params,
+)
+from quadnet.losses import LOSS, Loss, as_loss
 
 from quadnet.exceptions import DivergenceError
 
@@ -73,6 +88,16 @@ def _diverged(U: np.ndarray) -> bool:
     return not np.all(np.isfinite(U)) or np.max(np.abs(U)) > BLOWUP
 
 
+#: Positive finite step sizes and tolerances.
+_POSITIVE = Real(0, None, closed="neither")
+#: The integrators of :func:`scipy.integrate.solve_ivp`.
+IVP_METHODS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
+_FLOW = {"loss": LOSS, "rtol": Real(0, 1, closed="neither"), "atol": Real(0, None, closed="left"),
+         "method": Options(*IVP_METHODS)}
+
+
+@validate_params({"loss": LOSS, "U0": Factor(full_rank=False), "eta": _POSITIVE,
+                  "steps": Integer(0), "record_every": Integer(1), "gtol": Optional(_POSITIVE)})
 def gradient_descent(loss: Loss, U0, eta: float, steps: int, *, record_every: int = 1,
                      gtol: float | None = None,
                      callback: Callable[[int, np.ndarray], None] | None = None) -> Trajectory:
@@ -82,12 +107,7 @@ def gradient_descent(loss: Loss, U0, eta: float, steps: int, *, record_every: in
     ``||grad L||_F <= gtol``. Raises :class:`DivergenceError` (a ``ValueError``) naming
     ``eta`` when the iterates become non-finite or exceed ``1e100``.
     """
-    loss = _check_loss(loss)
-    U = as_factor(U0, "U0", d=loss.d, full_rank=False).copy()
-    eta = as_positive(eta, "eta")
-    steps = as_int(steps, "steps", minimum=0)
-    record_every = as_int(record_every, "record_every", minimum=1)
-    gtol = None if gtol is None else as_positive(gtol, "gtol")
+    U = U0.copy()
     ts, Us, vals = [0], [U.copy()], [loss.factor_value(U)]
     k, stopped = 0, False
     for k in range(1, steps + 1):
@@ -124,6 +144,7 @@ def _times(times) -> np.ndarray:
     return t
 
 
+@validate_params(_FLOW | {"U0": Factor(full_rank=False), "times": TimeGrid()})
 def gradient_flow(loss: Loss, U0, times, *, rtol: float = 1e-10, atol: float = 1e-12,
                   method: str = "DOP853") -> Trajectory:
     """Factor gradient flow ``U' = -grad L(U)`` by :func:`scipy.integrate.solve_ivp`.
@@ -132,9 +153,7 @@ def gradient_flow(loss: Loss, U0, times, *, rtol: float = 1e-10, atol: float = 1
     through. The state is ``vec(U)`` (row-major). Raises :class:`DivergenceError` if the
     integrator fails or the state blows up.
     """
-    loss = _check_loss(loss)
-    U0 = as_factor(U0, "U0", d=loss.d, full_rank=False)
-    t = _times(times)
+    t = times
     shape = U0.shape
 
     def rhs(_t, y):
@@ -150,16 +169,14 @@ def gradient_flow(loss: Loss, U0, times, *, rtol: float = 1e-10, atol: float = 1
                                     "atol": atol})
 
 
+@validate_params(_FLOW | {"Q0": Symmetric("d", psd=True), "times": TimeGrid()})
 def predictor_flow(loss: Loss, Q0, times, *, rtol: float = 1e-10, atol: float = 1e-12,
                    method: str = "DOP853") -> Trajectory:
     """The Riemannian flow written on predictors, ``Q' = -2 (S Q + Q S)``, integrated directly.
 
     An independent route to the projected factor flow (quadnet theory §2).
     """
-    loss = _check_loss(loss)
-    Q0 = as_symmetric(Q0, "Q0", loss.d)
-    psd_eigh(Q0, name="Q0")  # a predictor is PSD: ValueError naming Q0 otherwise
-    t = _times(times)
+    t = times
     n = Q0.shape[0]
 
     def rhs(_t, y):

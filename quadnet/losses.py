@@ -20,6 +20,7 @@ import numpy as np
 
 from quadnet._linalg import sym as _sym
 from quadnet._validation import (
+    Converted,
     as_array,
     as_directions,
     as_factor,
@@ -248,6 +249,12 @@ def as_loss(loss, name: str = "loss") -> Loss:
         raise TypeError(f"{name} must implement the quadnet.Loss protocol, got "
                         f"{type(loss).__name__}")
     return loss
+
+
+#: The constraint-table entry of a ``loss`` argument (quadnet._validation.validate_params): a
+#: :class:`Loss`, binding the size ``d`` of the other arguments to ``loss.d``.
+LOSS = Converted(as_loss, "an object implementing the quadnet.Loss protocol",
+                 bad=[("int", 3), ("None", None), ("string", "loss")], dims={"d": "d"})
 
 
 class FrobeniusLoss(Loss):
