@@ -6,6 +6,12 @@ Every public function checks its inputs with these helpers, so that bad input ge
 
 from __future__ import annotations
 
+import contextlib as _contextlib
+import contextvars as _contextvars
+import functools as _functools
+import inspect as _inspect
+import math as _math
+import re as _re
 import numbers
 
 import numpy as np
@@ -300,12 +306,6 @@ def renamed_keyword(new_value, old_value, new: str, old: str, func: str, *,
 # public loss method, does not check again. :func:`count_validations` records every check.
 # ============================================================================================
 
-import contextlib as _contextlib
-import math as _math
-import contextvars as _contextvars
-import functools as _functools
-import inspect as _inspect
-import re as _re
 
 __all__ += [
     "Array",
