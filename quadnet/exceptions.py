@@ -24,6 +24,7 @@ __all__ = [
     "NotCriticalWarning",
     "QuadnetWarning",
     "RFMWarning",
+    "RankDeficientSpectrumWarning",
     "SpectralInitWarning",
     "SweepCellError",
     "SweepStoreError",
@@ -53,6 +54,13 @@ NotAMinimiserWarning = NotCriticalWarning
 
 class IndefiniteHessianWarning(QuadnetWarning):
     """The effective Hessian has a negative eigenvalue: the point is not a local minimiser."""
+
+
+class RankDeficientSpectrumWarning(QuadnetWarning):
+    """At a rank-deficient factor the extreme eigenvalue of the signal block (what
+    ``effective_spectrum(...).eigenvalues`` reports) is not the extreme eigenvalue of the whole
+    effective Hessian: the excess block of the idle columns holds a (non-structural) eigenvalue
+    beyond it. ``overall_eigenvalues`` and ``overall_parts`` of the result name both."""
 
 
 class ConvergenceWarning(QuadnetWarning):

@@ -55,6 +55,7 @@ import scipy.sparse.linalg as spla
 from quadnet._linalg import sym
 from quadnet._validation import (RANK_RTOL, as_factor, as_int, as_matrix, as_positive, as_rng,
                                  renamed_keyword)
+from quadnet.exceptions import RankDeficientSpectrumWarning
 from quadnet.geometry.manifold import horizontal_dimension
 from quadnet.losses import Loss, as_loss
 from quadnet.geometry.manifold import PSDQuotient
@@ -123,7 +124,11 @@ def effective_hessian(loss: Loss, U, *, return_basis: bool = False):
     At a factor of rank ``k < r`` the basis is the rank-aware one of
     :meth:`quadnet.PSDQuotient.horizontal_basis` (``dim H_U = d r - r(r-1)/2 +
     (r-k)(r-k-1)/2``) and the matrix is block diagonal in the signal/excess split of
-    :func:`boundary_spectrum`, which also counts its structural zeros.
+    :func:`boundary_spectrum`, which also counts its structural zeros. Its eigenvalues are then
+    the union of both blocks', so its smallest one may be an excess eigenvalue: it equals
+    ``effective_spectrum(loss, U).overall_eigenvalues[0]``, while
+    ``effective_spectrum(loss, U).eigenvalues[0]`` is the signal block's smallest
+    (``boundary_spectrum(loss, U)`` names both parts densely).
 
     Parameters
     ----------
@@ -251,6 +256,19 @@ class EffectiveSpectrum:
             ``xi_1 V_k^T``), ``excess_eigenvalues`` the eigenvalues of the excess block
             ``2 W_0^T S W_0`` (each of multiplicity ``r - k``) and ``structural_zeros``
             the number of zero modes they contribute (:func:`boundary_spectrum`).
+        overall_eigenvalues: the ``k`` smallest (or largest) eigenvalues of the *whole*
+            effective Hessian, signal and excess blocks together, ascending: the same numbers
+            as ``numpy.linalg.eigvalsh(effective_hessian(loss, U))[:k]`` (or ``[-k:]``).
+            Equal to ``eigenvalues`` at full rank.
+        overall_parts: for each of ``overall_eigenvalues``, the block it comes from,
+            ``"signal"`` or ``"excess"``.
+        note: at ``k < r``, one sentence naming both parts with their extreme values (empty
+            at full rank). When the excess block holds a non-structural eigenvalue beyond the
+            signal block's, the call also warns (:class:`quadnet.exceptions.RankDeficientSpectrumWarning`).
+
+    "The smallest eigenvalue of the effective Hessian" at a rank-deficient ``U`` is
+    ``overall_eigenvalues[0]`` (``which="smallest"``); ``eigenvalues[0]`` is the smallest on
+    the signal part, the one that sets the exponential rates of the signal directions.
     """
 
     eigenvalues: np.ndarray
@@ -264,6 +282,14 @@ class EffectiveSpectrum:
     rank: int | None = None
     structural_zeros: int = 0
     excess_eigenvalues: np.ndarray | None = None
+    overall_eigenvalues: np.ndarray | None = None
+    overall_parts: tuple[str, ...] = ()
+    note: str = ""
+
+    def __post_init__(self):
+        if self.overall_eigenvalues is None:   # full rank: the whole operator's eigenvalues
+            self.overall_eigenvalues = np.asarray(self.eigenvalues)
+            self.overall_parts = ("signal",) * len(self.overall_eigenvalues)
 
     @property
     def error_bound(self) -> np.ndarray:
@@ -424,7 +450,12 @@ def effective_spectrum(loss: Loss, U, k: int = 1, which: str = "smallest", *,
     At a rank-deficient ``U`` (rank ``k < r``) the solver runs on the signal block, the
     effective Hessian of ``U_k = U V_k`` (exactly the signal part, :class:`BoundarySpectrum`),
     and the excess block is reported separately (:attr:`EffectiveSpectrum.rank`,
-    ``structural_zeros``, ``excess_eigenvalues``).
+    ``structural_zeros``, ``excess_eigenvalues``). ``eigenvalues`` are then the signal
+    block's, which need not be the extreme eigenvalues of the whole effective Hessian (those of
+    ``numpy.linalg.eigvalsh(effective_hessian(loss, U))``): ``overall_eigenvalues`` are, with
+    ``overall_parts`` naming the block of each and ``note`` saying both in words; when an excess
+    eigenvalue that is not a structural zero lies beyond the signal block's, the call warns
+    with :class:`quadnet.exceptions.RankDeficientSpectrumWarning`.
 
     Args:
         loss: any :class:`quadnet.Loss`; U: ``d x r`` factor of any rank ``>= 1``.
@@ -455,6 +486,8 @@ def effective_spectrum(loss: Loss, U, k: int = 1, which: str = "smallest", *,
     >>> sp = effective_spectrum(FrobeniusLoss(U @ U.T), U, k=1)
     >>> sp.rank, sp.structural_zeros, round(float(sp.eigenvalues[0]), 10)
     (1, 6, 2.0)
+    >>> sp.overall_parts, round(abs(float(sp.overall_eigenvalues[0])), 10)  # the whole operator
+    (('excess',), 0.0)
     """
     max_iter = renamed_keyword(max_iter, maxiter, "max_iter", "maxiter", "effective_spectrum")
     loss = _check_loss(loss)
@@ -477,6 +510,7 @@ def effective_spectrum(loss: Loss, U, k: int = 1, which: str = "smallest", *,
         out.n_h = horizontal_dimension(*U.shape, sp.rank)
         if out.eigenvectors is not None:
             out.eigenvectors = out.eigenvectors @ sp.V_k.T
+        _name_both_parts(out, U.shape[1], scale)
         return out
     d, r = U.shape
     n_h = horizontal_dimension(d, r)
@@ -530,6 +564,36 @@ def effective_spectrum(loss: Loss, U, k: int = 1, which: str = "smallest", *,
         raise ValueError("effective_spectrum: non-finite eigenvalues (the loss's HVP is not finite)")
     return EffectiveSpectrum(vals, X if return_vectors else None, res, which, n_h, op.n_hvp,
                              sigma, method, rank=r)
+
+
+def _name_both_parts(out: EffectiveSpectrum, r: int, scale: float) -> None:
+    """Fill ``overall_eigenvalues``/``overall_parts``/``note`` of a rank-deficient result and
+    warn when the signal block's extreme eigenvalue is not the whole operator's.
+
+    The ``k`` extreme eigenvalues of ``H_eff(U_k) (+) (I_{r-k} (x) E)`` lie among the ``k``
+    extreme ones of the signal block and the excess eigenvalues repeated ``r - k`` times, so
+    merging the two lists is exact.
+    """
+    k, excess, sig = out.rank, out.excess_eigenvalues, np.asarray(out.eigenvalues)
+    vals = np.concatenate([sig, np.repeat(excess, r - k)])
+    parts = np.array(["signal"] * sig.size + ["excess"] * (excess.size * (r - k)))
+    order = np.argsort(vals, kind="stable")
+    keep = order[:sig.size] if out.which == "smallest" else order[vals.size - sig.size:]
+    out.overall_eigenvalues = vals[keep]
+    out.overall_parts = tuple(parts[keep].tolist())
+    low = out.which == "smallest"
+    ext_sig, ext_exc = (sig[0], excess[0]) if low else (sig[-1], excess[-1])
+    word = "smallest" if low else "largest"
+    beyond = ext_exc < ext_sig if low else ext_exc > ext_sig
+    structural = abs(ext_exc) <= ZERO_RTOL * scale
+    out.note = (f"U has rank {k} < r = {r}: `eigenvalues` are the signal block's ({word} "
+                f"{ext_sig:.6g}); the excess block of the {r - k} idle column(s) has {word} "
+                f"eigenvalue {ext_exc:.6g}{' (a structural zero)' if structural else ''}, so "
+                f"the {word} eigenvalue of the whole effective Hessian is "
+                f"{out.overall_eigenvalues[0 if low else -1]:.6g} "
+                f"({'excess' if beyond else 'signal'}; `overall_eigenvalues`)")
+    if beyond and not structural:
+        warnings.warn(out.note, RankDeficientSpectrumWarning, stacklevel=3)
 
 
 # --------------------------------------------------------------- the rank boundary
