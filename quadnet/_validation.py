@@ -336,6 +336,7 @@ __all__ += [
     "memory_guard",
     "nested",
     "to_rng",
+    "as_solver",
 ]
 
 #: True while a validated callable runs: nested validated callables skip their checks.
@@ -968,6 +969,27 @@ class Sequence(Constraint):
 
     def bad_values(self):
         return [("string", "abc"), ("None", None), ("empty", ())]
+
+
+def as_solver(value, name: str = "solver", *, allow_none: bool = False):
+    """A cvxpy solver name among the installed ones (``cvxpy.installed_solvers()``), upper-cased;
+    ``None`` (cvxpy's choice) when ``allow_none``. Refused before cvxpy is called, so an unknown
+    name is a ``ValueError`` naming ``name`` rather than cvxpy's ``SolverError``."""
+    _record("as_solver", name)
+    if value is None and allow_none:
+        return None
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a cvxpy solver name (a str), got {type(value).__name__}")
+    try:
+        import cvxpy
+
+        installed = list(cvxpy.installed_solvers())
+    except ImportError:  # pragma: no cover - cvxpy missing: the caller raises ImportError
+        return value.upper()
+    if value.upper() not in installed:
+        raise ValueError(f"{name} must be one of the installed cvxpy solvers {installed}, got "
+                         f"{value!r}")
+    return value.upper()
 
 
 def to_rng(seed) -> np.random.Generator:
