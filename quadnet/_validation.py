@@ -11,6 +11,7 @@ import contextvars as _contextvars
 import functools as _functools
 import inspect as _inspect
 import math as _math
+import os
 import re as _re
 import numbers
 
@@ -324,6 +325,18 @@ __all__ += [
     "TimeGrid",
     "count_validations",
     "validate_params",
+    "declare_params",
+    "Instance",
+    "Bind",
+    "IsCallable",
+    "Directions",
+    "Sequence",
+    "SizeTooLargeError",
+    "available_memory",
+    "memory_guard",
+    "nested",
+    "to_rng",
+    "as_solver",
 ]
 
 #: True while a validated callable runs: nested validated callables skip their checks.
@@ -378,6 +391,8 @@ class Constraint:
 
     #: the exception types :meth:`convert` raises
     raises: tuple[type, ...] = (TypeError, ValueError)
+    #: whether :func:`count_validations` records this argument
+    record: bool = True
 
     def convert(self, value, name: str, dims: dict):  # pragma: no cover - abstract
         raise NotImplementedError
@@ -601,7 +616,8 @@ def _bind(dims: dict, key, size: int, name: str) -> None:
         dims.setdefault("_from_" + key, name)
     elif have != size:
         other = dims.get("_from_" + key, "an earlier argument")
-        raise ValueError(f"{name} has {key} = {size}, but {other} has {key} = {have}")
+        raise ValueError(f"{name} has {key} = {size}, but {other} has {key} = {have} "
+                         f"(mismatched shapes)")
 
 
 def _shape_text(shape) -> str:
@@ -783,10 +799,19 @@ class TimeGrid(Constraint):
 
 class Seed(Constraint):
     """A seed for :func:`as_rng`: ``None``, an int ``>= 0``, a sequence of such ints, a
-    ``SeedSequence`` or a ``numpy.random.Generator``; returns a Generator."""
+    ``SeedSequence`` or a ``numpy.random.Generator``; returns a Generator.
+
+    With ``raw=True`` the seed is checked but returned as given, for a callable that hands the
+    same seed on to several others (each then starts the same stream); the body turns it into a
+    Generator with :func:`to_rng` (no second check).
+    """
+
+    def __init__(self, *, raw: bool = False):
+        self.raw = raw
 
     def convert(self, value, name, dims):
-        return as_rng(value, name)
+        gen = as_rng(value, name)
+        return value if self.raw else gen
 
     def describe(self) -> str:
         return "None, an int >= 0, a sequence of ints >= 0 or a numpy.random.Generator"
@@ -822,6 +847,222 @@ class Converted(Constraint):
 
     def bad_values(self):
         return list(self.bad)
+
+
+class Instance(Constraint):
+    """An instance of ``cls`` (or of one of a tuple of classes); returned unchanged.
+
+    ``dims`` maps symbolic sizes to attributes of the instance (``{"d": "d"}``).
+
+    Examples
+    --------
+    >>> Instance(int, "an int").convert("x", "n", {})
+    Traceback (most recent call last):
+        ...
+    TypeError: n must be an int, got str
+    """
+
+    def __init__(self, cls, description: str, *, dims: dict | None = None):
+        self.cls, self.description, self.dims_of = cls, description, dims
+
+    def convert(self, value, name, dims):
+        if not isinstance(value, self.cls):
+            raise TypeError(f"{name} must be {self.description}, got {type(value).__name__}")
+        if self.dims_of:
+            for key, attr in self.dims_of.items():
+                size = getattr(value, attr, None)
+                if isinstance(size, numbers.Integral):
+                    _bind(dims, key, int(size), name)
+        return value
+
+    def describe(self) -> str:
+        return self.description
+
+    def bad_values(self):
+        return [("string", "abc"), ("int", 3)]
+
+
+class Bind(Constraint):
+    """Binds symbolic sizes from attributes of the argument (``self`` of a method: ``{"d": "d",
+    "r": "r"}``); no check, not counted as a validation."""
+
+    record = False
+
+    def __init__(self, **attrs):
+        self.attrs = attrs
+
+    def convert(self, value, name, dims):
+        for key, attr in self.attrs.items():
+            size = getattr(value, attr, None)
+            if isinstance(size, numbers.Integral):
+                _bind(dims, key, int(size), "the " + type(value).__name__)
+        return value
+
+    def describe(self) -> str:
+        return ""
+
+
+class IsCallable(Constraint):
+    """A callable; returned unchanged."""
+
+    def __init__(self, what: str = "a callable"):
+        self.what = what
+
+    def convert(self, value, name, dims):
+        if not callable(value):
+            raise TypeError(f"{name} must be {self.what}, got {type(value).__name__}")
+        return value
+
+    def describe(self) -> str:
+        return self.what
+
+    def bad_values(self):
+        return [("string", "abc"), ("int", 3)]
+
+
+class Directions(Constraint):
+    """One ``shape`` direction or a stack ``(b, *shape)`` (``b >= 1``) as a float64 stack
+    (:func:`as_directions`); returns ``(stack, single)``."""
+
+    def __init__(self, shape=("d", "r")):
+        self.shape = tuple(shape)
+
+    def convert(self, value, name, dims):
+        shape = tuple(dims.get(s) if isinstance(s, str) else s for s in self.shape)
+        if any(s is None for s in shape):
+            arr = as_array(value, name)
+            if arr.ndim == 2:
+                shape = arr.shape
+            elif arr.ndim == 3:
+                shape = arr.shape[1:]
+            else:
+                raise ValueError(f"{name} must have shape {_shape_text(self.shape)} or (b, "
+                                 f"{', '.join(map(str, self.shape))}), got {arr.shape}")
+        return as_directions(value, name, shape)
+
+    def describe(self) -> str:
+        inner = ", ".join(map(str, self.shape))
+        return f"a finite real array of shape ({inner}) or a stack (b, {inner}), b >= 1"
+
+    def bad_values(self):
+        return [("string", "abc"), ("None", None), ("1-d", np.ones(3)),
+                ("4-d", np.ones((1, 1, 2, 2))), ("nan", np.full((1, 2, 2), np.nan))]
+
+
+class Sequence(Constraint):
+    """A non-empty sequence whose items each meet ``item`` (``name[i]`` in messages); returns a
+    tuple."""
+
+    def __init__(self, item: Constraint, *, min_len: int = 1):
+        self.item, self.min_len = item, min_len
+
+    def convert(self, value, name, dims):
+        if isinstance(value, (str, bytes)) or value is None or not hasattr(value, "__iter__"):
+            raise TypeError(f"{name} must be a sequence, got {type(value).__name__}")
+        items = list(value)
+        if len(items) < self.min_len:
+            raise ValueError(f"{name} must have at least {self.min_len} entries, got {len(items)}")
+        return tuple(self.item.convert(v, f"{name}[{i}]", dims) for i, v in enumerate(items))
+
+    def describe(self) -> str:
+        return f"a sequence of at least {self.min_len} entries, each {self.item.describe()}"
+
+    def bad_values(self):
+        return [("string", "abc"), ("None", None), ("empty", ())]
+
+
+def as_solver(value, name: str = "solver", *, allow_none: bool = False):
+    """A cvxpy solver name among the installed ones (``cvxpy.installed_solvers()``), upper-cased;
+    ``None`` (cvxpy's choice) when ``allow_none``. Refused before cvxpy is called, so an unknown
+    name is a ``ValueError`` naming ``name`` rather than cvxpy's ``SolverError``."""
+    _record("as_solver", name)
+    if value is None and allow_none:
+        return None
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a cvxpy solver name (a str), got {type(value).__name__}")
+    try:
+        import cvxpy
+
+        installed = list(cvxpy.installed_solvers())
+    except ImportError:  # pragma: no cover - cvxpy missing: the caller raises ImportError
+        return value.upper()
+    if value.upper() not in installed:
+        raise ValueError(f"{name} must be one of the installed cvxpy solvers {installed}, got "
+                         f"{value!r}")
+    return value.upper()
+
+
+def to_rng(seed) -> np.random.Generator:
+    """A Generator from a seed already checked by a ``Seed(raw=True)`` constraint (no record)."""
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if seed is None or isinstance(seed, np.random.SeedSequence):
+        return np.random.default_rng(seed)
+    if isinstance(seed, (list, tuple, np.ndarray)):
+        return np.random.default_rng([int(v) for v in np.asarray(seed, dtype=object).ravel()])
+    return np.random.default_rng(int(seed))
+
+
+def nested() -> bool:
+    """True while a validated callable runs (its nested validated calls skip their checks).
+
+    Hand-written fast checks (e.g. the factor checks of :class:`quadnet.Loss`) skip too.
+    """
+    return _NESTED.get()
+
+
+def available_memory() -> int:
+    """Bytes this process may still allocate: the smaller of the free physical memory and the
+    address-space limit (``ulimit -v``) minus what is mapped now."""
+    try:
+        import psutil
+
+        free = int(psutil.virtual_memory().available)
+    except Exception:  # pragma: no cover - psutil missing
+        try:
+            free = int(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+        except (ValueError, OSError, AttributeError):
+            free = 1 << 62
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft != resource.RLIM_INFINITY:
+            try:
+                import psutil
+
+                used = int(psutil.Process().memory_info().vms)
+            except Exception:  # pragma: no cover
+                used = 0
+            free = min(free, max(soft - used, 0))
+    except ImportError:  # pragma: no cover - not POSIX
+        pass
+    return free
+
+
+class SizeTooLargeError(MemoryError, ValueError):
+    """A size whose memory estimate exceeds what the machine can allocate (refused up front)."""
+
+
+def memory_guard(names: tuple[str, ...], estimate, what: str) -> "Relation":
+    """A :class:`Relation` refusing sizes whose memory ``estimate(args)`` (bytes) exceeds
+    :func:`available_memory`, before anything is allocated; the message names the sizes."""
+
+    def check(args):
+        try:
+            need = float(estimate(args))
+        except OverflowError:
+            need = _math.inf
+        if need <= 0.5 * 2 ** 40 and need <= available_memory():
+            return None
+        have = available_memory()
+        sizes = ", ".join(f"{n} = {args[n]!r}" for n in names if not hasattr(args[n], "shape"))
+        raise SizeTooLargeError(
+            f"{sizes or ', '.join(names)}: {what} needs about {need / 2**30:.3g} GiB, more than "
+            f"the {have / 2**30:.3g} GiB available; use smaller sizes")
+
+    return Relation(names, check, f"{what} must fit in the available memory "
+                                  f"(estimated before allocating)")
 
 
 class Relation:
@@ -1003,6 +1244,7 @@ def validate_params(constraints: dict, *, relations=(), finite_result: bool = Tr
         qualname = fn.__qualname__
         simple = not any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params.values())
         order = [n for n in params if n in constraints]
+        recorded = [n for n in order if constraints[n].record]
 
         def _validate(values: dict) -> dict:
             global _TRACE
@@ -1019,7 +1261,7 @@ def validate_params(constraints: dict, *, relations=(), finite_result: bool = Tr
             finally:
                 if trace is not None:
                     _TRACE = trace
-                    trace.extend((qualname, name) for name in order)
+                    trace.extend((qualname, name) for name in recorded)
             return values
 
         def _run(call):
@@ -1086,7 +1328,44 @@ def validate_params(constraints: dict, *, relations=(), finite_result: bool = Tr
         wrapper.__signature__ = sig
         wrapper.__quadnet_constraints__ = constraints
         wrapper.__quadnet_relations__ = relations
-        wrapper.__doc__ = _with_raises(fn.__doc__, {n: constraints[n] for n in order}, relations)
+        wrapper.__doc__ = _with_raises(fn.__doc__, {n: constraints[n] for n in recorded},
+                                       relations)
+        wrapper.__wrapped__ = fn
         return wrapper
+
+    return deco
+
+
+def declare_params(constraints: dict, *, relations=()):
+    """Attach a constraint table to a callable that keeps its own hand-written checks.
+
+    For the hottest tiny methods (e.g. ``PSDQuotient.retraction`` at a few microseconds), where
+    the generated wrapper of :func:`validate_params` would cost more than the work: the table
+    still drives the ``Raises`` section and the generated bad-input tests, and the test suite
+    checks that the inline checks refuse every value the table's constraints refuse.
+
+    Examples
+    --------
+    >>> @declare_params({"x": Real(0)})
+    ... def f(x):
+    ...     return as_positive(x, "x", allow_zero=True)
+    >>> f.__quadnet_constraints__["x"].describe()
+    'a real number, finite and >= 0'
+    """
+    constraints = dict(constraints)
+    relations = tuple(relations)
+
+    def deco(fn):
+        params = _inspect.signature(fn).parameters
+        unknown = [n for n in constraints if n not in params]
+        if unknown:
+            raise TypeError(f"declare_params({fn.__qualname__}): no parameter named "
+                            f"{', '.join(unknown)}")
+        fn.__quadnet_constraints__ = constraints
+        fn.__quadnet_relations__ = relations
+        fn.__quadnet_inline__ = True
+        fn.__doc__ = _with_raises(fn.__doc__, {n: c for n, c in constraints.items() if c.record},
+                                  relations)
+        return fn
 
     return deco

@@ -10,7 +10,7 @@ r"""Exact factor dynamics (quadnet theory §2).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import FrozenInstanceError, dataclass, field
 
 import math
 
@@ -20,6 +20,8 @@ from scipy.integrate import solve_ivp
 
 from quadnet._linalg import psd_eigh, sym
 from quadnet._validation import (
+    Array,
+    Converted,
     Factor,
     Integer,
     Optional,
@@ -79,6 +81,12 @@ class Trajectory:
 
     def __len__(self) -> int:
         return len(self.t)
+
+    def __setattr__(self, name, value):
+        # frozen once built: a field is set once (subclasses may add their own attributes)
+        if name in type(self).__dataclass_fields__ and name in self.__dict__:
+            raise FrozenInstanceError(f"cannot assign to field {name!r} of a Trajectory")
+        object.__setattr__(self, name, value)
 
 
 _check_loss = as_loss
@@ -207,6 +215,10 @@ def _congruence_step(Q: np.ndarray, S: np.ndarray, eta: float) -> np.ndarray:
 _PSD_RTOL = 1e-12
 
 
+_PREDICTOR = Symmetric("d", psd=True, psd_rtol=1e-12)
+
+
+@validate_params({"Q": _PREDICTOR, "S": Symmetric("d"), "eta": _POSITIVE})
 def congruence_step(Q, S, eta: float) -> np.ndarray:
     r"""One exact gradient-descent step on predictors: ``C Q C^T`` with ``C = I - 2 eta S``.
 
@@ -241,16 +253,11 @@ def congruence_step(Q, S, eta: float) -> np.ndarray:
     >>> congruence_step(Q, np.diag([0.25, 1.0]), 0.5).tolist()    # C = diag(0.75, 0)
     [[0.5625, 0.0], [0.0, 0.0]]
     """
-    Q = as_symmetric(Q, "Q")
-    S = as_symmetric(S, "S", Q.shape[0])
-    eta = as_positive(eta, "eta")
-    w = np.linalg.eigvalsh(Q)
-    if w[0] < -_PSD_RTOL * max(abs(w[0]), abs(w[-1])):
-        raise ValueError(f"Q must be positive semidefinite (a predictor U U^T), smallest "
-                         f"eigenvalue {w[0]:.3e} < -{_PSD_RTOL:g} * max|lambda|")
     return _congruence_step(Q, S, eta)
 
 
+@validate_params({"loss": LOSS, "Q0": Symmetric("d", psd=True), "eta": _POSITIVE,
+                  "steps": Integer(0), "record_every": Integer(1)})
 def congruence_recursion(loss: Loss, Q0, eta: float, steps: int, *,
                          record_every: int = 1) -> Trajectory:
     """Iterate :func:`congruence_step` with ``S_k = loss.gradient(Q_k)``: the predictor
@@ -266,12 +273,7 @@ def congruence_recursion(loss: Loss, Q0, eta: float, steps: int, *,
     :class:`DivergenceError`. On realisable problems (``S_k -> 0``) the recursion matches
     factor descent to ~1e-15 over thousands of steps.
     """
-    loss = _check_loss(loss)
-    Q = as_symmetric(Q0, "Q0", loss.d)
-    psd_eigh(Q, name="Q0")  # a predictor is PSD: ValueError naming Q0 otherwise
-    eta = as_positive(eta, "eta")
-    steps = as_int(steps, "steps", minimum=0)
-    record_every = as_int(record_every, "record_every", minimum=1)
+    Q = Q0
     ts, Qs, vals = [0], [Q], [loss.value(Q)]
     for k in range(1, steps + 1):
         # unchecked kernel: iterates are PSD only up to rounding (eigenvalues ~ -1e-13)
@@ -334,6 +336,7 @@ def _log_psi(x: np.ndarray) -> np.ndarray:
     return out
 
 
+@validate_params({"U": Factor(full_rank=False)})
 def canonical_gauge(U: np.ndarray) -> np.ndarray:
     """The eigen-gauge representative ``[sqrt(q_1) w_1, ..., sqrt(q_r) w_r]`` of ``U U^T``.
 
@@ -361,7 +364,6 @@ def canonical_gauge(U: np.ndarray) -> np.ndarray:
     >>> canonical_gauge(U).tolist()
     [[2.0, 0.0], [0.0, 1.0], [0.0, 0.0]]
     """
-    U = as_factor(U, "U", full_rank=False)
     W, s, _ = np.linalg.svd(U, full_matrices=False)
     Y = W * s
     idx = np.argmax(np.abs(Y), axis=0)
@@ -370,6 +372,18 @@ def canonical_gauge(U: np.ndarray) -> np.ndarray:
     return Y * sgn
 
 
+def _any_order_times(value, name):
+    t = as_array(value, name, ndim=1)
+    if t.size == 0 or np.any(t < 0):
+        raise ValueError(f"{name} must be a non-empty 1-d array of finite times t >= 0")
+    return t
+
+
+@validate_params({"target": Symmetric("d"), "U0": Array(shape=("d", "r")),
+                  "times": Converted(_any_order_times, "a non-empty 1-d array of finite times "
+                                     "t >= 0 (any order)",
+                                     bad=[("negative", [-1.0]), ("empty", []), ("nan", [np.nan]),
+                                          ("string", "abc")])})
 def factorization_flow(target, U0, times) -> Trajectory:
     r"""Exact gradient flow of ``FrobeniusLoss(target)`` from ``U0``, in closed form.
 
@@ -463,15 +477,9 @@ def factorization_flow(target, U0, times) -> Trajectory:
     >>> bool(np.allclose(factorization_flow(T, U0, [5.0]).Q[0], exact.Q[-1], rtol=0, atol=1e-10))
     True
     """
-    T = as_symmetric(target, "target")
+    T, t = target, times
     d = T.shape[0]
-    U0 = as_matrix(U0, "U0", shape=(d, None))             # any width, also r > d
-    if U0.shape[1] == 0:
-        raise ValueError("U0 must have at least one column, got shape (d, 0)")
-    t = as_array(times, "times", ndim=1)
-    if t.size == 0 or np.any(t < 0):
-        raise ValueError("times must be a non-empty 1-d array of finite times t >= 0")
-    r = U0.shape[1]
+    r = U0.shape[1]                                       # any width, also r > d
     lam, P = np.linalg.eigh(T)
     lam, P = lam[::-1].copy(), P[:, ::-1].copy()
     lam[np.abs(lam) <= d * np.finfo(float).eps * np.max(np.abs(lam), initial=0.0)] = 0.0

@@ -628,6 +628,9 @@ def min_trace_solution(A, y, weights=None, multiplicities=None, *,
         if np.any(w <= 0):
             raise ValueError("weights must be strictly positive")
     rc_tol = as_positive(rc_tol, "rc_tol")
+    if not rc_tol < 1:
+        raise ValueError(f"rc_tol must be a relative reduced-cost tolerance in (0, 1), got "
+                         f"{rc_tol}")
     B = A * mult
     res = linprog(mult, A_eq=B, b_eq=y, bounds=[(0, None)] * d, method="highs")
     if res.status == 2:
@@ -678,6 +681,9 @@ def bregman_projection_cvxpy(A, y, q0, multiplicities=None, solver: str | None =
     """
     import cvxpy as cp
 
+    from quadnet._validation import as_solver
+
+    solver = as_solver(solver, "solver", allow_none=True)
     A, y, mult = _problem(A, y, multiplicities)
     ell = _log_start(q0, None, A.shape[1])
     q = cp.Variable(A.shape[1])
