@@ -305,8 +305,9 @@ class EffectiveSpectrum:
 
     def __post_init__(self):
         if self.overall_eigenvalues is None:   # full rank: the whole operator's eigenvalues
-            self.overall_eigenvalues = np.asarray(self.eigenvalues)
-            self.overall_parts = ("signal",) * len(self.overall_eigenvalues)
+            vals = np.asarray(self.eigenvalues)
+            object.__setattr__(self, "overall_eigenvalues", vals)   # frozen: set once, here
+            object.__setattr__(self, "overall_parts", ("signal",) * len(vals))
 
     @property
     def error_bound(self) -> np.ndarray:
