@@ -535,19 +535,23 @@ def _blocks(n: int, rows_per_block: int):
         yield slice(i0, min(n, i0 + rows_per_block))
 
 
-def _rows_per_block(n: int, width: int | None = None) -> int:
-    """Rows of a ``b × width`` block (``width`` defaults to ``n``) within the block budget."""
+def _rows_per_block(n: int, width: int | None = None, entries: int | None = None) -> int:
+    """Rows of a ``b × width`` block (``width`` defaults to ``n``) of at most ``entries``
+    entries (default :func:`_block_entries`; the iterative solver, which holds no ``8n²``
+    array to compare with, uses the full ``2²²``: fewer, larger products)."""
     width = n if width is None else width
-    return max(1, min(n, _block_entries(n) // max(1, width)))
+    entries = _block_entries(n) if entries is None else entries
+    return max(1, min(n, entries // max(1, width)))
 
 
 def _feature_pass(kr: KernelRows, A: np.ndarray, gamma: int, *, agop: str | None,
-                  centre: bool, predictions: bool, bar) -> FeatureSums:
+                  centre: bool, predictions: bool, bar, entries: int | None = None
+                  ) -> FeatureSums:
     """FACT (+ AGOP per-point route, + ``K A``) from row blocks recomputed in float64."""
     n, c = A.shape
     d = kr.X.shape[1]
     sums = FeatureSums(kr.X, A, gamma, agop=agop, centre=centre, predictions=predictions)
-    b = _rows_per_block(n, max(n, c * d if agop else 0))
+    b = _rows_per_block(n, max(n, c * d if agop else 0), entries)
     for rows in _blocks(n, b):
         K_b, alpha_b = kr.rows(rows, want_alpha=True)
         sums.add(rows, alpha_b, K_b)
@@ -767,7 +771,7 @@ class _Float32Operator:
         n = kr.n
         self.lam = lam
         self.K = np.empty((n, n), dtype=np.float32)
-        for rows in _blocks(n, _rows_per_block(n)):
+        for rows in _blocks(n, _rows_per_block(n, entries=_BLOCK_MAX)):
             self.K[rows] = kr.rows(rows, want_alpha=False)[0]
 
     def __call__(self, V: np.ndarray) -> np.ndarray:
@@ -789,7 +793,7 @@ class _RecomputeOperator:
     def __call__(self, V: np.ndarray) -> np.ndarray:
         n = self.kr.n
         out = self.lam * V
-        for rows in _blocks(n, _rows_per_block(n)):
+        for rows in _blocks(n, _rows_per_block(n, entries=_BLOCK_MAX)):
             K_b, _ = self.kr.rows(rows, want_alpha=False)
             out[rows] += K_b @ V
         return out
@@ -918,7 +922,8 @@ def _fit(kernel: str, X: np.ndarray, Y: np.ndarray, M: np.ndarray, L: float, *, 
         bar.close()
         info.seconds = time.perf_counter() - t0
         bar = progress_bar(n, f"{desc} (features)", progress)
-        sums = _feature_pass(kr, A, gamma, agop=route, centre=centre, predictions=True, bar=bar)
+        sums = _feature_pass(kr, A, gamma, agop=route, centre=centre, predictions=True, bar=bar,
+                             entries=_BLOCK_MAX)
         pred = sums.KA
         ynorm = np.linalg.norm(Y, axis=0)
         resid = np.linalg.norm(pred + ridge * A - Y, axis=0)
