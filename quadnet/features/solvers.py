@@ -382,13 +382,16 @@ def choose_solver(n: int, d: int, c: int, *, solver: str = "auto", ridge: float 
         return SolverPlan("direct", "float64", direct, limit,
                           f"direct Cholesky (the iterative solver does not fit); estimate "
                           f"{_gb(direct)} <= {lim}")
+    alts = ", ".join(f"iterative/{s} {_gb(e)}" for s, e in iters)
+    if ridge == 0:  # only the direct solver is allowed
+        raise KernelMemoryError(
+            f"a kernel problem with n = {n} centres needs about {_gb(direct)} for the direct "
+            f"solver (the only one for ridge = 0), over the {lim}; with ridge > 0 the "
+            f"iterative solver would need {alts}", n, direct, limit)
     smallest = min([est for _, est in iters] + ([direct] if solver == "auto" else []))
-    extra = ("" if ridge > 0 else "; the iterative solver, which holds less, needs ridge > 0")
     raise KernelMemoryError(
         f"a kernel problem with n = {n} centres needs at least {_gb(smallest)} "
-        f"(direct {_gb(direct)}, "
-        + ", ".join(f"iterative/{s} {_gb(e)}" for s, e in iters)
-        + f"), over the {lim}{extra}", n, smallest, limit)
+        f"(direct {_gb(direct)}, {alts}), over the {lim}", n, smallest, limit)
 
 
 _RIDGE_MSG = ("solver='iterative' needs ridge > 0: without a ridge the kernel matrix of n points "
