@@ -31,19 +31,24 @@ Solvers
 
     * ``storage="float32"``: ``K`` is held in float32 (``4n²`` bytes); each product
       ``K V`` is a float32 product per block of 1,024 rows of ``K`` (``K`` is symmetric, so a
-      row block transposed is a column block), the blocks accumulated in float64. Measured
-      cost in accuracy (``benchmarks/bench_kernel_solvers.py``, sparse parity ``d = 50``,
-      Gaussian ``L = 7``, ``λ = 10⁻³``): the exact float64 residual ``‖(K + λI)a − y‖/‖y‖``
-      stalls at ``2·10⁻⁶ – 10⁻⁵`` (the float32 rounding of ``K``, ``2⁻²⁴`` relative per
-      entry, times ``‖K‖‖a‖/‖y‖``), so the default tolerance of this storage is ``10⁻⁵`` on
-      the CG residual; predictions then agree with the float64 direct solve to about
-      ``10⁻⁶`` relative (table in ``docs/rfm.md``, "Kernel solvers").
+      row block transposed is a column block), the blocks accumulated in float64. Alone, PCG
+      on this ``K`` stalls at an exact float64 residual ``‖(K + λI)a − y‖/‖y‖`` of
+      ``1.4–3.2·10⁻⁵`` (measured: sparse parity ``d = 50``, Gaussian ``L = 7``, ``λ = 10⁻³``,
+      ``n = 3,000``, whatever the CG tolerance; the float32 rounding of ``K``, ``2⁻²⁴``
+      relative per entry, times ``‖K‖‖a‖/‖y‖``). So it runs inside mixed-precision iterative
+      refinement (Carson & Higham 2018): the exact residual ``R = Y − (K + λI)A`` is
+      recomputed from float64 kernel rows (one ``O(n²d)`` pass), the correction
+      ``(K₃₂ + λI)E = R`` is solved by PCG down to :data:`FLOAT32_FLOOR`, ``A ← A + E``, until
+      the exact residual is ``≤ tol`` (default ``10⁻⁸``: one or two refinements). Measured
+      at ``n = 2,000`` (same data): exact residual ``8·10⁻⁹``, test predictions within
+      ``8·10⁻⁹`` of the float64 direct solve (``docs/rfm.md``, "Kernel solvers").
     * ``storage="recompute"``: ``K`` is never held; every product recomputes the kernel rows
       in float64 (``O(n²d)`` per product instead of ``O(n²c)``). Full float64 accuracy;
       default tolerance ``10⁻¹⁰``.
 
-    The solve stops when every column has ``‖(K + λI)a − y‖ ≤ tol ‖y‖`` (the CG residual);
-    the exact float64 residual is then measured in the feature pass and recorded. Not
+    The solve stops when every column has ``‖(K + λI)a − y‖ ≤ tol ‖y‖`` (the CG residual
+    for recompute, the exact residual for float32); the exact float64 residual is then
+    measured again in the feature pass and recorded in :class:`SolverInfo`. Not
     reaching ``tol`` in ``max_iter`` iterations issues a
     :class:`~quadnet.exceptions.KernelConvergenceWarning`, never a silent half-solve.
     Needs ``λ > 0``: without a ridge, ``K`` of ``n`` points is numerically singular and the
@@ -113,10 +118,15 @@ SOLVERS = ("auto", "direct", "iterative")
 #: Kernel storages of the iterative solver (``"auto"``: float32 if it fits, else recompute).
 STORAGES = ("auto", "float32", "recompute")
 
-#: Largest ``n`` for which ``solver="auto"`` picks the direct Cholesky when it fits: the
-#: measured crossover of one RFM iteration (sparse parity ``d = 50``, Gaussian ``L = 7``,
-#: ``λ = 10⁻³``, 2 cores, ``benchmarks/bench_kernel_solvers.py``): below it the ``n³/3``
-#: Cholesky is faster than building the float32 kernel, the preconditioner and the CG passes.
+#: Largest ``n`` for which ``solver="auto"`` picks the direct Cholesky when it fits. From
+#: ``benchmarks/bench_kernel_solvers.py`` (sparse parity ``d = 50``, Gaussian ``L = 7``,
+#: ``λ = 10⁻³``, 2 shared cores): one fit costs 2.4 CPU s direct against 3.9 s iterative
+#: (float32, 40 CG iterations, 1 refinement) at ``n = 2,000``, and 7.4 s direct at
+#: ``n = 5,000``. The direct cost grows as ``n³/3`` flops, the iterative one as about
+#: ``(iterations + 3) n²`` (CG passes over float32 ``K`` and float64 kernel passes), with a
+#: near-constant iteration count, so they meet near ``n = 10,000`` by extrapolation; the
+#: larger sizes were not timed on an idle machine, so re-run the benchmark before relying
+#: on the exact value.
 DIRECT_MAX_N = 10_000
 
 #: Default RPCholesky rank ``k`` of the iterative solver's preconditioner (capped at ``n``).
