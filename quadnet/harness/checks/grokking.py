@@ -1,0 +1,262 @@
+"""Check ``grokking``: FACT-RFM and NFA-RFM on ``a ∘ b mod p`` for add, sub, mul, div (theory §6).
+
+Boix-Adsera et al. (2025) report 100% test accuracy after about 75 iterations for FACT-RFM on
+``(x+y) mod 61`` with a 50% split; NFA-RFM is the recursive feature machine of Radhakrishnan
+et al. (2024). The recipes are those of the ``rfm`` check (``quadnet.harness.recipes``). Every
+run is one cell of the sweep ``grokking`` (``quadnet.harness.cells.grokking_cell``): a run
+stops at 40 iterations, or once its last ``STAY + 1 = 6`` iterates are all at 100% test
+accuracy (the reach-and-stay iteration of the ``rfm`` check on the run so far).
+
+(a) ``p = 61`` and ``97`` at a 50% split, all four operations, both methods: the iteration
+from which test accuracy is 100% and stays, or the wrong test points at the end.
+(b) The phase diagram over ``p`` and the training fraction (``p = 31, 41, 47, 53`` on the whole
+fraction grid 0.3 … 0.8, ``p = 61, 97`` at 0.5): per operation and method, the smallest grid
+fraction from which every larger one groks, and the training pairs per output class it
+amounts to (``frac · p``); whether that is constant in ``p`` (``frac_min ∝ 1/p``) or grows like
+``log p``; the group-circulant score of the final ``M`` and the operand coupling per Fourier
+frequency (``quadnet.features.fourier``) where 50% is too little (``p = 31``, ``47``).
+
+Cells finished in a sweep store (``quadnet sweep grokking ...`` into ``sweeps/``) are read,
+the others computed here (``quadnet.harness.checks._sweep_cells``).
+
+Quick mode (``--quick``): ``p = 13, 23`` at 50% and 75% (the rows: ``p = 23``, 75%), all four
+operations, both methods, 24 iterations, nothing read from stores.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from quadnet.harness.cells import GROKKING_FRAC
+from quadnet.harness.checks._base import COLUMN_WIDTH, CheckContext, CheckResult, figure, register
+from quadnet.harness.checks._sweep_cells import SweepCells
+from quadnet.harness.recipes import FACT_CFG, NFA_CFG, STAY
+
+OPS = ("add", "sub", "mul", "div")
+SYMBOL = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
+METHODS = ("fact", "nfa")
+WHO = {"fact": "FACT-RFM", "nfa": "NFA-RFM"}
+SOURCE = {"fact": "Boix-Adsera et al. (2025)", "nfa": "Radhakrishnan et al. (2024)"}
+RECIPE = {"fact": FACT_CFG, "nfa": NFA_CFG}
+QT = {"kind": "target", "source": "quadnet target"}
+
+
+def _grid(quick: bool) -> dict:
+    if quick:
+        return {"rows_p": (23,), "rows_frac": 0.75, "phase_p": (13, 23), "frac": (0.5, 0.75),
+                "iters": 24}
+    return {"rows_p": (61, 97), "rows_frac": 0.5, "phase_p": (31, 41, 47, 53),
+            "frac": GROKKING_FRAC, "iters": 40}
+
+
+def _cell(op, p, frac, method, iters) -> dict:
+    return {"op": op, "p": p, "frac": frac, "method": method, "trial": 0, "iters": iters}
+
+
+def _outcome(r: dict) -> str:
+    if r["reach"] >= 0:
+        return f"{r['reach']}"
+    return f"{r['final_wrong']} wrong"
+
+
+def frac_min(fracs, grokked) -> float | None:
+    """Smallest grid fraction from which every larger grid fraction groks (None: none).
+
+    >>> frac_min([0.3, 0.4, 0.5], [False, True, True]), frac_min([0.3, 0.4], [True, False])
+    (0.4, None)
+    """
+    for i, f in enumerate(fracs):
+        if all(grokked[i:]):
+            return float(f)
+    return None
+
+
+@register("grokking", "FACT-RFM and NFA-RFM grok a∘b mod p for add/sub/mul/div once frac·p is "
+          "large enough", order=61)
+def run(ctx: CheckContext) -> CheckResult:
+    res = CheckResult("grokking", "FACT-RFM and NFA-RFM grok a∘b mod p for add/sub/mul/div once "
+                      "frac·p is large enough")
+    q = ctx.quick
+    g = _grid(q)
+    it = g["iters"]
+    mode = f" [quick: {it} iterations, 1 seed]" if q else ""
+    cells = SweepCells("grokking", ctx.seed, read_stores=not q)
+
+    # (a) the rows at p = 61, 97 (quick: p = 17), 50% (quick: 80%)
+    row_cells = [_cell(op, p, g["rows_frac"], m, it) for p in g["rows_p"] for op in OPS
+                 for m in METHODS]
+    # (b) the phase diagram
+    phase_cells = [_cell(op, p, f, m, it) for p in g["phase_p"] for f in g["frac"] for op in OPS
+                   for m in METHODS]
+    todo = row_cells + [c for c in phase_cells if c not in row_cells]
+    todo.sort(key=lambda c: c["frac"] * c["p"] ** 2)  # cheap cells first
+    cells.run_all(todo, ctx.progress, desc="grokking cells")
+
+    split = int(round(100 * g["rows_frac"]))
+    table: dict = {}
+    for p in g["rows_p"]:
+        for op in OPS:
+            for m in METHODS:
+                r = cells.get(_cell(op, p, g["rows_frac"], m, it))
+                table[f"{m} {op} {p}"] = {k: r[k] for k in ("reach", "final_wrong",
+                                                            "group_circulant", "iterations")}
+                paper = ("~75 iterations (Boix-Adsera et al. (2025))"
+                         if (m, op, p, split) == ("fact", "add", 61, 50) else "no claim")
+                cfg = RECIPE[m]
+                head = (f"{WHO[m]} ({cfg['kernel']}, L={cfg['bandwidth']:g}) on (x{SYMBOL[op]}y) "
+                        f"mod {p}, {split}% split")
+                if r["reach"] >= 0:
+                    res.report(f"{head}: iteration from which test accuracy is 100% and stays "
+                               f"({STAY} more){mode}", r["reach"], paper=paper, source=SOURCE[m],
+                               kind="target" if paper != "no claim" else "exploration")
+                else:
+                    res.report(f"{head}: 100% not reached in {it} iterations; wrong test points "
+                               f"at the end (of {r['n_test']}){mode}", r["final_wrong"],
+                               paper=paper, source=SOURCE[m],
+                               kind="target" if paper != "no claim" else "exploration")
+    res.metrics["rows"] = table
+    fact_ok = sum(table[f"fact {op} {p}"]["reach"] >= 0 for p in g["rows_p"] for op in OPS)
+    n_rows = len(OPS) * len(g["rows_p"])
+    ps = ", ".join(map(str, g["rows_p"]))
+    res.add(f"FACT-RFM reaches 100% test accuracy to stay within {it} iterations for all four "
+            f"operations at p = {ps}, {split}% split{mode}", fact_ok, n_rows, relation=">=",
+            paper=f"{n_rows}/{n_rows} runs", **QT)
+
+    # (b) phase diagram: smallest grokking fraction per (op, method, p)
+    fracs = list(g["frac"])
+    phase: dict = {}
+    for m in METHODS:
+        for op in OPS:
+            for p in g["phase_p"]:
+                rs = [cells.get(_cell(op, p, f, m, it)) for f in fracs]
+                fm = frac_min(fracs, [r["reach"] >= 0 for r in rs])
+                phase[f"{m} {op} {p}"] = {
+                    "frac_min": fm, "reach": [r["reach"] for r in rs],
+                    "final_wrong": [r["final_wrong"] for r in rs],
+                    "n_test": [r["n_test"] for r in rs],
+                    "group_circulant": [r["group_circulant"] for r in rs],
+                    "coupled_frequencies": [r["coupled_frequencies"] for r in rs],
+                    "fourier_neff": [r["fourier_neff"] for r in rs]}
+                if fm is None:
+                    res.report(f"{WHO[m]} on (x{SYMBOL[op]}y) mod {p}: no grid training fraction "
+                               f"<= {fracs[-1]:g} groks in {it} iterations; wrong test points at "
+                               f"{fracs[-1]:g}{mode}", rs[-1]["final_wrong"], paper="no claim",
+                               source=SOURCE[m])
+                else:
+                    res.report(f"{WHO[m]} on (x{SYMBOL[op]}y) mod {p}: smallest grid training "
+                               f"fraction from which every larger one groks in {it} iterations"
+                               f"{mode}", fm, paper="no claim", source=SOURCE[m])
+    res.metrics["phase"] = phase
+    res.metrics["fractions"] = fracs
+
+    # scaling of frac_min with p: frac_min * p (pairs per class) vs frac_min * p / log p
+    scaling: dict = {}
+    for m in METHODS:
+        c1, c2 = [], []
+        for op in OPS:
+            for p in g["phase_p"]:
+                fm = phase[f"{m} {op} {p}"]["frac_min"]
+                if fm is not None and fm > fracs[0]:  # the lowest grid fraction is an upper bound
+                    c1.append(fm * p)
+                    c2.append(fm * p / np.log(p))
+        if len(c1) >= 2:
+            cv1, cv2 = (float(np.std(c) / np.mean(c)) for c in (c1, c2))
+            scaling[m] = {"pairs_per_class": c1, "per_log": c2, "cv_c_over_p": cv1,
+                          "cv_c_log_p_over_p": cv2, "mean_pairs_per_class": float(np.mean(c1))}
+            res.report(f"{WHO[m]}: training pairs per output class frac_min*p at the grokking "
+                       f"boundary, mean over ops and p (frac_min above the lowest grid "
+                       f"fraction){mode}", float(np.mean(c1)), paper="no claim",
+                       source="quadnet exploration")
+            res.report(f"{WHO[m]}: spread (std/mean) of frac_min*p over ops and p; frac_min ~ c/p "
+                       f"if small{mode}", cv1, paper="no claim", source="quadnet exploration")
+            res.report(f"{WHO[m]}: spread (std/mean) of frac_min*p/log(p); frac_min ~ c log(p)/p "
+                       f"if small{mode}", cv2, paper="no claim", source="quadnet exploration")
+    res.metrics["scaling"] = scaling
+
+    # the failures at 50%: feature learning (circulant M, coupled frequencies) vs data
+    if not q:
+        for p in (31, 47):
+            if p not in g["phase_p"]:
+                continue
+            i = fracs.index(0.5)
+            for m in METHODS:
+                gc = [phase[f"{m} {op} {p}"]["group_circulant"][i] for op in OPS]
+                wr = [phase[f"{m} {op} {p}"]["final_wrong"][i] for op in OPS]
+                res.report(f"{WHO[m]} on mod {p}, 50% split: group-circulant score of the final M"
+                           f" (min over the four ops; wrong test points {wr})", min(gc),
+                           paper="block-circulant M", source=SOURCE[m])
+    res.metrics["cells_from_store"] = cells.from_store
+    res.metrics["cells_computed"] = cells.computed
+    res.metrics["cell_cpu_seconds"] = cells.cpu_seconds
+    res.metrics["cell_wall_seconds"] = cells.wall_seconds
+
+    ctx.draw(res, "grokking_phase", {
+        "quick": q, "iters": it, "fracs": fracs, "ps": list(g["phase_p"]), "ops": list(OPS),
+        "methods": list(METHODS), "phase": phase,
+        "rows": {f"{m} {op} {p}": [table[f"{m} {op} {p}"]["reach"],
+                                    table[f"{m} {op} {p}"]["final_wrong"]]
+                 for m in METHODS for op in OPS for p in g["rows_p"]},
+        "rows_p": list(g["rows_p"]), "rows_frac": g["rows_frac"],
+        "pairs_per_class": {m: scaling.get(m, {}).get("mean_pairs_per_class")
+                            for m in METHODS}})
+    return res
+
+
+@figure("grokking_phase")
+def _figure_phase(f: dict):
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import Normalize
+
+    ops, methods, fracs = f["ops"], f["methods"], f["fracs"]
+    ps = list(f["ps"]) + [p for p in f["rows_p"] if p not in f["ps"]]
+    fig = plt.figure(figsize=(COLUMN_WIDTH, 1.2 * len(ops) + 0.9), layout="constrained")
+    axes = fig.subplots(len(ops), len(methods), sharex=True, sharey=True, squeeze=False)
+    norm = Normalize(0, f["iters"])
+    cmap = plt.get_cmap("cividis")
+    xs = np.arange(len(ps))
+    h = float(np.min(np.diff(fracs))) if len(fracs) > 1 else 0.1
+    for i, op in enumerate(ops):
+        for j, m in enumerate(methods):
+            ax = axes[i, j]
+            for a, p in enumerate(ps):
+                for b, fr in enumerate(fracs):
+                    reach, wrong = None, None
+                    if p in f["ps"]:
+                        cell = f["phase"][f"{m} {op} {p}"]
+                        reach, wrong = cell["reach"][b], cell["final_wrong"][b]
+                    elif fr == f["rows_frac"]:
+                        reach, wrong = f["rows"][f"{m} {op} {p}"]
+                    else:
+                        continue
+                    if reach is not None and reach >= 0:
+                        ax.add_patch(plt.Rectangle((a - 0.5, fr - h / 2), 1, h,
+                                                   color=cmap(norm(reach))))
+                        ax.text(a, fr, str(reach), ha="center", va="center", fontsize=4.5,
+                                color="white" if reach < 0.6 * f["iters"] else "black")
+                    else:
+                        ax.add_patch(plt.Rectangle((a - 0.5, fr - h / 2), 1, h, color="0.85"))
+                        ax.text(a, fr, str(wrong),
+                                ha="center", va="center", fontsize=4.2, color="#D55E00")
+            grid_p = np.linspace(-0.5, len(ps) - 0.5, 50)
+            c = f["pairs_per_class"].get(m)
+            if c:  # frac = c / p through the measured boundary
+                pv = np.interp(grid_p, xs, ps)
+                ax.plot(grid_p, c / pv, "k:", lw=0.8)
+            ax.set_xlim(-0.5, len(ps) - 0.5)
+            ax.set_ylim(fracs[0] - h / 2, fracs[-1] + h / 2)
+            if i == 0:
+                ax.set_title(f"{m.upper()}-RFM", fontsize=6.5)
+            if j == 0:
+                ax.set_ylabel(f"(a{SYMBOL[op]}b) mod p\ntrain fraction", fontsize=6)
+    for ax in axes[-1]:
+        ax.set_xticks(xs, [str(p) for p in ps], fontsize=5.5)
+        ax.set_xlabel("p")
+    for ax in axes[:, 0]:
+        ax.set_yticks(fracs, [f"{x:g}" for x in fracs], fontsize=5.5)
+    sm = plt.cm.ScalarMappable(norm=norm, cmap=cmap)
+    cb = fig.colorbar(sm, ax=axes, location="bottom", fraction=0.03, pad=0.02, aspect=40)
+    cb.set_label(f"iteration from which test accuracy is 100% and stays\n(grey: not within "
+                 f"{f['iters']} iterations, number = wrong test points at the end);\n"
+                 "dotted: frac = c/p, c = mean training pairs per class at the boundary",
+                 fontsize=5.5)
+    return fig
