@@ -60,7 +60,7 @@ def test_parity_check_lists_the_cells_it_could_not_run(monkeypatch):
     res = parity.run(CheckContext(quick=True))
     skipped = [r for r in res.rows if r.status == "SKIPPED"]
     assert len(skipped) == 1 and "k = 4 at n = 500" in skipped[0].claim
-    assert "quadnet sweep parity --set k=4 --set n=500" in skipped[0].reason
+    assert "quadnet sweep parity --set k=4 --set n=500 --set trial=0" in skipped[0].reason
     assert res.status == "PARTLY SKIPPED"
     # k = 4 at n = 250 is at chance: reported honestly, not as a threshold
     k4 = [r for r in res.rows if "k=4: FACT-RFM does not reach 99%" in r.claim]

@@ -6,6 +6,9 @@ already finished in a store under the sweeps directory (``$QUADNET_SWEEPS``, def
 are computed in this process with one BLAS thread, exactly as a sweep worker computes them
 (same cell seed, same bits). So a grid spread over a cluster with ``quadnet sweep NAME
 --set ...`` is picked up by the next ``quadnet verify NAME``.
+
+``QUADNET_CHECK_COMPUTE=0`` (stores only): cells not found in a store are not computed;
+the check lists them in a SKIPPED row (for a report assembled from cluster runs).
 """
 
 from __future__ import annotations
@@ -18,7 +21,12 @@ from typing import Any
 from quadnet._threads import single_threaded
 from quadnet.harness.sweeps import _execute_cell, cell_key, finished_cells, get_sweep
 
-__all__ = ["SweepCells", "sweeps_dir"]
+__all__ = ["SweepCells", "compute_missing", "sweeps_dir"]
+
+
+def compute_missing() -> bool:
+    """False when ``QUADNET_CHECK_COMPUTE=0``: the checks then only read sweep stores."""
+    return os.environ.get("QUADNET_CHECK_COMPUTE", "1").strip() not in ("0", "false", "no")
 
 
 def sweeps_dir() -> str:
@@ -41,6 +49,8 @@ class SweepCells:
         self.results: dict[tuple[str, int], dict[str, Any]] = {}
         self.from_store = 0
         self.computed = 0
+        self.compute = compute_missing() or not read_stores
+        self.missing: list[dict[str, Any]] = []
         self.cpu_seconds = 0.0
         self.wall_seconds = 0.0
 
@@ -58,11 +68,16 @@ class SweepCells:
             return self.results[k]
         return None
 
-    def run(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        """The result of the cell ``params``: from a store, or computed now."""
+    def run(self, params: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The result of the cell ``params``: from a store, or computed now (None: not in a
+        store and not computed, ``QUADNET_CHECK_COMPUTE=0``; recorded in ``missing``)."""
         got = self.get(params)
         if got is not None:
             return got
+        if not self.compute:
+            if dict(params) not in self.missing:
+                self.missing.append(dict(params))
+            return None
         k = self.key(params)
         t0, w0 = time.process_time(), time.perf_counter()
         with single_threaded():
@@ -74,6 +89,6 @@ class SweepCells:
         return out
 
     def run_all(self, cells: Iterable[Mapping[str, Any]], progress: Callable = lambda x, **_: x,
-                desc: str = "") -> list[dict[str, Any]]:
+                desc: str = "") -> list[dict[str, Any] | None]:
         cells = list(cells)
         return [self.run(c) for c in progress(cells, desc=desc, total=len(cells))]

@@ -158,6 +158,8 @@ def run(ctx: CheckContext) -> CheckResult:
                     elif dense_fit_bytes(n) > memory_available():
                         why = (f"the dense fit needs ~{dense_fit_bytes(n) / 1e9:.1f} GB, more than "
                                f"the {memory_available() / 1e9:.1f} GB available")
+                    if why is None and not cells.compute:
+                        why = "not in a sweep store and QUADNET_CHECK_COMPUTE=0"
                     if why:
                         skipped.setdefault(why, []).append(c)
                         continue
@@ -206,8 +208,13 @@ def run(ctx: CheckContext) -> CheckResult:
                     if c1 is None:  # not needed at this ridge: not needed ridgeless either
                         continue
                     c0 = known(_cell(k, n, 0, m, 0.0))
-                    if c0 is None:
+                    if c0 is None and cells.compute:
                         c0 = cells.run(_cell(k, n, 0, m, 0.0))["test_acc"]
+                    if c0 is None:
+                        skipped.setdefault("ridgeless comparison cell not in a sweep store and "
+                                           "QUADNET_CHECK_COMPUTE=0", []).append(
+                            _cell(k, n, 0, m, 0.0))
+                        continue
                     diffs.append(abs(c1 - c0))
                     a0.append((n, c0))
                     a1.append((n, c1))
@@ -215,6 +222,7 @@ def run(ctx: CheckContext) -> CheckResult:
                 t1 = parity_threshold([n for n, _ in a1], [[a] for _, a in a1])
                 compared += 1
                 changed += t0 != t1
+        diffs = diffs or [math.nan]
         res.metrics["ridge_comparison"] = {"max_abs_acc_diff": max(diffs), "cells": len(diffs),
                                            "thresholds_changed": changed, "compared": compared}
         res.report(f"sparse parity, seed 0, n <= {g['ridge0_max']:,}: max |test accuracy "
@@ -230,14 +238,15 @@ def run(ctx: CheckContext) -> CheckResult:
                    f"already reached 99% on every seed (same k and method){mode}",
                    len(not_needed), source="quadnet exploration")
     for why, cs in skipped.items():
-        ks_ = sorted({c["k"] for c in cs})
-        ns_ = sorted({c["n"] for c in cs})
-        res.skip(f"sparse parity: {len(cs)} fit(s) not run, k = {','.join(map(str, ks_))} at "
-                 f"n = {', '.join(f'{n:,}' for n in ns_)}",
-                 f"{why}; run them with `quadnet sweep parity --set k={','.join(map(str, ks_))} "
-                 f"--set n={','.join(map(str, ns_))}` (resumable; locally or --dask-local/"
-                 f"--scheduler) and rerun quadnet verify parity in the same directory",
-                 source="Boix-Adsera et al. (2025)", kind="target")
+        axes = {a: sorted({c[a] for c in cs}) for a in ("k", "n", "trial", "method", "ridge")}
+        cmd = " ".join(f"--set {a}={','.join(map(str, v))}" for a, v in axes.items()
+                       if a in ("k", "n") or len(v) == 1)
+        res.skip(f"sparse parity: {len(cs)} fit(s) not run, k = "
+                 f"{','.join(map(str, axes['k']))} at n = "
+                 f"{', '.join(f'{n:,}' for n in axes['n'])}",
+                 f"{why}; run them with `quadnet sweep parity {cmd}` (resumable; locally or "
+                 f"--dask-local/--scheduler) and rerun quadnet verify parity in the same "
+                 f"directory", source="Boix-Adsera et al. (2025)", kind="target")
     res.metrics.update({
         "sizes": sizes, "test_accuracy": acc, "thresholds": thresholds,
         "largest_n_run": largest, "not_needed": len(not_needed),
