@@ -189,7 +189,9 @@ def run(ctx: CheckContext) -> CheckResult:
                                f"{mode}", fm, paper="no claim", source=SOURCE[m])
     if missing_phase:
         res.skip(f"phase diagram: smallest grokking fraction for {len(missing_phase)} (method, op, "
-                 f"p): {', '.join(missing_phase)}", _missing_reason(None, None, None, None))
+                 f"p): {', '.join(missing_phase)}",
+                 _missing_reason(None, ",".join(sorted({k.split()[2] for k in missing_phase},
+                                                       key=int)), None, None))
     res.metrics["phase"] = phase
     res.metrics["fractions"] = fracs
 
