@@ -19,6 +19,9 @@ frequency (``quadnet.features.fourier``) where 50% is too little (``p = 31``, ``
 (c) Recipes tried where 50% is marginal: FACT-RFM ridgeless (the recipe), ridge ``1e-3``,
 ``L = 2`` and ``L = 4``, on add and mul at ``p = 43, 47, 53``, two seeds each.
 
+(d) The boundary law fitted on (b), tested at ``p = 61`` and ``97`` on the fractions 0.25,
+0.3, 0.35, 0.4 and 0.5 (add, FACT-RFM).
+
 Cells finished in a sweep store (``quadnet sweep grokking ...`` into ``sweeps/``) are read,
 the others computed here (``quadnet.harness.checks._sweep_cells``).
 
@@ -48,6 +51,9 @@ RECIPE_VARIANTS = ("fact", "fact_ridge1e-3", "fact_L2", "fact_L4")
 RECIPE_OPS = ("add", "mul")
 RECIPE_P = (43, 47, 53)
 RECIPE_TRIALS = (0, 1)
+#: where the boundary law fitted on the phase diagram is tested (add, FACT-RFM)
+PREDICT_P = (61, 97)
+PREDICT_FRAC = (0.25, 0.3, 0.35, 0.4, 0.5)
 
 
 def _describe(name: str) -> str:
@@ -225,6 +231,32 @@ def run(ctx: CheckContext) -> CheckResult:
             res.report(f"{WHO[m]}: spread (std/mean) of frac*p/log(p); constant if frac_min ~ "
                        f"c log(p)/p{mode}", cv2, paper="no claim", source="quadnet exploration")
     res.metrics["scaling"] = scaling
+
+    # (d) the boundary law fitted on p = 31 ... 53, tested at p = 61 and 97 (add, FACT-RFM)
+    if not q and "fact" in scaling:
+        pred_cells = [_cell("add", p, f, "fact", it) for p in PREDICT_P for f in PREDICT_FRAC]
+        got = cells.run_all(pred_cells, ctx.progress, desc="grokking boundary test")
+        c_log, c_p = scaling["fact"]["mean_per_log"], scaling["fact"]["mean_pairs_per_class"]
+        test = {}
+        for p in PREDICT_P:
+            rs = [r for c, r in zip(pred_cells, got) if c["p"] == p]
+            if None in rs:
+                res.skip(f"FACT-RFM on (x+y) mod {p}: smallest grokking fraction on "
+                         f"{', '.join(map(str, PREDICT_FRAC))}",
+                         _missing_reason("add", p, ",".join(map(str, PREDICT_FRAC)), "fact"))
+                continue
+            fm = frac_min(PREDICT_FRAC, [r["reach"] >= 0 for r in rs])
+            test[p] = {"frac_min": fm, "reach": [r["reach"] for r in rs],
+                       "final_wrong": [r["final_wrong"] for r in rs],
+                       "predicted_log": c_log * np.log(p) / p, "predicted_const": c_p / p}
+            res.report(f"FACT-RFM on (x+y) mod {p}: smallest training fraction in "
+                       f"{{{', '.join(f'{f:g}' for f in PREDICT_FRAC)}}} from which every larger "
+                       f"one groks in {it} iterations (the boundary law fitted on p = "
+                       f"{', '.join(map(str, g['phase_p']))}; 1 = none)",
+                       fm if fm is not None else 1.0,
+                       paper=f"predicted {c_log * np.log(p) / p:.2f} (c log p/p), "
+                             f"{c_p / p:.2f} (c/p)", source="quadnet exploration")
+        res.metrics["boundary_test"] = test
 
     # the failures at 50%: feature learning (circulant M, coupled frequencies) vs data
     if not q:
