@@ -67,6 +67,16 @@ def test_parity_check_lists_the_cells_it_could_not_run(monkeypatch):
     assert len(k4) == 1 and 0.3 < k4[0].measured < 0.7
 
 
+def test_stores_only_mode_skips_every_missing_cell(tmp_path, monkeypatch):
+    monkeypatch.setenv("QUADNET_SWEEPS", str(tmp_path))  # no stores at all
+    monkeypatch.setenv("QUADNET_CHECK_COMPUTE", "0")
+    for check in (parity, grokking):
+        res = check.run(CheckContext(quick=False))
+        assert not res.failed and all(r.status == "SKIPPED" for r in res.rows)
+        assert res.status == "FAIL"  # nothing ran: never a pass
+        assert all("quadnet sweep" in r.reason or "SKIPPED rows" in r.reason for r in res.rows)
+
+
 def test_check_reads_cells_from_a_sweep_store(tmp_path, monkeypatch):
     grid = {"k": (1,), "n": (250,), "trial": (0,), "method": ("fact",), "ridge": (1e-3,)}
     run_sweep("parity", tmp_path / "parity-custom", grid=grid, workers=0, progress=False)

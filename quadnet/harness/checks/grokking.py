@@ -257,6 +257,10 @@ def run(ctx: CheckContext) -> CheckResult:
                        paper=f"predicted {c_log * np.log(p) / p:.2f} (c log p/p), "
                              f"{c_p / p:.2f} (c/p)", source="quadnet exploration")
         res.metrics["boundary_test"] = test
+    elif not q:
+        res.skip(f"FACT-RFM on (x+y) mod {', '.join(map(str, PREDICT_P))}: the boundary law "
+                 "tested", "the phase diagram it is fitted on did not run (the SKIPPED rows "
+                 "above)")
 
     # the failures at 50%: feature learning (circulant M, coupled frequencies) vs data
     if not q:

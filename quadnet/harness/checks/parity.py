@@ -175,7 +175,11 @@ def run(ctx: CheckContext) -> CheckResult:
             paper = f"~{PAPER[k]:,} (Boix-Adsera et al. (2025))" if m == "fact" else "no claim"
             kind = "target" if m == "fact" else "exploration"
             seeds = len(g["trials"])
-            if math.isfinite(th):
+            if not largest[m][k]:
+                res.skip(f"sparse parity d=50, k={k}: {WHO[m]} smallest grid n with >= 99% test "
+                         f"accuracy", "none of its cells ran (the SKIPPED rows below)",
+                         paper=paper, source=SOURCE[m], kind=kind)
+            elif math.isfinite(th):
                 res.report(f"sparse parity d=50, k={k}: {WHO[m]} smallest grid n with >= 99% "
                            f"test accuracy on all {seeds} seed(s), and at every larger n that "
                            f"ran (up to {largest[m][k]:,}){mode}", th, paper=paper,
@@ -189,7 +193,13 @@ def run(ctx: CheckContext) -> CheckResult:
                            f"there{mode}", best, paper=paper, source=SOURCE[m], kind=kind)
     # quadnet target: FACT-RFM needs no more samples than the paper reports, for k = 1..3
     ks = [k for k in g["k"] if k <= 3]
-    if ks:
+    unknown = [k for k in ks if not math.isfinite(thresholds["fact"][k]) and any(
+        c["k"] == k and c["method"] == "fact" for cs in skipped.values() for c in cs)]
+    if unknown:
+        res.skip(f"sparse parity: max over k = {', '.join(map(str, ks))} of FACT-RFM threshold "
+                 f"/ the paper's", f"cells of k = {', '.join(map(str, unknown))} did not run "
+                 "(the SKIPPED rows below)", tolerance=1.0, **QT)
+    elif ks:
         ratio = max(thresholds["fact"][k] / PAPER[k] for k in ks)
         res.add(f"sparse parity: max over k = {', '.join(map(str, ks))} of FACT-RFM threshold "
                 f"/ the paper's (Boix-Adsera et al. (2025): 500, 500, 5,000){mode}", ratio, 1.0,
@@ -222,7 +232,11 @@ def run(ctx: CheckContext) -> CheckResult:
                 t1 = parity_threshold([n for n, _ in a1], [[a] for _, a in a1])
                 compared += 1
                 changed += t0 != t1
-        diffs = diffs or [math.nan]
+    if g["ridge0_max"] and not diffs:
+        res.skip(f"sparse parity, seed 0, n <= {g['ridge0_max']:,}: thresholds with ridge "
+                 f"{PARITY_RIDGE:g} vs ridgeless", "none of the compared cells ran (the SKIPPED "
+                 "rows below)", tolerance=0, **QT)
+    elif g["ridge0_max"]:
         res.metrics["ridge_comparison"] = {"max_abs_acc_diff": max(diffs), "cells": len(diffs),
                                            "thresholds_changed": changed, "compared": compared}
         res.report(f"sparse parity, seed 0, n <= {g['ridge0_max']:,}: max |test accuracy "
