@@ -205,7 +205,7 @@ def run(ctx: CheckContext) -> CheckResult:
     # frac* = midpoint between frac_min and the grid fraction below it (which does not grok)
     scaling: dict = {}
     for m in METHODS:
-        c1, c2 = [], []
+        c1, c2, pts = [], [], []
         for op in OPS:
             for p in g["phase_p"]:
                 fm = (phase[f"{m} {op} {p}"] or {}).get("frac_min")
@@ -213,11 +213,17 @@ def run(ctx: CheckContext) -> CheckResult:
                     mid = (fm + fracs[fracs.index(fm) - 1]) / 2
                     c1.append(mid * p)
                     c2.append(mid * p / np.log(p))
-        if len(c1) >= 2:
+                    pts.append((p, mid))
+        if len(c1) >= 2 and len({p for p, _ in pts}) >= 2:
             cv1, cv2 = (float(np.std(c) / np.mean(c)) for c in (c1, c2))
+            lp, lf = np.log([p for p, _ in pts]), np.log([f for _, f in pts])
+            b, a = np.polyfit(lp, lf, 1)  # frac* = e^a p^b
             scaling[m] = {"pairs_per_class": c1, "per_log": c2, "cv_c_over_p": cv1,
                           "cv_c_log_p_over_p": cv2, "mean_pairs_per_class": float(np.mean(c1)),
-                          "mean_per_log": float(np.mean(c2))}
+                          "mean_per_log": float(np.mean(c2)), "power": [float(a), float(b)]}
+            res.report(f"{WHO[m]}: exponent b of the least-squares fit frac* = C p^b over ops and "
+                       f"p (b = -1: a constant number of training pairs per class){mode}", b,
+                       paper="no claim", source="quadnet exploration")
             res.report(f"{WHO[m]}: training pairs per output class frac*p at the grokking "
                        f"boundary (frac* = midpoint of the last failing and first grokking grid "
                        f"fraction), mean over ops and p{mode}", float(np.mean(c1)),
@@ -246,16 +252,20 @@ def run(ctx: CheckContext) -> CheckResult:
                          _missing_reason("add", p, ",".join(map(str, PREDICT_FRAC)), "fact"))
                 continue
             fm = frac_min(PREDICT_FRAC, [r["reach"] >= 0 for r in rs])
+            a, b = scaling["fact"]["power"]
             test[p] = {"frac_min": fm, "reach": [r["reach"] for r in rs],
                        "final_wrong": [r["final_wrong"] for r in rs],
-                       "predicted_log": c_log * np.log(p) / p, "predicted_const": c_p / p}
+                       "predicted_log": c_log * np.log(p) / p, "predicted_const": c_p / p,
+                       "predicted_power": float(np.exp(a) * p ** b)}
             res.report(f"FACT-RFM on (x+y) mod {p}: smallest training fraction in "
                        f"{{{', '.join(f'{f:g}' for f in PREDICT_FRAC)}}} from which every larger "
                        f"one groks in {it} iterations (the boundary law fitted on p = "
                        f"{', '.join(map(str, g['phase_p']))}; 1 = none)",
                        fm if fm is not None else 1.0,
-                       paper=f"predicted {c_log * np.log(p) / p:.2f} (c log p/p), "
-                             f"{c_p / p:.2f} (c/p)", source="quadnet exploration")
+                       paper=f"boundary predicted at {c_p / p:.2f} (c/p), "
+                             f"{c_log * np.log(p) / p:.2f} (c log p/p), "
+                             f"{test[p]['predicted_power']:.2f} (C p^b)",
+                       source="quadnet exploration")
         res.metrics["boundary_test"] = test
     elif not q:
         res.skip(f"FACT-RFM on (x+y) mod {', '.join(map(str, PREDICT_P))}: the boundary law "
@@ -313,7 +323,7 @@ def run(ctx: CheckContext) -> CheckResult:
                                     if table[f"{m} {op} {p}"] else None)
                  for m in METHODS for op in OPS for p in g["rows_p"]},
         "rows_p": list(g["rows_p"]), "rows_frac": g["rows_frac"],
-        "boundary_law": {m: scaling.get(m, {}).get("mean_per_log") for m in METHODS}})
+        "boundary_law": {m: scaling.get(m, {}).get("power") for m in METHODS}})
     return res
 
 
@@ -355,10 +365,10 @@ def _figure_phase(f: dict):
                         ax.text(a, fr, str(wrong),
                                 ha="center", va="center", fontsize=4.2, color="#D55E00")
             grid_p = np.linspace(-0.5, len(ps) - 0.5, 50)
-            c = f["boundary_law"].get(m)
-            if c:  # frac = c log(p) / p through the measured boundary
+            law = f["boundary_law"].get(m)
+            if law:  # the power law frac* = C p^b fitted to the measured boundary
                 pv = np.interp(grid_p, xs, ps)
-                ax.plot(grid_p, c * np.log(pv) / pv, "k:", lw=0.8)
+                ax.plot(grid_p, np.exp(law[0]) * pv ** law[1], "k:", lw=0.8)
             ax.set_xlim(-0.5, len(ps) - 0.5)
             ax.set_ylim(fracs[0] - h / 2, fracs[-1] + h / 2)
             if i == 0:
@@ -374,6 +384,7 @@ def _figure_phase(f: dict):
     cb = fig.colorbar(sm, ax=axes, location="bottom", fraction=0.03, pad=0.02, aspect=40)
     cb.set_label(f"iteration from which test accuracy is 100% and stays\n(grey: not within "
                  f"{f['iters']} iterations, number = wrong test points at the end);\n"
-                 "dotted: frac = c log(p)/p, c fitted to the measured boundary",
+                 f"dotted: the fit frac = C p^b to the boundary over p = "
+                 f"{', '.join(map(str, f['ps']))}",
                  fontsize=5.5)
     return fig
