@@ -323,7 +323,10 @@ def run(ctx: CheckContext) -> CheckResult:
                                     if table[f"{m} {op} {p}"] else None)
                  for m in METHODS for op in OPS for p in g["rows_p"]},
         "rows_p": list(g["rows_p"]), "rows_frac": g["rows_frac"],
-        "boundary_law": {m: scaling.get(m, {}).get("power") for m in METHODS}})
+        "boundary_law": {m: scaling.get(m, {}).get("power") for m in METHODS},
+        "extra": {f"fact add {p} {f:g}": [t["reach"][i], t["final_wrong"][i]]
+                  for p, t in res.metrics.get("boundary_test", {}).items()
+                  for i, f in enumerate(PREDICT_FRAC) if f in fracs}})
     return res
 
 
@@ -353,6 +356,8 @@ def _figure_phase(f: dict):
                         reach, wrong = cell["reach"][b], cell["final_wrong"][b]
                     elif fr == f["rows_frac"] and f["rows"][f"{m} {op} {p}"] is not None:
                         reach, wrong = f["rows"][f"{m} {op} {p}"]
+                    elif f"{m} {op} {p} {fr:g}" in f.get("extra", {}):
+                        reach, wrong = f["extra"][f"{m} {op} {p} {fr:g}"]
                     else:
                         continue
                     if reach is not None and reach >= 0:
