@@ -604,6 +604,13 @@ def _specs() -> dict[str, Spec]:
                                          kinds={"train_fraction": "unit"})
     S[f"{rf}.sparse_parity"] = Spec(qn.sparse_parity, {"d": 6, "k": 2, "n": 20, "n_test": 10,
                                                        "seed": 0}, extra=[("k", 7)])
+    fo = f"{fe}.fourier"
+    for name in ("fourier_spectrum", "group_circulant_score"):
+        S[f"{fo}.{name}"] = Spec(getattr(qn.features, name), {"M": np.eye(10), "p": 5,
+                                                              "op": "mul"})
+    S[f"{fo}.group_order"] = Spec(qn.features.group_order, {"p": 5, "op": "div"},
+                                  extra=[("p", 6)])
+    S[f"{fo}.primitive_root"] = Spec(qn.features.primitive_root, {"p": 7}, extra=[("p", 9)])
     Phi = np.random.default_rng(8).standard_normal((10, 2))
     S[f"{di}.angle_correlation"] = Spec(qn.features.angle_correlation, {"X": Xf, "Phi": Phi})
     S[f"{di}.distance_correlation"] = Spec(qn.features.distance_correlation,

@@ -58,6 +58,12 @@ from quadnet.features.rfm import (
     modular_arithmetic as modular_arithmetic,
     sparse_parity as sparse_parity,
 )
+from quadnet.features.fourier import (
+    fourier_spectrum as fourier_spectrum,
+    group_circulant_score as group_circulant_score,
+    group_order as group_order,
+    primitive_root as primitive_root,
+)
 from quadnet.features.diagnostics import (
     angle_correlation as angle_correlation,
     distance_correlation as distance_correlation,
@@ -96,8 +102,11 @@ __all__ = [
     "fact_matrix",
     "feature_covariance",
     "fit_kernel_machine",
+    "fourier_spectrum",
     "gd_path",
     "grad_norm_at",
+    "group_circulant_score",
+    "group_order",
     "input_gradients",
     "kernel_agop",
     "kernel_fact_matrix",
@@ -109,6 +118,7 @@ __all__ = [
     "nfa_cosines",
     "nfa_counterexample",
     "objective_and_grad",
+    "primitive_root",
     "psd_power",
     "rpcholesky",
     "sparse_parity",

@@ -379,13 +379,13 @@ class RecursiveFeatureMachine:
     progress : progress bars per RFM iteration and inside each solve (``None``: on for
         ``n ≥ 10,000``; plain lines on stderr when it is not a terminal).
 
-    Fitted attributes: ``M_`` (``d × d``), ``coef_`` (``n × c``), ``X_fit_``, ``history_``
-    (dict of per-iteration lists, index ``t`` = machine fitted with ``M_t``: ``train_acc``,
-    ``train_mse``, ``val_acc``, ``val_mse`` (if validation data given), ``circulant_score``,
-    ``fixed_point_residual`` ``‖F/‖F‖ − M/‖M‖‖``, ``update_change`` ``‖M_{t+1}/‖·‖ − M_t/‖·‖‖``),
-    ``solver_plan_`` (the :class:`~quadnet.features.solvers.SolverPlan`) and ``solver_info_``
-    (one :class:`~quadnet.features.solvers.SolverInfo` per iteration: iterations, residual,
-    times).
+    Fitted attributes: ``M_`` (``d × d``), ``coef_`` (``n × c``), ``X_fit_``, ``n_iter_`` (the
+    last iteration fitted), ``history_`` (dict of per-iteration lists, index ``t`` = machine
+    fitted with ``M_t``: ``train_acc``, ``train_mse``, ``val_acc``, ``val_mse`` (if validation
+    data given), ``circulant_score``, ``fixed_point_residual`` ``‖F/‖F‖ − M/‖M‖‖``,
+    ``update_change`` ``‖M_{t+1}/‖·‖ − M_t/‖·‖‖``), ``solver_plan_`` (the
+    :class:`~quadnet.features.solvers.SolverPlan`) and ``solver_info_`` (one
+    :class:`~quadnet.features.solvers.SolverInfo` per iteration: iterations, residual, times).
 
     Raises
     ------
@@ -545,9 +545,13 @@ class RecursiveFeatureMachine:
             Mn = sqrt_psd_update(F @ M, 0.5)
         return A, P, F, _normalise(sym(Mn), self.normalize)
 
-    def fit(self, X, Y, X_val=None, Y_val=None) -> RecursiveFeatureMachine:
+    def fit(self, X, Y, X_val=None, Y_val=None, *, callback=None) -> RecursiveFeatureMachine:
         """Run ``iters`` RFM updates from ``M_0 = I``; record ``history_`` (validation metrics
         when ``X_val``/``Y_val`` are given).
+
+        ``callback(t, history)``, if given, is called once the machine fitted with ``M_t`` is
+        recorded (``history`` holds ``t + 1`` entries per list); a true return value stops the
+        fit there, with ``M_ = M_t`` (early stopping). ``n_iter_`` is the last ``t`` fitted.
 
         Examples
         --------
@@ -555,7 +559,12 @@ class RecursiveFeatureMachine:
         >>> rfm = RecursiveFeatureMachine(iters=1).fit(ds.X_train, ds.y_train)
         >>> len(rfm.history_['train_acc'])
         2
+        >>> stop = lambda t, h: h["train_acc"][-1] == 1.0       # stop once it interpolates
+        >>> RecursiveFeatureMachine(iters=5).fit(ds.X_train, ds.y_train, callback=stop).n_iter_
+        0
         """
+        if callback is not None and not callable(callback):
+            raise TypeError(f"callback must be callable, got {type(callback).__name__}")
         self._check_params()
         X = as_matrix(X, "X")
         Y = self._targets(X, Y, "Y")
@@ -601,7 +610,8 @@ class RecursiveFeatureMachine:
                 hist["val_mse"].append(float(np.mean((Pv - Y_val) ** 2)))
             hist["circulant_score"].append(block_circulant_score(M, p) if p else None)
             hist["fixed_point_residual"].append(_relative_gap(F, M))
-            if t == iters:
+            self.n_iter_ = t
+            if t == iters or (callback is not None and callback(t, hist)):
                 break
             hist["update_change"].append(_relative_gap(Mn, M))
             bar.update(1)

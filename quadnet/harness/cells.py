@@ -342,3 +342,130 @@ register_sweep(Sweep(
     seed_arg="instance_seed",
     requires=("quadnet.commuting.experiments",),
 ))
+
+
+# ----------------------------------------------- recursive feature machines (verify grokking/parity)
+_GROKKING_RESULTS = ("reach", "iterations", "stopped_early", "n_train", "n_test", "final_wrong",
+                     "min_wrong", "final_train_acc", "circulant", "group_circulant",
+                     "coupled_frequencies", "fourier_neff", "top_frequencies", "wrong_curve")
+
+
+def grokking_cell(op: str, p: int, frac: float, method: str, trial: int, iters: int,
+                  seed: int) -> dict[str, Scalar]:
+    r"""One RFM run on ``a ∘ b mod p`` (quadnet theory §6), stopped early once it has grokked.
+
+    The split is :func:`quadnet.features.rfm.modular_arithmetic` ``(p, op, frac, seed=seed)``
+    (``trial`` only labels it: the seed differs between trials and is shared by the methods);
+    the recipe is ``quadnet.harness.recipes.METHODS[method]`` (``"fact"``: FACT-RFM of
+    Boix-Adsera et al. (2025); ``"nfa"``: NFA-RFM of Radhakrishnan et al. (2024)) merged with
+    ``SOLVER_CFG``. The run stops at the horizon ``iters`` or as soon as the last ``STAY + 1``
+    iterates have 100% test accuracy (``stopped_early``): the first of them is ``reach``, the
+    reach-and-stay iteration of the ``rfm`` check on the run so far (``-1``: not reached).
+
+    Returns ``iterations`` (last ``t`` fitted), ``n_train``/``n_test``, ``final_wrong`` and
+    ``min_wrong`` (wrong test points at the end / at the best iterate), ``final_train_acc``,
+    ``circulant`` (:func:`~quadnet.features.rfm.block_circulant_score` of the final ``M``),
+    ``group_circulant`` (:func:`~quadnet.features.fourier.group_circulant_score`, the same in the
+    order in which ``op`` is a cyclic group), from the operand coupling ``λ_ω``
+    (:func:`~quadnet.features.fourier.fourier_spectrum`, ``ω = 1 … ⌊m/2⌋``):
+    ``coupled_frequencies`` (how many have ``λ_ω ≥ max λ / 2``), ``fourier_neff`` (``exp`` of the
+    entropy of the normalised ``λ_ω``: the effective number of coupled frequencies) and
+    ``top_frequencies`` (the four largest, as text) and ``wrong_curve`` (wrong test
+    points at every iteration, as text).
+    """
+    from quadnet.features.fourier import fourier_spectrum, group_circulant_score
+    from quadnet.features.rfm import RecursiveFeatureMachine, block_circulant_score, \
+        modular_arithmetic
+    from quadnet.harness.recipes import METHODS, SOLVER_CFG, STAY
+
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
+    p = as_int(p, "p", minimum=2)
+    iters = as_int(iters, "iters", minimum=1)
+    as_int(trial, "trial", minimum=0)
+    data = modular_arithmetic(p, op, frac, seed=as_int(seed, "seed", minimum=0))
+
+    def grokked(t, hist):
+        acc = hist["val_acc"]
+        return len(acc) > STAY and all(a == 1.0 for a in acc[-STAY - 1:])
+
+    m = RecursiveFeatureMachine(iters=iters, block_size=0, **{**METHODS[method], **SOLVER_CFG})
+    m.fit(data.X_train, data.y_train, data.X_test, data.y_test, callback=grokked)
+    acc = m.history_["val_acc"]
+    n_test = len(data.y_test)
+    wrong = [round((1 - a) * n_test) for a in acc]
+    stopped = m.n_iter_ < iters
+    spec = fourier_spectrum(m.M_, p, op)[1:]
+    q = spec / (spec.sum() or 1.0)
+    neff = float(np.exp(-np.sum(q[q > 0] * np.log(q[q > 0])))) if spec.sum() > 0 else 0.0
+    top = np.argsort(-spec, kind="stable")[:4] + 1
+    return {"reach": m.n_iter_ - STAY if stopped else -1, "iterations": int(m.n_iter_),
+            "stopped_early": bool(stopped), "n_train": int(len(data.y_train)),
+            "n_test": int(n_test), "final_wrong": int(wrong[-1]), "min_wrong": int(min(wrong)),
+            "final_train_acc": float(m.history_["train_acc"][-1]),
+            "circulant": block_circulant_score(m.M_, p),
+            "group_circulant": group_circulant_score(m.M_, p, op),
+            "coupled_frequencies": int(np.sum(spec >= spec.max() / 2)) if spec.max() > 0 else 0,
+            "fourier_neff": neff,
+            "top_frequencies": " ".join(map(str, top.tolist())),
+            "wrong_curve": " ".join(map(str, wrong))}
+
+
+_PARITY_RESULTS = ("test_acc", "train_acc", "support")
+
+
+def parity_cell(k: int, n: int, trial: int, method: str, ridge: float, seed: int, *,
+                d: int = 50, n_test: int = 1000, iters: int = 12) -> dict[str, Scalar]:
+    r"""One RFM fit on sparse parity (quadnet theory §6): ``d = 50``, support size ``k``, ``n``
+    training and ``n_test`` test points from :func:`quadnet.features.rfm.sparse_parity`
+    ``(d, k, n, seed=seed)`` (``trial`` only labels it; the seed is shared by the methods and
+    ridges), fitted by ``iters`` updates of ``method`` (``"fact"`` or ``"nfa"``) with
+    ``quadnet.harness.recipes.PARITY_CFG`` (Gaussian kernel, ``L = 7``), ``ridge`` and
+    ``SOLVER_CFG``. Returns the test and training accuracy and the support (as text).
+    """
+    from quadnet.features.rfm import RecursiveFeatureMachine, sparse_parity
+    from quadnet.harness.recipes import PARITY_CFG, SOLVER_CFG
+
+    if method not in ("fact", "nfa"):
+        raise ValueError(f"method must be 'fact' or 'nfa', got {method!r}")
+    as_int(trial, "trial", minimum=0)
+    data = sparse_parity(d, k, n, n_test=n_test, seed=as_int(seed, "seed", minimum=0))
+    cfg = {**PARITY_CFG, "ridge": as_positive(ridge, "ridge", allow_zero=True), **SOLVER_CFG}
+    m = RecursiveFeatureMachine(update=method, iters=iters, **cfg)
+    m.fit(data.X_train, data.y_train)
+    return {"test_acc": m.accuracy(data.X_test, data.y_test),
+            "train_acc": m.accuracy(data.X_train, data.y_train),
+            "support": " ".join(map(str, data.info["support"].tolist()))}
+
+
+#: The moduli and training fractions of the grokking phase diagram (paper-scale grid).
+GROKKING_P = (31, 37, 41, 43, 47, 53, 61, 71, 83, 97)
+GROKKING_FRAC = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+#: The sparse-parity sample sizes (the grid of Boix-Adsera et al. (2025), 250 to 50,000).
+PARITY_N = (250, 500, 1000, 2500, 5000, 10000, 20000, 50000)
+
+register_sweep(Sweep(
+    name="grokking",
+    description="RFM on a∘b mod p: iteration of 100% test accuracy vs p, train fraction, op",
+    cell="quadnet.harness.cells:grokking_cell",
+    quick={"op": ("add", "sub", "mul", "div"), "p": (13, 23), "frac": (0.5, 0.75),
+           "method": ("fact", "nfa"), "trial": (0,), "iters": (24,)},
+    full={"op": ("add", "sub", "mul", "div"), "p": GROKKING_P, "frac": GROKKING_FRAC,
+          "method": ("fact", "nfa"), "trial": (0,), "iters": (40,)},
+    results=_GROKKING_RESULTS,
+    seed_keys=("op", "p", "frac", "trial"),
+    requires=("quadnet.features.rfm",),
+))
+
+register_sweep(Sweep(
+    name="parity",
+    description="RFM on sparse parity d=50: test accuracy vs n for k = 1..4, FACT and NFA",
+    cell="quadnet.harness.cells:parity_cell",
+    quick={"k": (1, 2, 3), "n": (250, 500, 1000, 2000), "trial": (0,),
+           "method": ("fact", "nfa"), "ridge": (1e-3,)},
+    full={"k": (1, 2, 3, 4), "n": PARITY_N, "trial": (0, 1), "method": ("fact", "nfa"),
+          "ridge": (1e-3,)},
+    results=_PARITY_RESULTS,
+    seed_keys=("k", "n", "trial"),
+    requires=("quadnet.features.rfm",),
+))

@@ -57,6 +57,8 @@ __all__ = [
     "Sweep",
     "SweepReport",
     "available_sweeps",
+    "cell_key",
+    "finished_cells",
     "get_sweep",
     "grid_tag",
     "parse_grid",
@@ -689,3 +691,53 @@ def read_results(store) -> list[dict[str, Scalar]]:
                                   "written by an older quadnet - rerun the sweep into a new "
                                   "store")
         return [{k: parse(v) for k, v in row.items()} for row in reader]
+
+
+def finished_cells(name: str, roots, seed: int) -> dict[tuple[str, int], dict[str, Scalar]]:
+    """The finished cells of sweep ``name`` in every store found under ``roots``, complete or
+    not: ``{(canonical params, cell seed): result}``.
+
+    ``roots`` is a directory or a list of them; each is a store itself or holds stores
+    (``sweeps/NAME``, ``sweeps/NAME-custom-HASH``, ...). Only stores whose manifest names the
+    sweep ``name`` and the master ``seed`` are read; a cell's seed depends only on the master
+    seed, the sweep and its parameters, so the same cell found in two stores is the same
+    computation (the first one read is kept). Unreadable files are ignored: the cells are
+    then computed again.
+
+    >>> finished_cells("parity", ["no-such-directory"], 0)
+    {}
+    """
+    if isinstance(roots, (str, os.PathLike)):
+        roots = [roots]
+    seed = as_int(seed, "seed", minimum=0)
+    stores: list[Path] = []
+    for root in map(Path, roots):
+        if (root / "manifest.json").is_file():
+            stores.append(root)
+        elif root.is_dir():
+            stores += sorted(p for p in root.iterdir() if (p / "manifest.json").is_file())
+    out: dict[tuple[str, int], dict[str, Scalar]] = {}
+    for store in stores:
+        try:
+            man = json.loads((store / "manifest.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if man.get("sweep") != name or man.get("seed") != seed:
+            continue
+        for path in sorted((store / "cells").glob("[0-9]*.json")):
+            try:
+                rec = json.loads(path.read_text(encoding="utf-8"))
+                key = (json.dumps(rec["params"], sort_keys=True), int(rec["seed"]))
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+            out.setdefault(key, rec["result"])
+    return out
+
+
+def cell_key(name: str, params: Mapping[str, Any], seed: int) -> tuple[str, int]:
+    """The key of a cell of the registered sweep ``name`` in :func:`finished_cells`: its
+    canonical parameters and its cell seed (:func:`cell_seed` of the sweep's ``seed_keys``)."""
+    sweep = get_sweep(name)
+    keys = sweep.seed_keys if sweep.seed_keys is not None else tuple(params)
+    s = cell_seed(seed, sweep.name, {k: params[k] for k in keys})
+    return json.dumps(dict(params), sort_keys=True), s

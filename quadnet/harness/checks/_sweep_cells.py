@@ -1,0 +1,94 @@
+"""Cells of a registered sweep inside a check: read from sweep stores, or computed here.
+
+A check that aggregates a sweep (``grokking``, ``parity``) lists the cells it needs; those
+already finished in a store under the sweeps directory (``$QUADNET_SWEEPS``, default
+``sweeps/`` in the working directory, where ``quadnet sweep`` writes) are read, the others
+are computed in this process with one BLAS thread, exactly as a sweep worker computes them
+(same cell seed, same bits). So a grid spread over a cluster with ``quadnet sweep NAME
+--set ...`` is picked up by the next ``quadnet verify NAME``.
+
+``QUADNET_CHECK_COMPUTE=0`` (stores only): cells not found in a store are not computed;
+the check lists them in a SKIPPED row (for a report assembled from cluster runs).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from quadnet._threads import single_threaded
+from quadnet.harness.sweeps import _execute_cell, cell_key, finished_cells, get_sweep
+
+__all__ = ["SweepCells", "compute_missing", "sweeps_dir"]
+
+
+def compute_missing() -> bool:
+    """False when ``QUADNET_CHECK_COMPUTE=0``: the checks then only read sweep stores."""
+    return os.environ.get("QUADNET_CHECK_COMPUTE", "1").strip() not in ("0", "false", "no")
+
+
+def sweeps_dir() -> str:
+    """Where the checks look for sweep stores: ``$QUADNET_SWEEPS`` or ``sweeps``."""
+    return os.environ.get("QUADNET_SWEEPS", "sweeps")
+
+
+class SweepCells:
+    """The cells of sweep ``name`` a check needs, by parameters (see the module docstring).
+
+    ``read_stores=False`` (quick mode) computes every cell here. ``cpu_seconds`` /
+    ``wall_seconds`` add up the cells computed here; ``from_store`` counts those read.
+    """
+
+    def __init__(self, name: str, seed: int, *, read_stores: bool = True):
+        self.name = name
+        self.seed = int(seed)
+        self.sweep = get_sweep(name)
+        self.stored = finished_cells(name, [sweeps_dir()], self.seed) if read_stores else {}
+        self.results: dict[tuple[str, int], dict[str, Any]] = {}
+        self.from_store = 0
+        self.computed = 0
+        self.compute = compute_missing() or not read_stores
+        self.missing: list[dict[str, Any]] = []
+        self.cpu_seconds = 0.0
+        self.wall_seconds = 0.0
+
+    def key(self, params: Mapping[str, Any]) -> tuple[str, int]:
+        return cell_key(self.name, params, self.seed)
+
+    def get(self, params: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The result of the cell ``params`` if it is known (stored or computed), else None."""
+        k = self.key(params)
+        if k in self.results:
+            return self.results[k]
+        if k in self.stored:
+            self.results[k] = self.stored[k]
+            self.from_store += 1
+            return self.results[k]
+        return None
+
+    def run(self, params: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The result of the cell ``params``: from a store, or computed now (None: not in a
+        store and not computed, ``QUADNET_CHECK_COMPUTE=0``; recorded in ``missing``)."""
+        got = self.get(params)
+        if got is not None:
+            return got
+        if not self.compute:
+            if dict(params) not in self.missing:
+                self.missing.append(dict(params))
+            return None
+        k = self.key(params)
+        t0, w0 = time.process_time(), time.perf_counter()
+        with single_threaded():
+            out = _execute_cell(self.sweep, dict(params), k[1])
+        self.cpu_seconds += time.process_time() - t0
+        self.wall_seconds += time.perf_counter() - w0
+        self.computed += 1
+        self.results[k] = out
+        return out
+
+    def run_all(self, cells: Iterable[Mapping[str, Any]], progress: Callable = lambda x, **_: x,
+                desc: str = "") -> list[dict[str, Any] | None]:
+        cells = list(cells)
+        return [self.run(c) for c in progress(cells, desc=desc, total=len(cells))]
