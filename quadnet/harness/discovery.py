@@ -222,7 +222,8 @@ def _load_module(source: str) -> LoadResult:
         try:
             module = importlib.import_module(source)
         except ModuleNotFoundError as exc:
-            if exc.name is not None and source.startswith(exc.name):
+            if exc.name is not None and (source == exc.name
+                                         or source.startswith(exc.name + ".")):
                 raise ValueError(f"--checks: no file and no importable module {source!r} "
                                  f"({exc})") from None
             _import_failed(res, exc)
