@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import quadnet.harness as harness
-from quadnet.harness import compare, discovery, newcheck
+from quadnet.harness import compare, discovery
 from quadnet.harness.checks import _base
 from quadnet.harness.cli import main
 
