@@ -95,7 +95,7 @@ class LoadResult:
 _LOADED: dict[tuple, LoadResult] = {}
 
 
-# ------------------------------------------------------------------------------ helpers
+# ------------------------------------------------------------------------------ internals
 def _sha256(path: str | os.PathLike | None) -> str | None:
     try:
         return hashlib.sha256(Path(path).read_bytes()).hexdigest() if path else None
