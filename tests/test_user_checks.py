@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import quadnet.harness as harness
-from quadnet.harness import compare, discovery, newcheck
+from quadnet.harness import compare, discovery
 from quadnet.harness.checks import _base
 from quadnet.harness.cli import main
 
@@ -225,6 +225,15 @@ def test_load_checks_raises_naming_the_file(tmp_path):
         harness.load_checks("no_such_mod_q")
     with pytest.raises(ValueError, match="neither a .py file nor a module name"):
         harness.load_checks("not a module")
+
+
+def test_a_module_whose_dependency_is_missing_is_a_load_error(tmp_path, monkeypatch):
+    # the module's name starts with the missing one's: still "its dependency is missing"
+    write(tmp_path, "qdep_checks.py", "import qdep\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(harness.CheckError, match="could not load module qdep_checks: "
+                       "ModuleNotFoundError: No module named 'qdep'"):
+        harness.load_checks("qdep_checks")
 
 
 def test_file_names_that_cannot_be_modules_are_refused(tmp_path):

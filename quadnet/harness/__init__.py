@@ -31,6 +31,9 @@ from quadnet.harness.checks import (
     available as available_checks,
     run_check as run_check,
 )
+from quadnet.harness import compare as compare  # quadnet compare: reports side by side
+from quadnet.harness import discovery as discovery  # --checks and the quadnet.checks entry points
+from quadnet.harness import newcheck as newcheck  # quadnet new-check: a template check
 from quadnet.harness.discovery import (
     load_checks as load_checks,
     load_entry_points as load_entry_points,
@@ -67,10 +70,13 @@ __all__ = [
     "available_checks",
     "available_sweeps",
     "cells",
+    "compare",
+    "discovery",
     "figure",
     "get_sweep",
     "load_checks",
     "load_entry_points",
+    "newcheck",
     "phase_transition_cell",
     "quotient_gd_cell",
     "read_results",

@@ -13,6 +13,11 @@ them.
 
 ``quadnet report FILE.json [--format markdown|latex|json|text] [--out FILE]`` turns a
 ``verify --json`` report into a results table.
+
+``verify``, ``figures`` and ``sweep`` take ``--checks FILE_OR_MODULE`` (checks of one's own,
+:mod:`quadnet.harness.discovery`); ``quadnet verify --list`` lists every check with its origin.
+``quadnet compare OLD.json NEW.json`` (:mod:`quadnet.harness.compare`) lists the rows that
+moved; ``quadnet new-check NAME`` (:mod:`quadnet.harness.newcheck`) writes a template check.
 """
 
 from __future__ import annotations

@@ -559,13 +559,18 @@ def format_comparison(cmp: Comparison, fmt: str = "text") -> str:
         return "\n".join(lines) + "\n"
     if fmt != "text":
         raise ValueError(f"format must be text, markdown or json, got {fmt!r}")
+    def side(r: dict | None) -> str:
+        if r is None:
+            return "-"
+        tol = "" if _num(r.get("tolerance")) is None else f" ({_tol(r)})"
+        return f"{r.get('status')} {_fmt(_num(r.get('measured')))}{tol}"
+
     lines = _header(cmp) + [""]
     for c in ordered:
-        st, me, tol, what = cells(c)
         lines.append(f"{_tag(c):<9}  {_label(c)}")
-        lines.append(f"{'':<9}  {what}")
+        lines.append(f"{'':<9}  {'; '.join(c['what'])}")
         if c["old"] or c["new"]:
-            lines.append(f"{'':<9}  status {st}; measured {me}; tolerance {tol}")
+            lines.append(f"{'':<9}  old {side(c['old'])}, new {side(c['new'])}")
     if ordered:
         lines.append("")
     lines.append(_summary(cmp))

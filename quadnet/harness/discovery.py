@@ -95,7 +95,7 @@ class LoadResult:
 _LOADED: dict[tuple, LoadResult] = {}
 
 
-# ------------------------------------------------------------------------------ helpers
+# ------------------------------------------------------------------------------ internals
 def _sha256(path: str | os.PathLike | None) -> str | None:
     try:
         return hashlib.sha256(Path(path).read_bytes()).hexdigest() if path else None
@@ -222,7 +222,8 @@ def _load_module(source: str) -> LoadResult:
         try:
             module = importlib.import_module(source)
         except ModuleNotFoundError as exc:
-            if exc.name is not None and source.startswith(exc.name):
+            if exc.name is not None and (source == exc.name
+                                         or source.startswith(exc.name + ".")):
                 raise ValueError(f"--checks: no file and no importable module {source!r} "
                                  f"({exc})") from None
             _import_failed(res, exc)

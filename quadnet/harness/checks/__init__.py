@@ -71,7 +71,7 @@ def run_check(name: str, ctx: CheckContext | None = None) -> CheckResult:
     Parameters
     ----------
     name : str
-        A name of :func:`available` (a built-in check, or one loaded with
+        A name of :func:`quadnet.harness.available_checks` (a built-in check, or one loaded with
         ``quadnet.harness.load_checks``).
     ctx : CheckContext, optional
         Seed, mode and figure directory (default ``CheckContext()``: seed 0, full mode, no

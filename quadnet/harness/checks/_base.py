@@ -472,7 +472,7 @@ def figure(stem: str):
 
     The data is the JSON form stored in the report, so a saved report redraws the figure
     (``quadnet figures --from report.json``) with the same bytes as ``quadnet verify``.
-    The drawer runs under :data:`STYLE` with the :data:`OKABE_ITO` colour cycle; a check
+    The drawer runs under ``STYLE`` with the Okabe & Ito (2008) colour cycle; a check
     calls it through :meth:`CheckContext.draw`, never directly.
 
     Parameters
