@@ -5,11 +5,9 @@ One RFM iteration needs, at the current feature matrix ``M``, the coefficients
 ``A = (K + λI)⁻¹ Y`` (``n × c``), the training predictions ``K A``, the FACT matrix and (NFA)
 the AGOP. The closed forms of the last two (``quadnet.features.kernels``) are sums over the
 rows of the ``n × n`` matrices ``α`` and ``K``, so both solvers compute them from row blocks
-recomputed on the fly (:class:`quadnet.features.kernels.FeatureSums`), at ``O(n²d)`` per pass,
-small against the solve.
+recomputed on the fly (``quadnet.features.kernels.FeatureSums``), at ``O(n²d)`` per pass,
+small against the solve. The three solvers:
 
-Solvers
--------
 ``"direct"``
     The kernel matrix is built in place, in column blocks, in one Fortran-ordered float64
     ``n × n`` array; the ridge goes on its diagonal and LAPACK ``dpotrf`` factors it in place
@@ -38,7 +36,7 @@ Solvers
       relative per entry, times ``‖K‖‖a‖/‖y‖``). So it runs inside mixed-precision iterative
       refinement (Carson & Higham 2018): the exact residual ``R = Y − (K + λI)A`` is
       recomputed from float64 kernel rows (one ``O(n²d)`` pass), the correction
-      ``(K₃₂ + λI)E = R`` is solved by PCG down to :data:`FLOAT32_FLOOR`, ``A ← A + E``, until
+      ``(K₃₂ + λI)E = R`` is solved by PCG down to ``FLOAT32_FLOOR``, ``A ← A + E``, until
       the exact residual is ``≤ tol`` (default ``10⁻⁸``: one or two refinements). Measured
       at ``n = 2,000`` (same data): exact residual ``8·10⁻⁹``, test predictions within
       ``8·10⁻⁹`` of the float64 direct solve (``docs/rfm.md``, "Kernel solvers").
@@ -256,7 +254,7 @@ def kernel_memory_estimate(n: int, d: int, c: int, solver: str = "direct", *,
     storage : {"float32", "recompute"}, default "float32"
         Kernel storage of the iterative solver.
     rank : int, optional
-        RPCholesky rank (default :data:`DEFAULT_RANK`, capped at ``n``).
+        RPCholesky rank (default ``DEFAULT_RANK``, capped at ``n``).
     agop : bool, default False
         Whether the iteration also forms the AGOP (NFA updates).
 
