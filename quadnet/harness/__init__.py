@@ -2,7 +2,8 @@
 
 Nothing in the mathematical subpackages imports from here. ``quadnet verify`` runs the
 checks of ``quadnet.harness.checks``; ``quadnet sweep`` runs the sweeps registered in
-:mod:`quadnet.harness.cells` through :func:`run_sweep`, locally or on Dask.
+:mod:`quadnet.harness.cells` through :func:`run_sweep`, locally or on Dask;
+:func:`draw_figure` redraws any figure of a saved report, at any size and style.
 """
 
 # ruff: noqa: I001  (one re-export per line, grouped by module in theory order)
@@ -19,6 +20,10 @@ from quadnet.harness.sweeps import (
     sweep_cells as sweep_cells,
 )
 from quadnet.harness import cells as cells  # registers the built-in sweeps
+from quadnet.harness.figures import (
+    draw_figure as draw_figure,
+    figure_names as figure_names,
+)
 from quadnet.harness.cells import (
     phase_transition_cell as phase_transition_cell,
     quotient_gd_cell as quotient_gd_cell,
@@ -33,6 +38,8 @@ __all__ = [
     "SweepReport",
     "available_sweeps",
     "cells",
+    "draw_figure",
+    "figure_names",
     "get_sweep",
     "phase_transition_cell",
     "quotient_gd_cell",
