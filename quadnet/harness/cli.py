@@ -662,7 +662,8 @@ def cmd_verify(args) -> int:
                               figures_dir=Path(figures) if figures else None,
                               show_progress=show,
                               progress_lines=not show and not args.no_progress)
-    print(f"[quadnet] verify: {len(todo)} checks in {mode} mode, seed {args.seed}; figures "
+    print(f"[quadnet] verify: {len(todo)} check{'' if len(todo) == 1 else 's'}"
+          f"{f' (of {len(wanted)})' if kept else ''} in {mode} mode, seed {args.seed}; figures "
           f"{'into ' + figures + '/' if figures else 'not drawn'}"
           f"{'; report saved after each check in ' + out_json if out_json else ''}",
           file=sys.stderr, flush=True)

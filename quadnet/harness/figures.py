@@ -166,7 +166,7 @@ def draw_figure(name: str, report, *, width: float | None = None,
     -------
     matplotlib.figure.Figure or list of str
         The figure (``out=None``; close it with ``matplotlib.pyplot.close``), else the paths
-        written.
+        written, in the order png, pdf, svg.
 
     Raises
     ------
@@ -185,7 +185,7 @@ def draw_figure(name: str, report, *, width: float | None = None,
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     paths = draw_figure("selection_eta", report, width=6.0, out=tmp)
     ...     [p.rsplit("/", 1)[-1] for p in paths]
-    ['selection_eta.pdf', 'selection_eta.png']
+    ['selection_eta.png', 'selection_eta.pdf']
     """
     drawers = _drawers()
     if not isinstance(name, str):
