@@ -806,19 +806,26 @@ def cmd_figures(args) -> int:
                               show_progress=show, figure_options=opts,
                               progress_lines=not show and not args.no_progress)
     failed, written = [], []
-    with _stop_on_sigterm():
-        for name in wanted:
-            print(f"[quadnet] recomputing check {name!r} ({mode}) for its figures ...",
-                  file=sys.stderr, flush=True)
-            with ctx.activity(name):
-                res = _run_one(checks, name, ctx)
-            written += res.figures
-            if res.status == "FAIL":
-                failed.append(name)
-            for f in res.figures:
-                print(f)
-            for stem, note in res.figure_notes.items():
-                print(f"[quadnet] figure {stem}: {note}", file=sys.stderr)
+    try:
+        with _stop_on_sigterm():
+            for name in wanted:
+                print(f"[quadnet] recomputing check {name!r} ({mode}) for its figures ...",
+                      file=sys.stderr, flush=True)
+                with ctx.activity(name):
+                    res = _run_one(checks, name, ctx)
+                written += res.figures
+                if res.status == "FAIL":
+                    failed.append(name)
+                for f in res.figures:
+                    print(f)
+                for stem, note in res.figure_notes.items():
+                    print(f"[quadnet] figure {stem}: {note}", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        signum = getattr(exc, "signum", signal.SIGINT)
+        print(f"\nquadnet figures: stopped by {signal.Signals(signum).name}; the "
+              f"{len(written)} figure files written so far are kept in {out}/",
+              file=sys.stderr, flush=True)
+        return 128 + int(signum)
     print(f"{len(written)} figure files written in {out}/", file=sys.stderr)
     if ctx.figure_errors:
         return EXIT_FAIL
