@@ -16,7 +16,8 @@ calligraphic letters, sub- and superscripts; any other command loses its backsla
 
 It also gives the search results their text snippets when the site is opened from the disk
 (``file://``), where a browser may refuse the page fetches Sphinx's search cuts snippets
-from: ``_static/quadnet_search_text.js`` (loaded by the search page only) answers them.
+from: ``_static/quadnet_search_text.js`` (loaded by the search page only) answers them, on
+any host, with the text of each page (its formulas in Unicode, like the titles).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ _CAL = {"A": "𝒜", "B": "ℬ", "C": "𝒞", "D": "𝒟", "E": "ℰ", "F": "ℱ
 _SUP = dict(zip("0123456789+-=()nirT", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁿⁱʳᵀ"))
 _SUB = dict(zip("0123456789+-=()aehijklmnoprstuvx", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ"))
 _MATH = re.compile(r"\\\((.+?)\\\)|\\\[(.+?)\\\]|\$\$(.+?)\$\$|\$(.+?)\$", re.S)
+_MATH_NO_DOLLARS = re.compile(r"\\\((.+?)\\\)|\\\[(.+?)\\\]", re.S)
 
 
 def _group(s: str, i: int) -> tuple[str, int]:
@@ -114,7 +116,7 @@ def _math(s: str) -> str:
     return re.sub(r"\s+", " ", "".join(out)).strip()
 
 
-def tex_to_text(title: str) -> str:
+def tex_to_text(title: str, *, dollars: bool = True) -> str:
     """``title`` with every formula (``$...$``, ``\\(...\\)``, ``\\[...\\]``) as Unicode text.
 
     >>> tex_to_text(r"barycentres of \\(\\mathcal{M}_r^+\\)")
@@ -124,7 +126,8 @@ def tex_to_text(title: str) -> str:
     >>> tex_to_text(r"How quadnet measures a rate to $10^{-8}$")
     'How quadnet measures a rate to 10⁻⁸'
     """
-    return _MATH.sub(lambda m: _math(next(g for g in m.groups() if g is not None)), title)
+    pattern = _MATH if dollars else _MATH_NO_DOLLARS  # page text: a "$" may be a prompt
+    return pattern.sub(lambda m: _math(next(g for g in m.groups() if g is not None)), title)
 
 
 def _plain(node) -> str:
@@ -205,10 +208,10 @@ def _search_index(app, exception) -> None:
 SEARCH_TEXT = "quadnet_search_text.js"
 
 #: Sphinx's search fetches each result page to cut a snippet around the words searched for.
-#: A site opened from the disk (``file://``) may not fetch, so its snippets would be empty:
-#: there the fetch of a page is answered from this table of page texts.
+#: A site opened from the disk (``file://``) may not fetch, so its snippets would be empty,
+#: and a fetched page's formulas are TeX source: the fetch of a page is answered from this
+#: table of page texts instead (formulas in Unicode), wherever the site is opened.
 _SEARCH_JS = """(() => {
-  if (window.location.protocol !== "file:") return;
   const texts = %s;
   const realFetch = window.fetch.bind(window);
   window.fetch = (url, options) => {
@@ -227,26 +230,30 @@ _SEARCH_JS = """(() => {
 
 
 class _MainText(html.parser.HTMLParser):
-    """The text of the ``role="main"`` element of a page (scripts and styles left out)."""
+    """The text of the ``role="main"`` element of a page, without scripts, styles and the
+    ``#`` links of headings (what Sphinx's search keeps of a fetched page)."""
 
     def __init__(self):
         super().__init__(convert_charrefs=True)
-        self.depth, self.skip, self.parts = 0, 0, []
+        self.stack: list[bool] = []  # open elements inside main: True = text left out
+        self.parts: list[str] = []
 
     def handle_starttag(self, tag, attrs):
-        if self.depth:
-            self.depth += tag not in _VOID
-            self.skip += tag in ("script", "style")
-        elif dict(attrs).get("role") == "main":
-            self.depth = 1
+        if tag in _VOID:
+            return
+        attrs = dict(attrs)
+        if self.stack:
+            drop = tag in ("script", "style") or "headerlink" in (attrs.get("class") or "")
+            self.stack.append(drop or self.stack[-1])
+        elif attrs.get("role") == "main":
+            self.stack.append(False)
 
     def handle_endtag(self, tag):
-        if self.depth and tag not in _VOID:
-            self.depth -= 1
-            self.skip -= tag in ("script", "style") and self.skip > 0
+        if self.stack and tag not in _VOID:
+            self.stack.pop()
 
     def handle_data(self, data):
-        if self.depth and not self.skip:
+        if self.stack and not self.stack[-1]:
             self.parts.append(data)
 
 
@@ -262,7 +269,8 @@ def _search_text(app) -> None:
             continue
         parser = _MainText()
         parser.feed(page.read_text(encoding="utf-8"))
-        texts[docname] = re.sub(r"\s+", " ", "".join(parser.parts)).strip()
+        text = re.sub(r"\s+", " ", "".join(parser.parts)).strip()
+        texts[docname] = tex_to_text(text, dollars=False)
     out = Path(app.outdir) / "_static" / SEARCH_TEXT
     out.write_text(_SEARCH_JS % json.dumps(texts, ensure_ascii=False, separators=(",", ":")),
                    encoding="utf-8")
