@@ -680,13 +680,14 @@ class CheckContext:
         result.figures += paths
         return paths
 
-    def savefig(self, fig, stem: str, *, formats: Iterable[str] = ("png", "pdf"),
+    def savefig(self, fig, stem: str, *, formats: Iterable[str] | None = None,
                 exact_size: bool = False) -> list[str]:
         """Write ``fig`` as ``stem.png``, ``stem.pdf`` (and ``stem.svg``, in ``formats``)
         deterministically, each file atomically; return the paths.
 
         The files are written in the order png, pdf, svg (the PNG is drawn even when not
-        asked for), so each file has the same bytes whichever formats are asked for.
+        asked for), so each file has the same bytes whichever formats are asked for;
+        ``formats`` defaults to those of ``figure_options`` (PNG and PDF).
 
         The page is cropped to the drawing (``bbox_inches="tight"``, the committed figures)
         unless ``exact_size``: then it is exactly the figure's size (a PDF MediaBox of 72
@@ -704,6 +705,8 @@ class CheckContext:
                 "pdf": {"CreationDate": None, "ModDate": None, "Producer": None,
                         "Creator": None},
                 "svg": {"Date": None, "Creator": None}}
+        if formats is None:  # a check drawing directly: the formats asked for the run
+            formats = self.figure_options.get("formats", ("png", "pdf"))
         formats = [ext for ext in FIGURE_FORMATS if ext in set(formats)]
         try:
             out.mkdir(parents=True, exist_ok=True)
