@@ -9,7 +9,9 @@ At build time this configuration
 * writes the API reference ``api/*.rst`` from ``quadnet.__all__`` (``_ext/quadnet_apigen.py``);
 * copies ``../notebooks/*.ipynb`` to ``tutorials/`` (rendered with their stored outputs; a
   notebook committed without any output is executed);
-* serves MathJax 3 from the build itself (``_static/mathjax``), never from a CDN.
+* serves MathJax 3 from the build itself (``_static/mathjax``), never from a CDN;
+* writes the titles of the search index and of the browser tab as plain Unicode text (a
+  formula in a heading cannot be typeset there; ``_ext/quadnet_plaintitles.py``).
 
 Nothing here touches the network.
 """
@@ -50,6 +52,7 @@ extensions = [
     "sphinx.ext.viewcode",
     "quadnet_apigen",  # docs/_ext: api/*.rst from __all__
     "quadnet_tutorials",  # docs/_ext: ../notebooks/*.ipynb -> tutorials/, notebook-toctree
+    "quadnet_plaintitles",  # docs/_ext: formulas of titles as Unicode in search and <title>
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}

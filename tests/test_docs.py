@@ -298,3 +298,69 @@ def test_getting_started_tour_runs():
         for block in blocks:
             exec(compile(block, "docs/getting_started.md", "exec"), namespace)
     assert namespace["rfm"].history_["val_acc"][-1] == 1.0
+
+
+# --------------------------------------------------------------------------- search
+def _search_index(site) -> dict:
+    import json
+
+    text = (site.html / "searchindex.js").read_text(encoding="utf-8").strip()
+    assert text.startswith("Search.setIndex(") and text.endswith(")")
+    return json.loads(text[len("Search.setIndex("):-1])
+
+
+def test_search_index_titles_are_plain_text(site):
+    """Titles with a formula are typeset on their page, but the search results and the
+    browser tab show text: no TeX source there (docs/_ext/quadnet_plaintitles.py)."""
+    index = _search_index(site)
+    titles = list(index["titles"]) + list(index["alltitles"])
+    assert not [t for t in titles if "\\" in t], "raw TeX in search titles"
+    assert "Curvature, parallel transport and barycentres of ℳᵣ⁺" in index["titles"]
+    page = (site.html / "riemannian.html").read_text(encoding="utf-8")
+    title = re.search(r"<title>(.*?)</title>", page, re.S).group(1)
+    assert "\\" not in title and "ℳᵣ⁺" in title
+    assert (site.html / "_static" / "quadnet_search_text.js").is_file()
+    search_page = (site.html / "search.html").read_text(encoding="utf-8")
+    assert "quadnet_search_text.js" in search_page
+    assert "quadnet_search_text.js" not in (site.html / "index.html").read_text(encoding="utf-8")
+
+
+_SEARCH_RESULTS = r"""
+(async () => {
+  const until = Date.now() + 60000;
+  const box = () => document.getElementById("search-results");
+  while (Date.now() < until) {
+    const items = document.querySelectorAll("#search-results ul.search li");
+    const snippets = document.querySelectorAll("#search-results ul.search li p.context");
+    if (items.length && snippets.length >= Math.min(items.length, 3)) break;
+    if (box() && /did not match/.test(box().innerText)) break;
+    await new Promise(r => setTimeout(r, 200));
+  }
+  return JSON.stringify(Array.from(document.querySelectorAll("#search-results ul.search li"))
+    .map(li => ({title: (li.querySelector("a") || {}).textContent || "",
+                 snippet: (li.querySelector("p.context") || {}).textContent || ""})));
+})()
+"""
+
+
+@pytest.mark.parametrize("how", ["http", "file"])
+def test_browser_search_results_have_plain_titles_and_snippets(site, how):
+    """A search on the built site (served over HTTP, and opened from the disk as the
+    README's `python -m webbrowser` does): plain-text titles, a text snippet for results."""
+    import json
+
+    shots = _load_screenshots()
+    if shots.find_chromium() is None:
+        _skip_or_fail("chromium is not installed (Debian: apt-get install chromium)")
+    with shots.serve(site.html) as base, shots.Browser(1280, 900) as browser:
+        url = (base + "search.html" if how == "http"
+               else (site.html / "search.html").resolve().as_uri())
+        browser.open(url + "?q=barycentre")
+        results = json.loads(browser.evaluate(_SEARCH_RESULTS))
+    assert results, "the search for 'barycentre' found nothing"
+    titles = [r["title"] for r in results]
+    assert not [t for t in titles if "\\" in t], f"raw TeX in result titles: {titles}"
+    assert any("ℳᵣ⁺" in t for t in titles), titles
+    with_text = [r for r in results if r["snippet"].strip()]
+    assert len(with_text) >= min(3, len(results)), f"results without snippets: {results[:5]}"
+    assert any("barycentre" in r["snippet"].lower() for r in with_text)

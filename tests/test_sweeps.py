@@ -10,6 +10,7 @@ import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -439,3 +440,45 @@ def test_cli_custom_grid(tmp_path, capsys):
     assert main(["sweep", "quotient-gd", "--set", "d=x"]) == 2
     assert "is not a int" in capsys.readouterr().err
     assert main(["sweep", "quotient-gd", "--set", "d"]) == 2
+
+
+# ---------------------------------------------------------------------- refused before any file
+def test_missing_dask_is_refused_before_the_store_is_created(tmp_path, monkeypatch, capsys):
+    """`quadnet sweep recovery --store DIR --dask-local 2` without dask: exit 2, a message
+    with the install command, and no DIR."""
+    from quadnet.harness.cli import main
+
+    for mod in ("distributed", "dask"):
+        monkeypatch.setitem(sys.modules, mod, None)  # import fails as if not installed
+    store = tmp_path / "DIR"
+    assert main(["sweep", "recovery", "--store", str(store), "--dask-local", "2"]) == 2
+    err = capsys.readouterr().err
+    assert ("quadnet sweep: Dask backends need dask.distributed: python -m pip install "
+            "'quadnet[dask]'") in err
+    assert not store.exists()
+    with pytest.raises(ImportError, match=r"pip install 'quadnet\[dask\]'"):
+        _run(tmp_path / "api", scheduler="tcp://127.0.0.1:1")
+    assert not (tmp_path / "api").exists()
+
+
+def test_bad_store_scheduler_or_chunk_leave_nothing_behind(tmp_path, capsys):
+    from quadnet.harness.cli import main
+
+    pytest.importorskip("distributed")
+    with socket.socket() as sock:  # a port that nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with pytest.raises(ValueError, match=f"scheduler: cannot connect to 'tcp://127.0.0.1:"
+                                         f"{port}'.*nothing was created"):
+        _run(tmp_path / "s", scheduler=f"tcp://127.0.0.1:{port}")
+    with pytest.raises(ValueError, match="scheduler must be an address such as"):
+        _run(tmp_path / "s", scheduler="tcp://no-port-here")
+    with pytest.raises(ValueError, match="chunk"):
+        _run(tmp_path / "s", chunk=0)
+    assert not (tmp_path / "s").exists()
+    (tmp_path / "file").write_text("")
+    with pytest.raises(SweepStoreError, match="not writable .it cannot be created: .*file' is not a directory"):
+        _run(tmp_path / "file" / "a" / "b")
+    assert main(["sweep", "quotient-gd", "--quick", "--set", "d=x", "--store",
+                 str(tmp_path / "g")]) == 2
+    assert "d" in capsys.readouterr().err and not (tmp_path / "g").exists()

@@ -2,7 +2,8 @@
 
 Nothing in the mathematical subpackages imports from here. ``quadnet verify`` runs the
 checks of ``quadnet.harness.checks``; ``quadnet sweep`` runs the sweeps registered in
-:mod:`quadnet.harness.cells` through :func:`run_sweep`, locally or on Dask.
+:mod:`quadnet.harness.cells` through :func:`run_sweep`, locally or on Dask;
+:func:`draw_figure` redraws any figure of a saved report, at any size and style.
 
 The same machinery verifies claims of your own, with no edit of quadnet: a check is
 ``run(ctx: CheckContext) -> CheckResult`` registered with :func:`register` in any file or
@@ -51,6 +52,10 @@ from quadnet.harness.sweeps import (
     sweep_cells as sweep_cells,
 )
 from quadnet.harness import cells as cells  # registers the built-in sweeps
+from quadnet.harness.figures import (
+    draw_figure as draw_figure,
+    figure_names as figure_names,
+)
 from quadnet.harness.cells import (
     phase_transition_cell as phase_transition_cell,
     quotient_gd_cell as quotient_gd_cell,
@@ -72,7 +77,9 @@ __all__ = [
     "cells",
     "compare",
     "discovery",
+    "draw_figure",
     "figure",
+    "figure_names",
     "get_sweep",
     "load_checks",
     "load_entry_points",

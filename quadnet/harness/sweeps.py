@@ -454,9 +454,8 @@ def _run_dask(sweep: Sweep, chunks: list[Chunk], *, n_local: int | None,
               address: str | None) -> Backend:
     try:
         from distributed import Client, LocalCluster, as_completed
-    except ImportError:  # pragma: no cover - dask is an optional dependency
-        raise ImportError("Dask backends need dask.distributed: pip install 'quadnet[dask]'") \
-            from None
+    except ImportError:  # pragma: no cover - checked by run_sweep before the store exists
+        raise ImportError(_DASK_HELP) from None
     import logging
 
     with contextlib.ExitStack() as stack:
@@ -557,6 +556,64 @@ def _manifest(sweep: Sweep, quick: bool, seed: int, cells: list[dict],
             "quadnet_version": __version__}
 
 
+_DASK_HELP = "Dask backends need dask.distributed: python -m pip install 'quadnet[dask]'"
+
+
+def _require_dask() -> None:
+    """Raise ImportError (with the install command) unless dask.distributed imports."""
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        raise ImportError(_DASK_HELP) from None
+
+
+def _probe_scheduler(address: str) -> None:
+    """A ``tcp://host:port`` scheduler that accepts no connection is refused (ValueError)
+    before anything is created; other schemes are left to the Dask client."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(address if "://" in address else f"tcp://{address}")
+    if parts.scheme != "tcp":
+        return
+    try:
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        host = port = None
+    if not host or not port:
+        raise ValueError(f"scheduler must be an address such as 'tcp://host:8786', got "
+                         f"{address!r}")
+    try:
+        socket.create_connection((host, port), timeout=10).close()
+    except OSError as exc:
+        raise ValueError(f"scheduler: cannot connect to {address!r} "
+                         f"({exc.strerror or exc}); nothing was created") from None
+
+
+def check_store_path(store) -> None:
+    """Refuse (:class:`SweepStoreError`) a store that could not be created or written,
+    without creating anything: the path, or its nearest existing parent, must be a
+    writable directory."""
+    if not isinstance(store, (str, os.PathLike)):
+        raise TypeError(f"store must be a path (str or os.PathLike), got {type(store).__name__}")
+    path = Path(store)
+    probe = path
+    while not probe.exists():
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    if not probe.is_dir():
+        if probe == path:
+            raise SweepStoreError(f"store {str(path)!r} exists and is not a directory")
+        raise SweepStoreError(f"store {str(path)!r} is not writable (it cannot be created: "
+                              f"{str(probe)!r} is not a directory); choose a directory you "
+                              "can write to with --store")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise SweepStoreError(f"store {str(path)!r} is not writable ({str(probe)!r}: "
+                              "permission denied); choose a directory you can write to with "
+                              "--store")
+
+
 def run_sweep(name: str | Sweep, store, *, quick: bool = False, seed: int = 0, workers: int = 1,
               dask_local: int | None = None, scheduler: str | None = None,
               chunk: int | None = None, progress: bool = True,
@@ -565,7 +622,10 @@ def run_sweep(name: str | Sweep, store, *, quick: bool = False, seed: int = 0, w
     """Run (or resume) the sweep ``name`` (a registered name or a :class:`Sweep`) into the
     directory ``store``; return a report.
 
-    Cells already in the store are skipped; the others run on ``workers`` local processes
+    Every argument, the backend's dependencies (dask.distributed for ``dask_local`` or
+    ``scheduler``; a ``tcp://`` scheduler must accept a connection) and the store path are
+    checked before anything is created, so a refused run leaves no store behind. Cells
+    already in the store are skipped; the others run on ``workers`` local processes
     (``workers=0``: serially in this process, e.g. for debugging), on a local Dask cluster
     of ``dask_local`` workers, or on the Dask ``scheduler`` at that
     address (give at most one of ``dask_local``/``scheduler``). ``chunk`` cells go into one
@@ -602,7 +662,15 @@ def run_sweep(name: str | Sweep, store, *, quick: bool = False, seed: int = 0, w
     if scheduler is not None and (not isinstance(scheduler, str) or not scheduler):
         raise ValueError(f"scheduler must be an address such as 'tcp://host:8786', "
                          f"got {scheduler!r}")
+    if chunk is not None:
+        chunk = as_int(chunk, "chunk", minimum=1)
     cells = sweep_cells(sweep, quick=quick, seed=seed, grid=grid)
+    # everything is checked before the store is touched: a refused run leaves nothing behind
+    if dask_local is not None or scheduler is not None:
+        _require_dask()
+    if scheduler is not None:
+        _probe_scheduler(scheduler)
+    check_store_path(store)
     st = Store.open(store, _manifest(sweep, quick, seed, cells, grid))
     done = st.finished(cells)
     todo = [(i, c) for i, c in enumerate(cells) if i not in done]
@@ -610,7 +678,7 @@ def run_sweep(name: str | Sweep, store, *, quick: bool = False, seed: int = 0, w
     n_par = dask_local or (workers if scheduler is None else 8)
     if chunk is None:
         chunk = auto_chunk(len(todo), n_par) if workers or dask_local or scheduler else 1
-    chunks = _chunks(todo, as_int(chunk, "chunk", minimum=1))
+    chunks = _chunks(todo, chunk)
     if scheduler is not None:
         backend, runner = f"dask scheduler {scheduler}", \
             (lambda: _run_dask(sweep, chunks, n_local=None, address=scheduler))

@@ -29,12 +29,15 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import io
 import json
 import math
 import os
 import sys
+import threading
+import time
 import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,9 +46,11 @@ import numpy as np
 
 __all__ = [
     "FIGURES",
+    "FIGURE_FORMATS",
     "KINDS",
     "REGISTRY",
     "STATUSES",
+    "STYLES",
     "CheckContext",
     "CheckError",
     "CheckResult",
@@ -56,6 +61,7 @@ __all__ = [
     "origin_label",
     "register",
     "rel_diff",
+    "render_figure",
 ]
 
 #: The statuses of a row (see the module docstring).
@@ -535,14 +541,225 @@ def floor_note(ax, floor: float, *, what: str = "exact zeros") -> None:
                 fontsize=5.5, color="0.35")
 
 
+#: Matplotlib settings of the ``slides`` style: the :data:`STYLE` of the paper figures with
+#: fonts, lines and markers about twice as large, for a figure shown on a 16:9 slide.
+SLIDES_STYLE = {
+    **STYLE,
+    "font.size": 14.0, "axes.titlesize": 14.0, "axes.labelsize": 14.0, "xtick.labelsize": 12.0,
+    "ytick.labelsize": 12.0, "legend.fontsize": 12.0, "lines.linewidth": 2.0,
+    "lines.markersize": 6.0, "axes.linewidth": 1.0, "xtick.major.width": 1.0,
+    "ytick.major.width": 1.0, "xtick.major.size": 5.0, "ytick.major.size": 5.0,
+}
+#: The figure styles: ``paper`` (single-column figures, the committed ones) and ``slides``.
+STYLES = {"paper": STYLE, "slides": SLIDES_STYLE}
+#: Size in inches of a ``slides`` figure when no size is asked for: a 16:9 page, made taller
+#: (1.5 times the paper height) for figures of stacked panels.
+SLIDES_SIZE = (10.0, 5.625)
+#: The file formats a figure can be written in.
+FIGURE_FORMATS = ("png", "pdf", "svg")
+
+
+def _scale_small_text(fig, factor: float) -> None:
+    """Enlarge the texts a drawer sized explicitly below the paper font size (annotations,
+    notes) by ``factor``, as the ``slides`` style enlarges the others."""
+    from matplotlib.text import Text
+
+    for text in fig.findobj(Text):
+        if text.get_text() and text.get_fontsize() < STYLE["xtick.labelsize"]:
+            text.set_fontsize(text.get_fontsize() * factor)
+
+
+def render_figure(stem: str, data: dict, *, width: float | None = None,
+                  height: float | None = None, style: str = "paper"):
+    """Draw figure ``stem`` from its stored ``data`` and return the matplotlib Figure.
+
+    With the defaults (``paper`` style, no size) this is exactly the figure ``quadnet
+    verify`` writes. A ``width`` or ``height`` (inches) resizes the figure and it is laid out
+    again at that size (only one given: the other keeps the figure's aspect ratio); the
+    files written with ``exact_size=True`` (:meth:`CheckContext.savefig`) are then exactly
+    that big. ``style="slides"`` uses :data:`SLIDES_STYLE` (and enlarges the small
+    annotations as much) and, without a size, :data:`SLIDES_SIZE`: 10 in wide, 5.625 in
+    high (16:9) or 1.5 times the paper height if that is more. Arguments are checked by
+    :func:`quadnet.harness.draw_figure`.
+    """
+    if style == "paper" and width is None and height is None:
+        return FIGURES[stem](data)
+    import matplotlib.pyplot as plt
+    from cycler import cycler
+
+    draw = getattr(FIGURES[stem], "__wrapped__", FIGURES[stem])
+    with plt.rc_context({**STYLES[style], "axes.prop_cycle": cycler(color=list(OKABE_ITO))}):
+        fig = draw(data)
+        w0, h0 = fig.get_size_inches()
+        if style == "slides":
+            _scale_small_text(fig, SLIDES_STYLE["font.size"] / STYLE["font.size"])
+            if width is None and height is None:  # 16:9, or taller for stacked panels
+                width, height = SLIDES_SIZE[0], max(SLIDES_SIZE[1], 1.5 * h0)
+        if width is None:
+            width = w0 * height / h0
+        if height is None:
+            height = h0 * width / w0
+        fig.set_size_inches(width, height)
+        if fig.get_layout_engine() is None:  # drawn with tight_layout: lay it out again
+            fig.tight_layout()
+    return fig
+
+
+#: Plain progress lines (:meth:`CheckContext.progress` without a terminal) are written at
+#: most, and while work goes on at least, every this many seconds.
+PROGRESS_INTERVAL = 60.0
+
+_ACTIVE: list[_Frame] = []  # the loops reporting progress, outermost first
+_LOCK = threading.RLock()
+_STATE = {"last": -math.inf, "thread": None}
+
+
+@dataclass
+class _Frame:
+    desc: str
+    total: int | None
+    unit: str
+    is_check: bool = False
+    check: str = ""
+    n: int = 0
+    t0: float = field(default_factory=time.monotonic)
+
+    def text(self, now: float) -> str:
+        if self.is_check:
+            return ""
+        unit = f" {self.unit}" if self.unit else ""
+        out = f"{self.desc} {self.n}/{self.total}{unit}" if self.total is not None else \
+            f"{self.desc} {self.n}{unit}"
+        if self.total and 0 < self.n < self.total:
+            out += f", ETA {_duration((now - self.t0) / self.n * (self.total - self.n))}"
+        return out.strip()
+
+
+def _duration(seconds: float) -> str:
+    """``40 s``, ``4 min``, ``1.5 h``: a duration as a person reads it."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def _status(now: float, final: _Frame | None = None) -> str:
+    """One line for the whole stack of active loops (``check: outer 3/10, ETA 2 min; inner
+    5/20``), or the final line of the outermost loop ``final``."""
+    frames = list(_ACTIVE)
+    check = next((f.desc for f in frames if f.is_check), "")
+    check = check or next((f.check for f in frames if f.check), "")
+    if final is not None:
+        unit = f" {final.unit}" if final.unit else ""
+        body = f"{final.desc} {final.n}{'/' + str(final.total) if final.total is not None else ''}" \
+               f"{unit} done in {_duration(now - final.t0)}".strip()
+    else:
+        parts = [f.text(now) for f in frames if not f.is_check]
+        body = "; ".join(p for p in parts if p)
+        if not body:
+            top = next(f for f in frames if f.is_check)
+            body = f"running, {_duration(now - top.t0)} so far"
+    return f"[quadnet] {check}: {body}" if check else f"[quadnet] {body}"
+
+
+def _emit(line: str) -> None:
+    with _LOCK:
+        print(line, file=sys.stderr, flush=True)
+        _STATE["last"] = time.monotonic()
+
+
+def _heartbeat(stop: threading.Event) -> None:
+    """Write the status line whenever none was written for :data:`PROGRESS_INTERVAL`
+    seconds (a step of a loop, or a check without loops, that takes long)."""
+    while not stop.wait(max(min(PROGRESS_INTERVAL / 4, 5.0), 0.01)):
+        with _LOCK:
+            if not _ACTIVE:
+                return
+            now = time.monotonic()
+            if PROGRESS_INTERVAL > 0 and now - _STATE["last"] >= PROGRESS_INTERVAL:
+                _emit(_status(now))
+
+
+def _push(frame: _Frame) -> None:
+    with _LOCK:
+        _ACTIVE.append(frame)
+        if _STATE["thread"] is None:
+            stop = threading.Event()
+            thread = threading.Thread(target=_heartbeat, args=(stop,), daemon=True,
+                                      name="quadnet-progress")
+            _STATE["thread"] = (thread, stop)
+            _STATE["last"] = time.monotonic()
+            thread.start()
+
+
+def _pop(frame: _Frame) -> None:
+    with _LOCK:
+        if frame in _ACTIVE:
+            _ACTIVE.remove(frame)
+        if not _ACTIVE and _STATE["thread"] is not None:
+            thread, stop = _STATE["thread"]
+            _STATE["thread"] = None
+            stop.set()
+
+
+def _bar_progress(iterable: Iterable, desc: str, total: int | None, unit: str) -> Iterator:
+    """Iterate ``iterable`` under a tqdm bar one line below the bar of the enclosing loop."""
+    from tqdm.auto import tqdm
+
+    with _LOCK:
+        _STATE["bars"] = depth = _STATE.get("bars", 0) + 1
+    try:
+        with tqdm(iterable, desc=desc, total=total, leave=False, position=depth,
+                  dynamic_ncols=True, unit=unit or "it") as bar:
+            yield from bar
+    finally:
+        with _LOCK:
+            _STATE["bars"] = depth - 1
+
+
+def _line_progress(iterable: Iterable, check: str, desc: str, total: int | None,
+                   unit: str) -> Iterator:
+    """Iterate ``iterable`` and write plain progress lines (see :meth:`CheckContext.progress`)."""
+    if total is None:
+        try:
+            total = len(iterable)  # type: ignore[arg-type]
+        except TypeError:
+            total = None
+    frame = _Frame(desc, total, unit, check=check)
+    outermost = not any(not f.is_check for f in _ACTIVE)
+    _push(frame)
+    it = iter(iterable)
+    try:
+        if outermost:
+            _emit(_status(time.monotonic()))
+        for item in it:
+            yield item
+            frame.n += 1
+            now = time.monotonic()
+            if now - _STATE["last"] >= PROGRESS_INTERVAL:
+                _emit(_status(now))
+        if outermost:
+            _emit(_status(time.monotonic(), final=frame))
+    finally:
+        _pop(frame)
+        close = getattr(it, "close", None)
+        if close is not None:  # e.g. Executor.map: cancels the work not started yet
+            close()
+
+
 @dataclass
 class CheckContext:
     """Everything a check may depend on besides its own code.
 
-    ``quick`` selects the small configuration (each check in about 20 s on two cores);
-    otherwise the paper-scale one runs. ``figures_dir`` is where figures go (``None``: none
-    are drawn, but their data is still stored in the result).
-
+    ``quick`` selects the small configuration; otherwise the paper-scale one runs.
+    ``figures_dir`` is where figures go (``None``: none are drawn, but their data is still
+    stored in the result). ``show_progress`` draws tqdm bars on stderr; ``progress_lines``
+    writes plain, time-throttled progress lines instead (for a stderr that is not a
+    terminal: a log file, a batch job); ``name`` is the check being run (set by
+    :meth:`activity`). ``figure_options`` (``width``, ``height``, ``style``, ``formats``;
+    see :func:`quadnet.harness.draw_figure`) changes how figures are drawn; without it they
+    are the committed paper figures, PNG and PDF.
     Parameters
     ----------
     seed : int, optional
@@ -556,6 +773,12 @@ class CheckContext:
         Show the bars of :meth:`progress`.
     figure_errors : list of str, optional
         Filled with the figures that could not be drawn or written.
+    progress_lines : bool, optional
+        Plain, time-throttled progress lines on stderr instead of bars.
+    name : str, optional
+        The check being run (set by :meth:`activity`).
+    figure_options : dict, optional
+        ``width``, ``height``, ``style``, ``formats`` for the figures drawn.
 
     Examples
     --------
@@ -572,6 +795,9 @@ class CheckContext:
     figures_dir: Path | None = None
     show_progress: bool = False
     figure_errors: list[str] = field(default_factory=list)
+    progress_lines: bool = False
+    name: str = ""
+    figure_options: dict[str, Any] = field(default_factory=dict)
 
     def rng(self, *keys: int | str) -> np.random.Generator:
         """A generator determined by the run seed and ``keys`` (strings hashed stably).
@@ -599,32 +825,46 @@ class CheckContext:
             ints.append(zlib.crc32(k.encode()) if isinstance(k, str) else int(k))
         return np.random.default_rng(ints)
 
-    def progress(self, iterable: Iterable, desc: str = "", total: int | None = None) -> Iterable:
-        """``iterable`` wrapped in a tqdm bar (on stderr) when progress is switched on.
+    def progress(self, iterable: Iterable, desc: str = "", total: int | None = None, *,
+                 unit: str = "") -> Iterable:
+        """``iterable``, reporting its progress on stderr when progress is switched on.
 
-        Parameters
-        ----------
-        iterable : iterable
-            What the check loops over.
-        desc : str, optional
-            The bar's label.
-        total : int, optional
-            The length, when ``iterable`` has none.
-
-        Returns
-        -------
-        iterable
-            The same items, in the same order.
+        With ``show_progress`` a tqdm bar is drawn (nested calls get their own line). With
+        ``progress_lines`` (stderr is not a terminal) plain lines are written instead: one
+        when the outermost loop starts, then at most every :data:`PROGRESS_INTERVAL`
+        seconds (also while one step takes long) and one when the outermost loop ends, e.g.
+        ``recovery: phase transition 830/1760 cells, ETA 4 min``. Nested calls (a loop
+        inside a loop) extend the line of the outer one. Otherwise ``iterable`` is returned
+        as it is.
 
         Examples
         --------
-        >>> list(CheckContext().progress("abc", desc="letters"))
-        ['a', 'b', 'c']
+        >>> ctx = CheckContext()
+        >>> sum(ctx.progress(range(4), desc="demo"))
+        6
         """
-        from tqdm.auto import tqdm
+        if self.show_progress:
+            return _bar_progress(iterable, desc, total, unit)
+        if self.progress_lines:
+            return _line_progress(iterable, self.name, desc, total, unit)
+        return iterable
 
-        return tqdm(iterable, desc=desc, total=total, disable=not self.show_progress,
-                    leave=False, position=1, dynamic_ncols=True)
+    @contextlib.contextmanager
+    def activity(self, name: str):
+        """Run the block as check ``name``: the progress lines it writes (see
+        :meth:`progress`) start with ``name``, and with ``progress_lines`` a line such as
+        ``recovery: running, 3.0 min so far`` is written at least every
+        :data:`PROGRESS_INTERVAL` seconds even when the check reports no progress itself."""
+        previous, self.name = self.name, name
+        frame = _Frame(name, None, "", is_check=True) if self.progress_lines else None
+        try:
+            if frame is not None:
+                _push(frame)
+            yield self
+        finally:
+            if frame is not None:
+                _pop(frame)
+            self.name = previous
 
     def draw(self, result: CheckResult, stem: str, data: dict, *,
              skip_reason: str | None = None) -> list[str]:
@@ -667,29 +907,39 @@ class CheckContext:
         result.figure_data[stem] = plain
         if self.figures_dir is None:
             return []
+        opts = self.figure_options
         try:
-            fig = FIGURES[stem](plain)
+            fig = render_figure(stem, plain, width=opts.get("width"), height=opts.get("height"),
+                                style=opts.get("style", "paper"))
         except Exception as exc:  # noqa: BLE001 - a figure never discards the results
             msg = f"figure {stem!r} could not be drawn: {type(exc).__name__}: {exc}"
             self.figure_errors.append(msg)
             result.figure_notes[stem] = msg
             print(f"[quadnet] {msg}", file=sys.stderr, flush=True)
             return []
-        paths = self.savefig(fig, stem)
+        sized = opts.get("width") is not None or opts.get("height") is not None or \
+            opts.get("style", "paper") != "paper"
+        paths = self.savefig(fig, stem, formats=opts.get("formats", ("png", "pdf")),
+                             exact_size=sized)
         if not paths:
             result.figure_notes[stem] = self.figure_errors[-1] if self.figure_errors else \
                 "not written"
         result.figures += paths
         return paths
 
-    def savefig(self, fig, stem: str) -> list[str]:
-        """Write ``fig`` as ``stem.png`` and ``stem.pdf`` deterministically; return the paths.
+    def savefig(self, fig, stem: str, *, formats: Iterable[str] | None = None,
+                exact_size: bool = False) -> list[str]:
+        """Write ``fig`` as ``stem.png``, ``stem.pdf`` (and ``stem.svg``, in ``formats``)
+        deterministically, each file atomically; return the paths.
 
-        A write that fails is reported (stderr and ``figure_errors``) and gives ``[]``. The
-        files carry no time stamp or software version, so the same figure gives the same bytes.
-        :meth:`draw` calls it; call it yourself only for a figure that is not redrawn from a
-        report.
+        The files are written in the order png, pdf, svg (the PNG is drawn even when not
+        asked for), so each file has the same bytes whichever formats are asked for;
+        ``formats`` defaults to those of ``figure_options`` (PNG and PDF).
 
+        The page is cropped to the drawing (``bbox_inches="tight"``, the committed figures)
+        unless ``exact_size``: then it is exactly the figure's size (a PDF MediaBox of 72
+        points per inch). A write that fails is reported (stderr and ``figure_errors``) and
+        gives ``[]``.
         Parameters
         ----------
         fig : matplotlib.figure.Figure
@@ -700,7 +950,7 @@ class CheckContext:
         Returns
         -------
         list of str
-            The two paths, or ``[]`` (no ``figures_dir``, or the write failed).
+            The paths written, or ``[]`` (no ``figures_dir``, or the write failed).
 
         Examples
         --------
@@ -715,14 +965,28 @@ class CheckContext:
             return []
         out = Path(self.figures_dir)
         paths = []
+        meta = {"png": {"Software": None},
+                "pdf": {"CreationDate": None, "ModDate": None, "Producer": None,
+                        "Creator": None},
+                "svg": {"Date": None, "Creator": None}}
+        if formats is None:  # a check drawing directly: the formats asked for the run
+            formats = self.figure_options.get("formats", ("png", "pdf"))
+        formats = [ext for ext in FIGURE_FORMATS if ext in set(formats)]
         try:
             out.mkdir(parents=True, exist_ok=True)
-            for ext, meta in (("png", {"Software": None}),
-                              ("pdf", {"CreationDate": None, "ModDate": None, "Producer": None,
-                                       "Creator": None})):
+            if formats and formats[0] != "png":
+                # the PNG is drawn first whatever is asked for: a layout engine settles on
+                # the first draw, so every file has the bytes it has next to the PNG
+                fig.savefig(io.BytesIO(), format="png", metadata=meta["png"], dpi=150,
+                            bbox_inches=None if exact_size else "tight")
+            for ext in formats:
                 path = out / f"{stem}.{ext}"
                 tmp = out / f".{stem}.{os.getpid()}.tmp.{ext}"
-                fig.savefig(tmp, format=ext, metadata=meta, dpi=150, bbox_inches="tight")
+                stable = plt.rc_context({"svg.hashsalt": "quadnet"}) if ext == "svg" else \
+                    contextlib.nullcontext()  # SVG element ids from a fixed salt
+                with stable:
+                    fig.savefig(tmp, format=ext, metadata=meta[ext], dpi=150,
+                                bbox_inches=None if exact_size else "tight")
                 os.replace(tmp, path)
                 paths.append(str(path))
         except Exception as exc:  # noqa: BLE001 - a figure never discards the results
