@@ -140,6 +140,8 @@ nitpick_ignore_regex = [
      r"Callable|Iterable|Iterator|Sequence|Mapping|MutableMapping|Any|Literal|Optional|Union|"
      r"Path|PathLike|Self|TypeAlias|Protocol|Manifold|Problem|Axes|Figure|SeedSequence|"
      r"BitGenerator|LinearOperator|spmatrix|sparray|Client|Future)"),
+    # a dataclass field typed ``dict[str, Any]`` is split at the comma in its signature
+    (r"py:class", r"dict\[str"),
     # private names (``_helper``, ``quadnet._validation.vec``) have no page by design
     (r"py:.*", r"(.*\.)?_[A-Za-z0-9][^.]*(\..*)?"),
     # builtins written as types (``int``, ``float``, ``None``, ...)

@@ -10,7 +10,7 @@ r"""Exact factor dynamics (quadnet theory §2).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import FrozenInstanceError, dataclass, field
 
 import math
 
@@ -19,8 +19,25 @@ import scipy.linalg
 from scipy.integrate import solve_ivp
 
 from quadnet._linalg import psd_eigh, sym
-from quadnet._validation import as_array, as_factor, as_int, as_matrix, as_positive, as_symmetric
-from quadnet.losses import Loss, as_loss
+from quadnet._validation import (
+    Array,
+    Converted,
+    Factor,
+    Integer,
+    Optional,
+    Options,
+    Real,
+    Symmetric,
+    TimeGrid,
+    as_array,
+    as_factor,
+    as_int,
+    as_matrix,
+    as_positive,
+    as_symmetric,
+    validate_params,
+)
+from quadnet.losses import LOSS, Loss, as_loss
 
 from quadnet.exceptions import DivergenceError
 
@@ -65,6 +82,12 @@ class Trajectory:
     def __len__(self) -> int:
         return len(self.t)
 
+    def __setattr__(self, name, value):
+        # frozen once built: a field is set once (subclasses may add their own attributes)
+        if name in type(self).__dataclass_fields__ and name in self.__dict__:
+            raise FrozenInstanceError(f"cannot assign to field {name!r} of a Trajectory")
+        object.__setattr__(self, name, value)
+
 
 _check_loss = as_loss
 
@@ -73,6 +96,16 @@ def _diverged(U: np.ndarray) -> bool:
     return not np.all(np.isfinite(U)) or np.max(np.abs(U)) > BLOWUP
 
 
+#: Positive finite step sizes and tolerances.
+_POSITIVE = Real(0, None, closed="neither")
+#: The integrators of :func:`scipy.integrate.solve_ivp`.
+IVP_METHODS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
+_FLOW = {"loss": LOSS, "rtol": Real(0, 1, closed="neither"), "atol": Real(0, None, closed="left"),
+         "method": Options(*IVP_METHODS)}
+
+
+@validate_params({"loss": LOSS, "U0": Factor(full_rank=False), "eta": _POSITIVE,
+                  "steps": Integer(0), "record_every": Integer(1), "gtol": Optional(_POSITIVE)})
 def gradient_descent(loss: Loss, U0, eta: float, steps: int, *, record_every: int = 1,
                      gtol: float | None = None,
                      callback: Callable[[int, np.ndarray], None] | None = None) -> Trajectory:
@@ -82,12 +115,7 @@ def gradient_descent(loss: Loss, U0, eta: float, steps: int, *, record_every: in
     ``||grad L||_F <= gtol``. Raises :class:`DivergenceError` (a ``ValueError``) naming
     ``eta`` when the iterates become non-finite or exceed ``1e100``.
     """
-    loss = _check_loss(loss)
-    U = as_factor(U0, "U0", d=loss.d, full_rank=False).copy()
-    eta = as_positive(eta, "eta")
-    steps = as_int(steps, "steps", minimum=0)
-    record_every = as_int(record_every, "record_every", minimum=1)
-    gtol = None if gtol is None else as_positive(gtol, "gtol")
+    U = U0.copy()
     ts, Us, vals = [0], [U.copy()], [loss.factor_value(U)]
     k, stopped = 0, False
     for k in range(1, steps + 1):
@@ -124,6 +152,7 @@ def _times(times) -> np.ndarray:
     return t
 
 
+@validate_params(_FLOW | {"U0": Factor(full_rank=False), "times": TimeGrid()})
 def gradient_flow(loss: Loss, U0, times, *, rtol: float = 1e-10, atol: float = 1e-12,
                   method: str = "DOP853") -> Trajectory:
     """Factor gradient flow ``U' = -grad L(U)`` by :func:`scipy.integrate.solve_ivp`.
@@ -132,9 +161,7 @@ def gradient_flow(loss: Loss, U0, times, *, rtol: float = 1e-10, atol: float = 1
     through. The state is ``vec(U)`` (row-major). Raises :class:`DivergenceError` if the
     integrator fails or the state blows up.
     """
-    loss = _check_loss(loss)
-    U0 = as_factor(U0, "U0", d=loss.d, full_rank=False)
-    t = _times(times)
+    t = times
     shape = U0.shape
 
     def rhs(_t, y):
@@ -150,16 +177,14 @@ def gradient_flow(loss: Loss, U0, times, *, rtol: float = 1e-10, atol: float = 1
                                     "atol": atol})
 
 
+@validate_params(_FLOW | {"Q0": Symmetric("d", psd=True), "times": TimeGrid()})
 def predictor_flow(loss: Loss, Q0, times, *, rtol: float = 1e-10, atol: float = 1e-12,
                    method: str = "DOP853") -> Trajectory:
     """The Riemannian flow written on predictors, ``Q' = -2 (S Q + Q S)``, integrated directly.
 
     An independent route to the projected factor flow (quadnet theory §2).
     """
-    loss = _check_loss(loss)
-    Q0 = as_symmetric(Q0, "Q0", loss.d)
-    psd_eigh(Q0, name="Q0")  # a predictor is PSD: ValueError naming Q0 otherwise
-    t = _times(times)
+    t = times
     n = Q0.shape[0]
 
     def rhs(_t, y):
@@ -190,6 +215,10 @@ def _congruence_step(Q: np.ndarray, S: np.ndarray, eta: float) -> np.ndarray:
 _PSD_RTOL = 1e-12
 
 
+_PREDICTOR = Symmetric("d", psd=True, psd_rtol=1e-12)
+
+
+@validate_params({"Q": _PREDICTOR, "S": Symmetric("d"), "eta": _POSITIVE})
 def congruence_step(Q, S, eta: float) -> np.ndarray:
     r"""One exact gradient-descent step on predictors: ``C Q C^T`` with ``C = I - 2 eta S``.
 
@@ -224,16 +253,11 @@ def congruence_step(Q, S, eta: float) -> np.ndarray:
     >>> congruence_step(Q, np.diag([0.25, 1.0]), 0.5).tolist()    # C = diag(0.75, 0)
     [[0.5625, 0.0], [0.0, 0.0]]
     """
-    Q = as_symmetric(Q, "Q")
-    S = as_symmetric(S, "S", Q.shape[0])
-    eta = as_positive(eta, "eta")
-    w = np.linalg.eigvalsh(Q)
-    if w[0] < -_PSD_RTOL * max(abs(w[0]), abs(w[-1])):
-        raise ValueError(f"Q must be positive semidefinite (a predictor U U^T), smallest "
-                         f"eigenvalue {w[0]:.3e} < -{_PSD_RTOL:g} * max|lambda|")
     return _congruence_step(Q, S, eta)
 
 
+@validate_params({"loss": LOSS, "Q0": Symmetric("d", psd=True), "eta": _POSITIVE,
+                  "steps": Integer(0), "record_every": Integer(1)})
 def congruence_recursion(loss: Loss, Q0, eta: float, steps: int, *,
                          record_every: int = 1) -> Trajectory:
     """Iterate :func:`congruence_step` with ``S_k = loss.gradient(Q_k)``: the predictor
@@ -249,12 +273,7 @@ def congruence_recursion(loss: Loss, Q0, eta: float, steps: int, *,
     :class:`DivergenceError`. On realisable problems (``S_k -> 0``) the recursion matches
     factor descent to ~1e-15 over thousands of steps.
     """
-    loss = _check_loss(loss)
-    Q = as_symmetric(Q0, "Q0", loss.d)
-    psd_eigh(Q, name="Q0")  # a predictor is PSD: ValueError naming Q0 otherwise
-    eta = as_positive(eta, "eta")
-    steps = as_int(steps, "steps", minimum=0)
-    record_every = as_int(record_every, "record_every", minimum=1)
+    Q = Q0
     ts, Qs, vals = [0], [Q], [loss.value(Q)]
     for k in range(1, steps + 1):
         # unchecked kernel: iterates are PSD only up to rounding (eigenvalues ~ -1e-13)
@@ -317,6 +336,7 @@ def _log_psi(x: np.ndarray) -> np.ndarray:
     return out
 
 
+@validate_params({"U": Factor(full_rank=False)})
 def canonical_gauge(U: np.ndarray) -> np.ndarray:
     """The eigen-gauge representative ``[sqrt(q_1) w_1, ..., sqrt(q_r) w_r]`` of ``U U^T``.
 
@@ -344,7 +364,6 @@ def canonical_gauge(U: np.ndarray) -> np.ndarray:
     >>> canonical_gauge(U).tolist()
     [[2.0, 0.0], [0.0, 1.0], [0.0, 0.0]]
     """
-    U = as_factor(U, "U", full_rank=False)
     W, s, _ = np.linalg.svd(U, full_matrices=False)
     Y = W * s
     idx = np.argmax(np.abs(Y), axis=0)
@@ -353,6 +372,18 @@ def canonical_gauge(U: np.ndarray) -> np.ndarray:
     return Y * sgn
 
 
+def _any_order_times(value, name):
+    t = as_array(value, name, ndim=1)
+    if t.size == 0 or np.any(t < 0):
+        raise ValueError(f"{name} must be a non-empty 1-d array of finite times t >= 0")
+    return t
+
+
+@validate_params({"target": Symmetric("d"), "U0": Array(shape=("d", "r")),
+                  "times": Converted(_any_order_times, "a non-empty 1-d array of finite times "
+                                     "t >= 0 (any order)",
+                                     bad=[("negative", [-1.0]), ("empty", []), ("nan", [np.nan]),
+                                          ("string", "abc")])})
 def factorization_flow(target, U0, times) -> Trajectory:
     r"""Exact gradient flow of ``FrobeniusLoss(target)`` from ``U0``, in closed form.
 
@@ -446,15 +477,9 @@ def factorization_flow(target, U0, times) -> Trajectory:
     >>> bool(np.allclose(factorization_flow(T, U0, [5.0]).Q[0], exact.Q[-1], rtol=0, atol=1e-10))
     True
     """
-    T = as_symmetric(target, "target")
+    T, t = target, times
     d = T.shape[0]
-    U0 = as_matrix(U0, "U0", shape=(d, None))             # any width, also r > d
-    if U0.shape[1] == 0:
-        raise ValueError("U0 must have at least one column, got shape (d, 0)")
-    t = as_array(times, "times", ndim=1)
-    if t.size == 0 or np.any(t < 0):
-        raise ValueError("times must be a non-empty 1-d array of finite times t >= 0")
-    r = U0.shape[1]
+    r = U0.shape[1]                                       # any width, also r > d
     lam, P = np.linalg.eigh(T)
     lam, P = lam[::-1].copy(), P[:, ::-1].copy()
     lam[np.abs(lam) <= d * np.finfo(float).eps * np.max(np.abs(lam), initial=0.0)] = 0.0

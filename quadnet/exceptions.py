@@ -20,10 +20,13 @@ __all__ = [
     "DivergenceError",
     "IndefiniteHessianWarning",
     "InfeasibleError",
+    "KernelConvergenceWarning",
+    "KernelMemoryError",
     "NotAMinimiserWarning",
     "NotCriticalWarning",
     "QuadnetWarning",
     "RFMWarning",
+    "RankDeficientSpectrumWarning",
     "SpectralInitWarning",
     "SweepCellError",
     "SweepStoreError",
@@ -55,6 +58,13 @@ class IndefiniteHessianWarning(QuadnetWarning):
     """The effective Hessian has a negative eigenvalue: the point is not a local minimiser."""
 
 
+class RankDeficientSpectrumWarning(QuadnetWarning):
+    """At a rank-deficient factor the extreme eigenvalue of the signal block (what
+    ``effective_spectrum(...).eigenvalues`` reports) is not the extreme eigenvalue of the whole
+    effective Hessian: the excess block of the idle columns holds a (non-structural) eigenvalue
+    beyond it. ``overall_eigenvalues`` and ``overall_parts`` of the result name both."""
+
+
 class ConvergenceWarning(QuadnetWarning):
     """An iterative method stopped before its tolerance; ``grad_norm`` says where."""
 
@@ -69,6 +79,32 @@ class SpectralInitWarning(QuadnetWarning):
 
 class RFMWarning(QuadnetWarning):
     """A numerical fallback happened in a recursive feature machine (e.g. a singular kernel)."""
+
+
+class KernelConvergenceWarning(ConvergenceWarning, RFMWarning):
+    """An iterative kernel solve stopped at ``max_iter`` above its residual tolerance.
+
+    ``residual`` is the largest relative residual ``‖(K + λI)a − y‖ / ‖y‖`` over the output
+    columns when it stopped (also available as ``grad_norm``, the :class:`ConvergenceWarning`
+    field).
+    """
+
+    def __init__(self, message: str, residual: float = float("nan")):
+        super().__init__(message, residual)
+        self.residual = float(residual)
+
+
+class KernelMemoryError(MemoryError, ValueError):
+    """A kernel problem that no solver can hold within the memory limit.
+
+    Raised before any large allocation. ``n`` is the number of centres, ``estimate`` the
+    smallest estimated peak in bytes over the solvers allowed, ``limit`` the limit in bytes.
+    A :class:`MemoryError` and a :class:`ValueError`, so either ``except`` catches it.
+    """
+
+    def __init__(self, message: str, n: int = 0, estimate: int = 0, limit: int = 0):
+        super().__init__(message)
+        self.n, self.estimate, self.limit = int(n), int(estimate), int(limit)
 
 
 class DivergenceError(ValueError):

@@ -20,6 +20,7 @@ import numpy as np
 
 from quadnet._linalg import sym as _sym
 from quadnet._validation import (
+    Converted,
     as_array,
     as_directions,
     as_factor,
@@ -27,6 +28,7 @@ from quadnet._validation import (
     as_matrix,
     as_square,
     as_symmetric,
+    nested,
 )
 
 __all__ = [
@@ -83,7 +85,10 @@ def stacked_directions(one: Callable[[np.ndarray], np.ndarray], shape: tuple[int
     :meth:`Loss.hvp_at`.
     """
     def apply(xi) -> np.ndarray:
-        stack, single = as_directions(xi, "xi", shape)
+        if nested() and isinstance(xi, np.ndarray) and xi.ndim in (2, 3):
+            stack, single = (xi[None], True) if xi.ndim == 2 else (xi, False)
+        else:
+            stack, single = as_directions(xi, "xi", shape)
         return one(stack[0]) if single else np.stack([one(z) for z in stack])
     return apply
 
@@ -136,8 +141,23 @@ class Loss(ABC):
         """``DS(Q)[H] = sym Hess ell(Q)[H]`` for symmetric ``H``."""
 
     # ---------------------------------------------------------------- factor level
+    # Checks of the public loss methods. Inside a validated quadnet callable (an ODE right-hand
+    # side, a descent loop, a solver iteration) the arguments are quadnet's own arrays, already
+    # checked once at the boundary: these return them as they are (quadnet._validation.nested).
     def _factor(self, U) -> np.ndarray:
+        if nested():
+            return U
         return as_factor(U, "U", d=self.d, full_rank=False)
+
+    def _tangent(self, xi, U: np.ndarray) -> np.ndarray:
+        if nested():
+            return xi
+        return as_matrix(xi, "xi", shape=U.shape)
+
+    def _sym_direction(self, H, name: str = "H") -> np.ndarray:
+        if nested():
+            return H
+        return as_symmetric(H, name, self.d)
 
     def factor_value(self, U) -> float:
         """``L(U) = ell(U U^T)``.
@@ -179,7 +199,7 @@ class Loss(ABC):
         [22.0, 0.0]
         """
         U = self._factor(U)
-        return self.hvp_at(U)(as_matrix(xi, "xi", shape=U.shape))
+        return self.hvp_at(U)(self._tangent(xi, U))
 
     def hvp_at(self, U) -> Callable[[np.ndarray], np.ndarray]:
         """The map ``xi -> D^2 L(U)[xi]`` with the work that depends on ``U`` alone done once.
@@ -232,6 +252,8 @@ class Loss(ABC):
         return None
 
     def _predictor(self, Q) -> np.ndarray:
+        if nested():
+            return Q
         return as_symmetric(Q, "Q", self.d)
 
 
@@ -248,6 +270,12 @@ def as_loss(loss, name: str = "loss") -> Loss:
         raise TypeError(f"{name} must implement the quadnet.Loss protocol, got "
                         f"{type(loss).__name__}")
     return loss
+
+
+#: The constraint-table entry of a ``loss`` argument (quadnet._validation.validate_params): a
+#: :class:`Loss`, binding the size ``d`` of the other arguments to ``loss.d``.
+LOSS = Converted(as_loss, "an object implementing the quadnet.Loss protocol",
+                 bad=[("int", 3), ("None", None), ("string", "loss")], dims={"d": "d"})
 
 
 class FrobeniusLoss(Loss):
@@ -286,7 +314,7 @@ class FrobeniusLoss(Loss):
 
     def hessian_vector(self, Q, H) -> np.ndarray:
         self._predictor(Q)
-        return as_symmetric(H, "H", self.d)
+        return self._sym_direction(H)
 
 
 class MeasurementLoss(Loss):
@@ -345,7 +373,7 @@ class MeasurementLoss(Loss):
 
     def hessian_vector(self, Q, H) -> np.ndarray:
         self._predictor(Q)
-        H = as_symmetric(H, "H", self.d)
+        H = self._sym_direction(H)
         return ((self._flat @ H.reshape(-1)) @ self._flat).reshape(self.d, self.d) / self.m
 
 
@@ -397,7 +425,7 @@ class AutogradLoss(Loss):
 
     def hessian_vector(self, Q, H) -> np.ndarray:
         Q = self._predictor(Q)
-        H = as_symmetric(H, "H", Q.shape[0])
+        H = H if nested() else as_symmetric(H, "H", Q.shape[0])
         return _sym(np.asarray(self._hvp(Q, H), dtype=float))
 
 

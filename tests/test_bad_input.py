@@ -786,11 +786,25 @@ def _param(key, arg, value, must_raise, label):
     return pytest.param(key, arg, value, must_raise, label, id=case_id, marks=marks)
 
 
+def _table(spec: Spec) -> dict:
+    """The constraint table of the callable a spec calls (``__quadnet_constraints__``)."""
+    target = spec.target if spec.target is not None else spec.fn
+    target = getattr(target, "fget", target)
+    return dict(getattr(target, "__quadnet_constraints__", None) or {})
+
+
 def _cases():
     cases = []
     for key, spec in SPECS.items():
         if spec.fn is None:
             continue
+        # bad values generated from the callable's own constraint table, when it has one
+        if spec.valid:
+            for arg, constraint in _table(spec).items():
+                if arg not in spec.kwargs or arg in spec.skip or not constraint.record:
+                    continue
+                for label, bad in constraint.bad_values():
+                    cases.append(_param(key, arg, bad, True, f"table-{label}"))
         for arg, value in spec.kwargs.items():
             if arg in spec.skip or not spec.valid:
                 continue
@@ -834,7 +848,8 @@ def _names_argument(msg: str, arg: str, spec: Spec, label: str) -> bool:
     if arg in msg:
         return True
     # a shape that clashes with another argument may be blamed on that argument
-    if label.startswith(("empty", "ndim", "r>d", "extra", "either")):
+    if label.startswith(("empty", "ndim", "r>d", "extra", "either", "table-wrong ndim",
+                         "table-1-d", "table-r > d", "table-r = 0", "table-non-square")):
         return any(other in msg for other in spec.kwargs)
     return False
 
@@ -1046,3 +1061,126 @@ def test_effective_rank_and_psd_power_across_scales(w, e):
     assert abs(qn.effective_rank(s * G) - qn.effective_rank(G)) <= 1e-12 * 4
     root = qn.features.psd_power(s * G, 0.5)
     assert np.allclose(root / np.sqrt(s), np.diag(np.sqrt(w)), rtol=1e-12, atol=0)
+
+
+
+# ------------------------------------------------------ validated once (count_validations)
+def test_validation_counts_in_one_flow_decay_rate_call():
+    """Each argument is checked once: nested public calls (local_curvature, align, the loss's
+    factor methods in the ODE right-hand side) skip their checks. Before the constraint tables
+    one call on a 5 x 3 factor ran as_factor 414 times (409 from the loss's right-hand side)."""
+    from collections import Counter
+
+    from quadnet._validation import count_validations
+
+    T = np.diag([3.0, 2.0, 1.0, 0.5, 0.2])
+    Ustar, loss = np.sqrt(T)[:, :3], qn.FrobeniusLoss(T)
+    with count_validations() as seen:
+        qn.flow_decay_rate(loss, Ustar, n_samples=50, decades=2.0)
+    counts = Counter(seen)
+    assert all(c == 1 for c in counts.values()), counts.most_common(5)
+    assert {name for _, name in seen} == {"loss", "U", "amplitude", "decades", "n_samples",
+                                         "rtol", "seed", "curvature", "gtol"}
+
+
+def test_validation_counts_in_one_gradient_descent_run():
+    from quadnet._validation import count_validations
+
+    loss = frob()
+    with count_validations() as seen:
+        qn.gradient_descent(loss, U, 0.01, 200)
+    assert sorted(n for _, n in seen) == sorted(["loss", "U0", "eta", "steps", "record_every",
+                                                 "gtol"])
+
+
+# ------------------------------------------------------------ regression tests (findings)
+@pytest.mark.parametrize("fn, kwargs, arg, match", [
+    (lambda **k: qn.gradient_flow(frob(), U, [0.0, 0.1], **k), {"rtol": np.nan}, "rtol",
+     r"rtol must be a finite real number in \(0, 1\), got nan"),
+    (lambda **k: qn.gradient_flow(frob(), U, [0.0, 0.1], **k), {"rtol": np.inf}, "rtol",
+     r"rtol must be"),
+    (lambda **k: qn.gradient_flow(frob(), U, [0.0, 0.1], **k), {"atol": -1.0}, "atol",
+     r"atol must be finite and >= 0"),
+    (lambda **k: qn.predictor_flow(frob(), PSD, [0.0, 0.1], **k), {"rtol": 1 + 1j}, "rtol",
+     r"rtol must be a real number, got complex"),
+    (lambda **k: qn.gradient_flow(frob(), U, **k), {"times": [0.0, -1.0]}, "times",
+     r"times must be strictly increasing"),
+    (lambda **k: qn.gradient_flow(frob(), U, **k), {"times": [-1.0, 1.0]}, "times",
+     r"times must be >= 0"),
+    (lambda **k: qn.geometry.holonomy(U, HX, HE, 1e-2, **k), {"rtol": 0.0}, "rtol",
+     r"rtol must be a finite real number in \[1e-14, 0.001\]"),
+    (lambda **k: qn.geometry.holonomy(U, HX, HE, 1e-2, **k), {"rtol": -1.0}, "rtol", "rtol"),
+    (lambda **k: qn.curvature.local_curvature(frob(), V, **k), {"tol": np.nan}, "tol",
+     r"tol must be"),
+    (lambda **k: qn.curvature.local_curvature(frob(), V, **k), {"tol": None}, "tol",
+     r"tol must be a real number, got NoneType"),
+    (lambda **k: qn.curvature.local_curvature(frob(), V, **k), {"tol": "1e-3"}, "tol",
+     r"tol must be a real number, got str"),
+    (lambda **k: qn.curvature.local_curvature(frob(), V, **k), {"tol": -1.0}, "tol", "tol"),
+    (lambda **k: qn.geometry.parallel_transport(U, HX, HX, **k), {"t": "0.1"}, "t",
+     r"t must be a real number, got str"),
+    (lambda **k: qn.curvature.effective_operator(frob(), V, **k), {"vertical_shift": "0.1"},
+     "vertical_shift", r"vertical_shift must be a real number, got str"),
+    (lambda **k: qn.descent_contraction(frob(), V, 0.1, **k), {"decades": 1e300}, "decades",
+     r"decades must be a finite real number in \(0, 12\]"),
+    (lambda **k: qn.recover(sensing(), R, **k), {"max_iter": 0}, "max_iter",
+     r"max_iter must be >= 1"),
+    (lambda **k: qn.min_trace_solution(np.array([[1.0, 2.0]]), np.array([2.0]), **k),
+     {"rc_tol": 1e300}, "rc_tol", r"rc_tol must be a relative reduced-cost tolerance"),
+])
+def test_findings_are_refused_naming_the_argument(fn, kwargs, arg, match):
+    with pytest.raises((TypeError, ValueError), match=match) as info:
+        fn(**kwargs)
+    assert arg in str(info.value)
+
+
+def test_congruence_step_overflow_names_the_extreme_argument():
+    from quadnet._validation import NonFiniteResultError
+
+    with pytest.raises(NonFiniteResultError, match=r"congruence_step .*eta=1e\+300"):
+        qn.congruence_step(PSD, SYM, 1e300)
+
+
+def test_sectional_curvature_of_an_exactly_parallel_pair():
+    Up = np.eye(5, 2) + 0.1
+    xi = np.ones((5, 2))
+    M = qn.PSDQuotient(5, 2)
+    with pytest.raises(ValueError, match=r"xi and eta are parallel"):
+        M.sectional_curvature(Up, xi, 2 * xi)
+    with pytest.raises(ValueError, match=r"xi and eta are parallel"):
+        qn.geometry.sectional_curvature(Up, xi, -3 * xi)
+
+
+def test_cvxpy_solver_names_are_checked_first():
+    pytest.importorskip("cvxpy")
+    A3 = np.array([[1.0, 1.0]])
+    with pytest.raises(ValueError, match=r"solver must be one of the installed cvxpy solvers"):
+        qn.commuting.bregman_projection_cvxpy(A3, np.array([2.0]), np.ones(2), solver="NOPE")
+    with pytest.raises(TypeError, match=r"solver must be a cvxpy solver name"):
+        qn.trace_min_sdp(sensing(), solver=None)
+    with pytest.raises(ValueError, match=r"solver must be one of the installed"):
+        qn.commuting.min_trace_interpolant(qn.MeasurementLoss(np.eye(2)[None], [2.0]),
+                                          solver="NOPE")
+
+
+def test_huge_sizes_are_refused_before_allocating():
+    from quadnet._validation import SizeTooLargeError
+
+    big = np.zeros((10**5, 1))
+    big[0, 0] = 1.0
+    with pytest.raises(SizeTooLargeError, match=r"U: the dense factor Hessian .* GiB"):
+        qn.curvature.factor_hessian(_BigLoss(10**5), big)
+
+
+class _BigLoss(qn.Loss):
+    def __init__(self, d):
+        self.d = d
+
+    def value(self, Q):
+        return 0.0
+
+    def gradient(self, Q):
+        return np.zeros_like(Q)
+
+    def hessian_vector(self, Q, H):
+        return np.zeros_like(H)

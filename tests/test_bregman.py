@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 from quadnet.commuting.bregman import (
+    CONVERGED_STATUSES,
     InfeasibleError,
     bregman_divergence,
     bregman_projection,
@@ -66,7 +67,7 @@ def test_tiny_and_log_form_starts():
         assert np.all(np.isfinite(r.q)) and np.all(np.isfinite(r.nu))
         # rounding of log q0 + A^T nu is ~|log q0| u: 1e5 * 1.1e-16 ~ 1e-11 at the far end
         assert r.kkt_residual <= 1e-15 * abs(log_eps) + 1e-13
-        assert r.converged and r.info["status"] in ("tol", "stagnated")
+        assert r.converged and r.info["status"] in CONVERGED_STATUSES
         if ref is not None:  # all three are (numerically) the eps -> 0 limit here
             assert np.linalg.norm(r.q - ref) <= 1e-9 * np.linalg.norm(ref)
         ref = r.q
@@ -288,3 +289,61 @@ def test_infeasible_data_whose_newton_run_diverges_raise_infeasible():
         bregman_projection(A, y, log_q0=log_q0)
     nu = info.value.certificate
     assert np.max(A.T @ nu) <= 1e-7 and y @ nu > 0
+
+
+# ----------------------------------------------- the result agrees with itself (any instance)
+_FAILURE_WORDS = ("stagnat", "line_search", "max_iter", "nonfinite", "fail", "diverg")
+
+
+def _assert_self_consistent(r, A, y):
+    """``converged``, ``info["status"]``, ``support``, ``q`` and ``log_q`` never contradict."""
+    status = r.info["status"]
+    assert r.converged == (status in CONVERGED_STATUSES), (r.converged, status)
+    if r.converged:
+        assert not any(w in status for w in _FAILURE_WORDS), status
+        assert r.kkt_residual <= 1e-10
+    # off the support: exactly zero and log -inf; on it: log q finite, q = exp(log q), and a
+    # q of 0.0 only by underflow (log q below the smallest subnormal's log, ~ -745.1)
+    off = ~r.support
+    assert np.all(r.q[off] == 0.0) and np.all(r.log_q[off] == -np.inf)
+    on = r.support
+    assert np.all(np.isfinite(r.log_q[on]))
+    np.testing.assert_array_equal(r.q[on], np.exp(np.minimum(r.log_q[on], 700.0)))
+    assert np.all(r.log_q[r.underflow] < -745.0)
+    assert np.array_equal(r.underflow, on & (r.q == 0.0))
+    # the support is the face of the feasible set (an independent LP)
+    np.testing.assert_array_equal(r.support, feasible_support(A, y))
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), m=st.integers(1, 5), extra=st.integers(1, 12),
+       zeros=st.integers(0, 4), log_eps=st.sampled_from([0.0, -23.0, -690.0, -1e4]),
+       detect=st.booleans())
+def test_result_never_contradicts_itself(seed, m, extra, zeros, log_eps, detect):
+    # instances with and without a strict face: a non-negative row a with a^T q = 0 forces
+    # the coordinates where a > 0 to zero (``zeros`` of them)
+    rng = np.random.default_rng(seed)
+    d = m + extra + zeros
+    A = rng.standard_normal((m, d))
+    q_true = rng.uniform(0.5, 1.5, d)
+    if zeros:
+        q_true[:zeros] = 0.0
+        A[0] = np.concatenate([rng.uniform(0.5, 1.5, zeros), np.zeros(d - zeros)])
+    y = A @ q_true
+    log_q0 = log_eps + rng.uniform(-1, 1, d)
+    r = bregman_projection(A, y, log_q0=log_q0, detect_support=detect)
+    _assert_self_consistent(r, A, y)
+    assert r.support[:zeros].sum() == 0 and r.support[zeros:].all()
+
+
+def test_readme_tour_instance_is_self_consistent():
+    # q0 = e^-10000: most of q underflows to 0.0, yet every coordinate is in the face and
+    # log_q is finite; the result is converged and says so
+    from quadnet.commuting.algebra import random_commuting_instance
+
+    inst = random_commuting_instance(seed=0)
+    A, y = inst["spectra"], inst["y"]
+    r = bregman_projection(A, y, log_q0=np.full(A.shape[1], -1e4))
+    _assert_self_consistent(r, A, y)
+    assert r.converged and r.support.all() and r.underflow.sum() >= 10
+    assert r.info["status"] in CONVERGED_STATUSES

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import autograd
 import autograd.numpy as anp
 import numpy as np
@@ -563,3 +565,66 @@ def test_gram_route_needs_the_hook():
 
     with pytest.raises(ValueError, match="gram_factor"):
         qn.curvature.gram_effective_spectrum(Bad(base.X, base.y), base.U_star)
+
+
+# ------------------------------------ one answer to "the smallest eigenvalue" at the boundary
+def _excess_below_signal_point(d=10, seed=0):
+    """A rank-2 minimiser at width r = 3 whose idle column is stiffer than nothing but softer
+    than the signal: ``T = 10 v1 v1^T + 8 v2 v2^T - 2.5 P_rest``, ``U = [U_2, 0]``, so the
+    excess block ``2 W_0^T S W_0 = 5 I_{d-2}`` lies below the signal block (smallest 21)."""
+    rng = np.random.default_rng(seed)
+    V = np.linalg.qr(rng.standard_normal((d, d)))[0]
+    lam = np.concatenate([[10.0, 8.0], np.full(d - 2, -2.5)])
+    U = np.zeros((d, 3))
+    U[:, :2] = V[:, :2] * np.sqrt(lam[:2])
+    return FrobeniusLoss((V * lam) @ V.T), U
+
+
+@pytest.mark.parametrize("which", ["smallest", "largest"])
+def test_effective_spectrum_and_dense_hessian_agree_at_a_rank_deficient_minimiser(which):
+    from quadnet.exceptions import RankDeficientSpectrumWarning
+
+    loss, U = _excess_below_signal_point()
+    w = np.linalg.eigvalsh(effective_hessian(loss, U))      # dense reference
+    assert np.allclose(w[:8], 5.0, atol=1e-12) and abs(w[8] - 21.0) <= 1e-12
+    if which == "smallest":
+        with pytest.warns(RankDeficientSpectrumWarning, match=r"smallest eigenvalue of the "
+                          r"whole effective Hessian is 5 \(excess"):
+            es = effective_spectrum(loss, U, k=2, which=which)
+        ref = w[:2]
+        assert es.overall_parts == ("excess", "excess")
+        assert abs(es.eigenvalues[0] - 21.0) <= 1e-9          # the signal block's
+        assert "signal block's (smallest 21)" in es.note
+    else:
+        es = effective_spectrum(loss, U, k=2, which=which)    # the signal is the extreme: silent
+        ref = w[-2:]
+        assert es.overall_parts == ("signal", "signal")
+        np.testing.assert_allclose(es.eigenvalues, ref, rtol=1e-9)
+    np.testing.assert_allclose(es.overall_eigenvalues, ref, rtol=1e-9, atol=1e-12)
+
+
+def test_overall_eigenvalues_match_the_dense_hessian_on_random_rank_deficient_sensing_points():
+    # noisy sensing at U = [U_k, 0] V^T (not a critical point: S != 0, excess block generic);
+    # the merged extremes equal eigvalsh of the explicit effective Hessian
+    rng = np.random.default_rng(4)
+    for d, r, k, m in [(8, 3, 2, 90), (9, 4, 1, 120), (7, 5, 3, 100)]:
+        loss = GaussianSensing.random(d, 3, m, seed=rng, noise=0.3)
+        U = np.zeros((d, r))
+        U[:, :k] = rng.standard_normal((d, k))
+        U = U @ np.linalg.qr(rng.standard_normal((r, r)))[0]
+        w = np.linalg.eigvalsh(effective_hessian(loss, U))
+        scale = np.max(np.abs(w))
+        for which, ref in (("smallest", w[:2]), ("largest", w[-2:])):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", qn.exceptions.RankDeficientSpectrumWarning)
+                es = effective_spectrum(loss, U, k=2, which=which)
+            assert es.rank == k and es.note.startswith(f"U has rank {k} < r = {r}")
+            np.testing.assert_allclose(es.overall_eigenvalues, ref, atol=1e-9 * scale)
+            assert set(es.overall_parts) <= {"signal", "excess"}
+
+
+def test_full_rank_overall_eigenvalues_are_the_eigenvalues():
+    loss = GaussianSensing.random(6, 2, 60, seed=1)
+    es = effective_spectrum(loss, loss.U_star, k=2)
+    assert es.note == "" and es.overall_parts == ("signal", "signal")
+    np.testing.assert_array_equal(es.overall_eigenvalues, es.eigenvalues)

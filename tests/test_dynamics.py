@@ -159,7 +159,7 @@ def test_dynamics_bad_input():
         qn.gradient_descent(loss, U0, -0.1, 10)
     with pytest.raises(ValueError, match="U0 must have shape"):
         qn.gradient_descent(loss, np.ones((5, 2)), 0.1, 10)
-    with pytest.raises(ValueError, match="times must be a strictly increasing"):
+    with pytest.raises(ValueError, match="times must be strictly increasing"):
         qn.gradient_flow(loss, U0, [0.0, 0.0])
     with pytest.raises(TypeError, match="quadnet.Loss"):
         qn.gradient_descent(lambda Q: 0.0, U0, 0.1, 10)

@@ -165,7 +165,7 @@ def test_bad_sizes():
     with pytest.raises(TypeError, match="U must be an array"):
         qn.PSDQuotient(3, 1).predictor("abc")
     for bad in (0.0, 1.0, -1e-3, 2.0, float("nan")):
-        with pytest.raises(ValueError, match="rank_rtol must be in"):
+        with pytest.raises(ValueError, match=r"rank_rtol must be a finite real number in \(0, 1\)"):
             qn.PSDQuotient(3, 2, rank_rtol=bad)
     with pytest.raises(TypeError, match="rank_rtol"):
         qn.PSDQuotient(3, 2, rank_rtol="1e-10")

@@ -478,7 +478,7 @@ class CommutingSensing(Loss):
     def hessian_vector(self, Q, H) -> np.ndarray:
         """``DS[H] = (1/m) sum_i <A_i, H> A_i``."""
         self._predictor(Q)
-        H = as_symmetric(H, "H", self.d)
+        H = self._sym_direction(H)
         h = self.spectra.T @ self._meas(H) / self.m
         return (self.basis * h) @ self.basis.T
 
@@ -501,7 +501,7 @@ class CommutingSensing(Loss):
         """``2 S xi + 2 DS[xi U^T + U xi^T] U`` with ``W = V^T U``, ``X = V^T xi``:
         ``= 2 V (g * X + h * W)``, ``h = (1/m) A^T A diag(V^T (xi U^T + U xi^T) V)``."""
         U = self._factor(U)
-        xi = as_matrix(xi, "xi", shape=U.shape)
+        xi = self._tangent(xi, U)
         W, q = self._coords_of_factor(U)
         X = self.basis.T @ xi
         dq = 2.0 * np.sum(W * X, axis=1)

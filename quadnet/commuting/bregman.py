@@ -54,21 +54,52 @@ _LP_START_BELOW = -30.0
 class BregmanResult:
     """Output of :func:`bregman_projection`.
 
-    ``q = exp(log_q)`` (entries below ``exp(-745)`` are exactly 0 in ``q`` but kept in
-    ``log_q``; coordinates outside ``support`` are exactly 0 and have ``log_q = -inf``);
-    ``nu`` the dual variable (``log q = log q0 + A^T nu`` on the support);
-    ``kkt_residual = max(primal, stationarity)`` with the primal residual
-    ``||A diag(m) q - y||_inf / max(||y||_inf, || |A| diag(m) q ||_inf)`` (stationarity
-    ``|log q - log q0 - A^T nu|`` is rounding only, since ``q`` is built from ``nu``);
-    ``converged``: residual <= ``tol``, or Newton stagnated at the rounding floor below 1e-10
-    (``info["status"]`` says which; the floor is ~ ``1e-16 max|log q0|``).
+    Attributes
+    ----------
+    q : ndarray, shape (d,)
+        ``exp(log_q)``. Entries with ``log_q < -745`` underflow to exactly ``0.0`` in float64
+        although they are positive: read ``log_q`` for them (:attr:`underflow` marks them).
+    log_q : ndarray, shape (d,)
+        ``log q``, finite on ``support`` (``log q = log q0 + A^T nu`` there) and ``-inf``
+        off it.
+    nu : ndarray, shape (n_meas,)
+        The dual variable.
+    kkt_residual : float
+        ``max(primal, stationarity)``: the primal residual
+        ``||A diag(m) q - y||_inf / max(||y||_inf, || |A| diag(m) q ||_inf)`` and the
+        stationarity ``|log q - log q0 - A^T nu|`` (rounding only, since ``q`` is built from
+        ``nu``).
+    iterations : int
+        Newton iterations (both runs, when the LP warm start was retried).
+    converged : bool
+        The residual reached ``tol``, or Newton stopped at the rounding floor of
+        ``log q0 + A^T nu`` (``~ 1e-16 max|log q0|``) below 1e-10. ``info["status"]`` is then
+        ``"converged"`` or ``"converged (tolerance floor)"``; a result that is not converged
+        carries the reason Newton stopped: ``"stagnated"`` (no progress above the floor),
+        ``"line_search"``, ``"max_iter"`` or ``"nonfinite"``. The two never disagree.
+    support : ndarray of bool, shape (d,)
+        The face of the feasible set ``{q >= 0 : A diag(m) q = y}`` the projection lies on:
+        the coordinates that are positive at some feasible point (all of them when a strictly
+        positive solution exists; :func:`feasible_support` otherwise). The projection is
+        positive on exactly these coordinates and ``0`` off them; on them ``q`` may still read
+        ``0.0`` by underflow while ``log_q`` stays finite (e.g. from ``q0 = e^-10000``).
+    info : dict
+        ``start`` (``"zero"`` or ``"lp"``, the dual start), ``primal_residual``,
+        ``stationarity_residual``, ``status``.
 
     Examples
     --------
     >>> import numpy as np
     >>> res = bregman_projection(np.array([[1.0, 1.0]]), np.array([2.0]), np.array([1.0, 1.0]))
-    >>> res.converged, res.q.round(12).tolist(), res.support.tolist()
-    (True, [1.0, 1.0], [True, True])
+    >>> res.converged, res.info["status"], res.q.round(12).tolist(), res.support.tolist()
+    (True, 'converged', [1.0, 1.0], [True, True])
+
+    From ``q0 = e^-1000`` one coordinate of the (positive) projection underflows in ``q``:
+
+    >>> res = bregman_projection(np.array([[1.0, 2.0]]), np.array([1.0]),
+    ...                          log_q0=np.array([0.0, -1000.0]))
+    >>> res.q.tolist(), res.underflow.tolist(), bool(np.isfinite(res.log_q).all())
+    ([1.0, 0.0], [False, True], True)
     """
 
     q: np.ndarray
@@ -79,6 +110,17 @@ class BregmanResult:
     converged: bool
     support: np.ndarray
     info: dict = field(default_factory=dict)
+
+    @property
+    def underflow(self) -> np.ndarray:
+        """Coordinates on :attr:`support` whose ``q`` is ``0.0`` by float64 underflow
+        (``log_q`` finite but below ``-745``): positive in the projection, zero in ``q``."""
+        return self.support & (self.q == 0.0)
+
+
+#: ``info["status"]`` of a converged :class:`BregmanResult`: the residual reached ``tol``, or
+#: Newton stopped at the rounding floor of ``log q0 + A^T nu`` (below 1e-10).
+CONVERGED_STATUSES = ("converged", "converged (tolerance floor)")
 
 
 @dataclass
@@ -372,7 +414,10 @@ def bregman_projection(A, y, q0=None, *, log_q0=None, multiplicities=None, tol: 
         Dual start: ``"auto"`` uses the LP warm start when every ``log q0 < -30``.
     detect_support : bool, default False
         First find the feasible set's support by :func:`feasible_support` (needed when no
-        strictly positive solution exists); done automatically if Newton fails.
+        strictly positive solution exists). Done automatically (one LP) if Newton fails, or if
+        some coordinate ends below ``1e-6`` of the data scale: a coordinate forced to zero by
+        the constraints would otherwise be left at a tiny positive value (the residual at
+        ``tol``) and counted in ``support``.
 
     Returns
     -------
@@ -403,7 +448,7 @@ def bregman_projection(A, y, q0=None, *, log_q0=None, multiplicities=None, tol: 
     with single_threaded():   # Newton on an m x m dual: small matrices
         support = feasible_support(A, y, mult) if detect_support else np.ones(d, bool)
         out = _solve_on(A, y, mult, ell, support, tol, max_iter, start)
-        if not out.converged and not detect_support:
+        if not detect_support and (not out.converged or _near_face(out, A, y, mult)):
             support = feasible_support(A, y, mult)  # raises InfeasibleError with a certificate
             if not support.all():
                 out = _solve_on(A, y, mult, ell, support, tol, max_iter, start)
@@ -413,6 +458,26 @@ def bregman_projection(A, y, q0=None, *, log_q0=None, multiplicities=None, tol: 
     return out
 
 
+#: A coordinate whose share ``|a_j|_inf m_j q_j`` of the data scale is below this may be off
+#: the feasible set's face (forced to zero at every feasible point, but left at a tiny value by
+#: a residual at ``tol``); :func:`bregman_projection` then checks the face by an LP.
+_FACE_CHECK_BELOW = 1e-6
+
+
+def _near_face(out: BregmanResult, A, y, mult) -> bool:
+    """Some coordinate is so small that the solve alone cannot tell "positive" from "zero".
+
+    A coordinate ``j`` off the face is certified by a ``w`` with ``A^T w >= 0``,
+    ``w^T y = 0`` and ``(A^T w)_j > 0`` (Farkas), so ``q_j <= ||w||_1 ||A q - y||_inf /
+    (A^T w)_j``: at a residual of ``tol`` it is tiny but not zero. Underflowed entries count
+    as small too (they are positive in ``log_q``; the LP then confirms the full face).
+    """
+    colmax = np.max(np.abs(A), axis=0) * mult
+    share = colmax * out.q
+    scale = max(float(np.max(np.abs(y))), float(np.max(share)), np.finfo(float).tiny)
+    return bool(np.any(share[out.support] <= _FACE_CHECK_BELOW * scale))
+
+
 def _solve_on(A, y, mult, ell, support, tol, max_iter, start) -> BregmanResult:
     As, ms, ls = A[:, support], mult[support], ell[support]
     if not support.any():
@@ -420,7 +485,9 @@ def _solve_on(A, y, mult, ell, support, tol, max_iter, start) -> BregmanResult:
             _raise_infeasible(A * mult, y)
         d = A.shape[1]
         return BregmanResult(np.zeros(d), np.full(d, -np.inf), np.zeros(A.shape[0]), 0.0, 0,
-                             True, support, {"start": "none"})
+                             True, support, {"start": "none", "primal_residual": 0.0,
+                                             "stationarity_residual": 0.0,
+                                             "status": CONVERGED_STATUSES[0]})
     # y = 0: the problem is homogeneous, q(q0 e^c) = e^c q(q0); solve with max log q0 = 0 (no
     # underflow however small q0 is) and shift log q back; nu is unchanged.
     shift = float(ls.max()) if not np.any(y) else 0.0
@@ -442,6 +509,10 @@ def _solve_on(A, y, mult, ell, support, tol, max_iter, start) -> BregmanResult:
     stat = float(np.max(np.abs(np.log(np.maximum(q[support], np.finfo(float).tiny)) - z)
                         * (q[support] > np.finfo(float).tiny), initial=0.0))
     kkt = max(res, stat)
+    # one word for one state: a converged result never carries Newton's stopping reason
+    # ("stagnated" at the rounding floor is convergence), an unconverged one always does
+    if ok:
+        status = CONVERGED_STATUSES[0] if status == "tol" else CONVERGED_STATUSES[1]
     info = {"start": "lp" if use_lp else "zero", "primal_residual": res,
             "stationarity_residual": stat, "status": status}
     return BregmanResult(q, log_q, nu, kkt, its, ok, support, info)
@@ -557,6 +628,9 @@ def min_trace_solution(A, y, weights=None, multiplicities=None, *,
         if np.any(w <= 0):
             raise ValueError("weights must be strictly positive")
     rc_tol = as_positive(rc_tol, "rc_tol")
+    if not rc_tol < 1:
+        raise ValueError(f"rc_tol must be a relative reduced-cost tolerance in (0, 1), got "
+                         f"{rc_tol}")
     B = A * mult
     res = linprog(mult, A_eq=B, b_eq=y, bounds=[(0, None)] * d, method="highs")
     if res.status == 2:
@@ -607,6 +681,9 @@ def bregman_projection_cvxpy(A, y, q0, multiplicities=None, solver: str | None =
     """
     import cvxpy as cp
 
+    from quadnet._validation import as_solver
+
+    solver = as_solver(solver, "solver", allow_none=True)
     A, y, mult = _problem(A, y, multiplicities)
     ell = _log_start(q0, None, A.shape[1])
     q = cp.Variable(A.shape[1])

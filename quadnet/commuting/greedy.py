@@ -673,8 +673,11 @@ def min_trace_interpolant(loss, *, solver: str = "CLARABEL", tol: float = 1e-10)
 
     rows, X, y = _measurement_rows(as_loss(loss))
     tol = as_positive(tol, "tol")
-    if not isinstance(solver, str):
-        raise TypeError(f"solver must be a cvxpy solver name, got {type(solver).__name__}")
+    if not tol < 1e-2:
+        raise ValueError(f"tol must be in (0, 1e-2), got {tol}")
+    from quadnet._validation import as_solver
+
+    solver = as_solver(solver, "solver")
     d = X.shape[1] if X is not None else int(round(math.sqrt(rows.shape[1])))
     Q = cp.Variable((d, d), PSD=True)
     if X is not None:

@@ -46,6 +46,7 @@ The Gaussian-sensing population form and its closed-form spectrum and inverse (t
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from dataclasses import dataclass
 
@@ -53,8 +54,11 @@ import numpy as np
 import scipy.sparse.linalg as spla
 
 from quadnet._linalg import sym
-from quadnet._validation import (RANK_RTOL, as_factor, as_int, as_matrix, as_positive, as_rng,
-                                 renamed_keyword)
+from quadnet._validation import (RANK_RTOL, Boolean, Converted, Factor, Integer, IsCallable, Optional,
+                                 Options, Real, Seed, as_factor, as_matrix, memory_guard,
+                                 renamed_keyword, to_rng, validate_params)
+from quadnet.exceptions import RankDeficientSpectrumWarning
+from quadnet.losses import LOSS
 from quadnet.geometry.manifold import horizontal_dimension
 from quadnet.losses import Loss, as_loss
 from quadnet.geometry.manifold import PSDQuotient
@@ -85,6 +89,15 @@ def _point(loss: Loss, U) -> np.ndarray:
     return as_factor(U, "U", d=loss.d)
 
 
+def _dense_guard(what: str, size):
+    """Refuse a dense Hessian whose ``size(d, r)`` x ``size(d, r)`` float64 matrix (plus the
+    same again for the HVP columns) would not fit in memory."""
+    return memory_guard(("U",), lambda a: 16.0 * float(size(*a["U"].shape)) ** 2, what)
+
+
+_FACTOR_ANY = Factor(full_rank=False)
+
+
 def _symmetrised(H: np.ndarray, what: str) -> np.ndarray:
     scale = np.linalg.norm(H)
     asym = np.linalg.norm(H - H.T)
@@ -113,6 +126,9 @@ def _hvp_columns(loss: Loss, U: np.ndarray, basis: np.ndarray) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------ dense forms
+@validate_params({"loss": LOSS, "U": _FACTOR_ANY, "return_basis": Boolean()},
+                 relations=[_dense_guard("the dense effective Hessian (n_h x n_h, n_h <= d r)",
+                                         lambda d, r: d * r)])
 def effective_hessian(loss: Loss, U, *, return_basis: bool = False):
     r"""The effective Hessian ``B^T D^2 L(U) B`` (``n_h x n_h``) in ``PSDQuotient.horizontal_basis(U)``.
 
@@ -123,7 +139,11 @@ def effective_hessian(loss: Loss, U, *, return_basis: bool = False):
     At a factor of rank ``k < r`` the basis is the rank-aware one of
     :meth:`quadnet.PSDQuotient.horizontal_basis` (``dim H_U = d r - r(r-1)/2 +
     (r-k)(r-k-1)/2``) and the matrix is block diagonal in the signal/excess split of
-    :func:`boundary_spectrum`, which also counts its structural zeros.
+    :func:`boundary_spectrum`, which also counts its structural zeros. Its eigenvalues are then
+    the union of both blocks', so its smallest one may be an excess eigenvalue: it equals
+    ``effective_spectrum(loss, U).overall_eigenvalues[0]``, while
+    ``effective_spectrum(loss, U).eigenvalues[0]`` is the signal block's smallest
+    (``boundary_spectrum(loss, U)`` names both parts densely).
 
     Parameters
     ----------
@@ -155,23 +175,29 @@ def effective_hessian(loss: Loss, U, *, return_basis: bool = False):
     >>> H.shape, np.round(np.linalg.eigvalsh(H), 12).tolist()   # 2 structural zeros
     ((5, 5), [0.0, 0.0, 2.0, 2.0, 4.0])
     """
-    loss = _check_loss(loss)
-    U = as_factor(U, "U", d=loss.d, full_rank=False)
     d, r = U.shape
     B = PSDQuotient(d, r).horizontal_basis(U)
     H = _symmetrised(B.T @ _hvp_columns(loss, U, B), "effective Hessian")
     return (H, B) if return_basis else H
 
 
+@validate_params({"loss": LOSS, "U": _FACTOR_ANY},
+                 relations=[_dense_guard("the dense factor Hessian (d r x d r)",
+                                         lambda d, r: d * r)])
 def factor_hessian(loss: Loss, U) -> np.ndarray:
     r"""The full Euclidean Hessian of ``L`` at ``U`` as a ``(d r) x (d r)`` matrix (row-major vec).
 
     Built from ``d r`` factor HVPs on the standard basis. At a critical point it has the
     ``r(r-1)/2`` vertical zero eigenvalues besides the spectrum of :func:`effective_hessian`.
     ``U`` may be rank deficient here (no quotient structure is used).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from quadnet import FrobeniusLoss
+    >>> factor_hessian(FrobeniusLoss(np.eye(2)), np.array([[1.0], [0.0]])).round(12).tolist()
+    [[4.0, 0.0], [0.0, 0.0]]
     """
-    loss = _check_loss(loss)
-    U = as_factor(U, "U", d=loss.d, full_rank=False)
     n = U.size
     return _symmetrised(_hvp_columns(loss, U, np.eye(n)), "factor Hessian")
 
@@ -216,6 +242,7 @@ class _EffectiveOperator(spla.LinearOperator):
         return self._matvec(v)
 
 
+@validate_params({"loss": LOSS, "U": Factor(), "vertical_shift": Real()}, finite_result=False)
 def effective_operator(loss: Loss, U, *, vertical_shift: float = 0.0) -> spla.LinearOperator:
     r"""``P_h o D^2 L(U) o P_h + sigma P_v`` as a :class:`scipy.sparse.linalg.LinearOperator` on ``R^{d r}``.
 
@@ -223,15 +250,10 @@ def effective_operator(loss: Loss, U, *, vertical_shift: float = 0.0) -> spla.Li
     ``V_U`` (quadnet theory §3, §7: the input direction is projected too, unlike pymanopt's
     ``PSDFixedRank``). The attribute ``n_hvp`` counts factor HVPs.
     """
-    loss = _check_loss(loss)
-    U = _point(loss, U)
-    sigma = float(vertical_shift)
-    if not np.isfinite(sigma):
-        raise ValueError(f"vertical_shift must be finite, got {vertical_shift}")
-    return _EffectiveOperator(loss, U, sigma)
+    return _EffectiveOperator(loss, U, vertical_shift)
 
 
-@dataclass
+@dataclass(frozen=True)
 class EffectiveSpectrum:
     """Extreme eigenpairs of the effective Hessian from :func:`effective_spectrum`.
 
@@ -251,6 +273,19 @@ class EffectiveSpectrum:
             ``xi_1 V_k^T``), ``excess_eigenvalues`` the eigenvalues of the excess block
             ``2 W_0^T S W_0`` (each of multiplicity ``r - k``) and ``structural_zeros``
             the number of zero modes they contribute (:func:`boundary_spectrum`).
+        overall_eigenvalues: the ``k`` smallest (or largest) eigenvalues of the *whole*
+            effective Hessian, signal and excess blocks together, ascending: the same numbers
+            as ``numpy.linalg.eigvalsh(effective_hessian(loss, U))[:k]`` (or ``[-k:]``).
+            Equal to ``eigenvalues`` at full rank.
+        overall_parts: for each of ``overall_eigenvalues``, the block it comes from,
+            ``"signal"`` or ``"excess"``.
+        note: at ``k < r``, one sentence naming both parts with their extreme values (empty
+            at full rank). When the excess block holds a non-structural eigenvalue beyond the
+            signal block's, the call also warns (:class:`quadnet.exceptions.RankDeficientSpectrumWarning`).
+
+    "The smallest eigenvalue of the effective Hessian" at a rank-deficient ``U`` is
+    ``overall_eigenvalues[0]`` (``which="smallest"``); ``eigenvalues[0]`` is the smallest on
+    the signal part, the one that sets the exponential rates of the signal directions.
     """
 
     eigenvalues: np.ndarray
@@ -264,6 +299,15 @@ class EffectiveSpectrum:
     rank: int | None = None
     structural_zeros: int = 0
     excess_eigenvalues: np.ndarray | None = None
+    overall_eigenvalues: np.ndarray | None = None
+    overall_parts: tuple[str, ...] = ()
+    note: str = ""
+
+    def __post_init__(self):
+        if self.overall_eigenvalues is None:   # full rank: the whole operator's eigenvalues
+            vals = np.asarray(self.eigenvalues)
+            object.__setattr__(self, "overall_eigenvalues", vals)   # frozen: set once, here
+            object.__setattr__(self, "overall_parts", ("signal",) * len(vals))
 
     @property
     def error_bound(self) -> np.ndarray:
@@ -389,6 +433,25 @@ def _lobpcg_pairs(op: _EffectiveOperator, prec, X0, tol_abs, max_iter):
     return vals[order], np.asarray(vecs).reshape(n, -1)[:, order]
 
 
+def _preconditioner_value(value, name):
+    if value is None or callable(value) or value == "auto" or (
+            isinstance(value, str) and value in PRECONDITIONERS):
+        return value
+    raise (TypeError if not isinstance(value, str) else ValueError)(
+        f"{name} must be None, 'auto', a callable or one of {sorted(PRECONDITIONERS)}, got "
+        f"{value!r}")
+
+
+_PRECONDITIONER = Converted(_preconditioner_value,
+                            "None, 'auto', a callable or a registered preconditioner name",
+                            bad=[("unknown name", "__nope__"), ("int", 3)])
+
+
+@validate_params({"loss": LOSS, "U": _FACTOR_ANY, "k": Integer(1), "which":
+                  Options("smallest", "largest"), "tol": Optional(Real(0, 1, closed="left")),
+                  "ncv": Optional(Integer(2)), "max_iter": Optional(Integer(1, 10**7)),
+                  "seed": Seed(raw=True), "return_vectors": Boolean(),
+                  "preconditioner": _PRECONDITIONER, "maxiter": Optional(Integer(1, 10**7))})
 def effective_spectrum(loss: Loss, U, k: int = 1, which: str = "smallest", *,
                        tol: float | None = None, ncv: int | None = None,
                        max_iter: int | None = None, seed=0, return_vectors: bool = True,
@@ -424,7 +487,12 @@ def effective_spectrum(loss: Loss, U, k: int = 1, which: str = "smallest", *,
     At a rank-deficient ``U`` (rank ``k < r``) the solver runs on the signal block, the
     effective Hessian of ``U_k = U V_k`` (exactly the signal part, :class:`BoundarySpectrum`),
     and the excess block is reported separately (:attr:`EffectiveSpectrum.rank`,
-    ``structural_zeros``, ``excess_eigenvalues``).
+    ``structural_zeros``, ``excess_eigenvalues``). ``eigenvalues`` are then the signal
+    block's, which need not be the extreme eigenvalues of the whole effective Hessian (those of
+    ``numpy.linalg.eigvalsh(effective_hessian(loss, U))``): ``overall_eigenvalues`` are, with
+    ``overall_parts`` naming the block of each and ``note`` saying both in words; when an excess
+    eigenvalue that is not a structural zero lies beyond the signal block's, the call warns
+    with :class:`quadnet.exceptions.RankDeficientSpectrumWarning`.
 
     Args:
         loss: any :class:`quadnet.Loss`; U: ``d x r`` factor of any rank ``>= 1``.
@@ -455,10 +523,10 @@ def effective_spectrum(loss: Loss, U, k: int = 1, which: str = "smallest", *,
     >>> sp = effective_spectrum(FrobeniusLoss(U @ U.T), U, k=1)
     >>> sp.rank, sp.structural_zeros, round(float(sp.eigenvalues[0]), 10)
     (1, 6, 2.0)
+    >>> sp.overall_parts, round(abs(float(sp.overall_eigenvalues[0])), 10)  # the whole operator
+    (('excess',), 0.0)
     """
     max_iter = renamed_keyword(max_iter, maxiter, "max_iter", "maxiter", "effective_spectrum")
-    loss = _check_loss(loss)
-    U = as_factor(U, "U", d=loss.d, full_rank=False)
     sp = _split(U)
     if sp.rank < U.shape[1]:
         if sp.rank == 0:
@@ -470,35 +538,29 @@ def effective_spectrum(loss: Loss, U, k: int = 1, which: str = "smallest", *,
         excess = np.linalg.eigvalsh(_excess_block(loss, U, sp))
         scale = max(float(np.max(np.abs(out.eigenvalues))), float(np.max(np.abs(excess))),
                     np.finfo(float).tiny)
-        out.structural_zeros = (U.shape[1] - sp.rank) * int(
-            np.count_nonzero(np.abs(excess) <= ZERO_RTOL * scale))
-        out.excess_eigenvalues = excess
-        out.rank = sp.rank
-        out.n_h = horizontal_dimension(*U.shape, sp.rank)
-        if out.eigenvectors is not None:
-            out.eigenvectors = out.eigenvectors @ sp.V_k.T
-        return out
+        out = dataclasses.replace(
+            out, structural_zeros=(U.shape[1] - sp.rank) * int(
+                np.count_nonzero(np.abs(excess) <= ZERO_RTOL * scale)),
+            excess_eigenvalues=excess, rank=sp.rank,
+            n_h=horizontal_dimension(*U.shape, sp.rank),
+            eigenvectors=None if out.eigenvectors is None else out.eigenvectors @ sp.V_k.T)
+        return dataclasses.replace(out, **_both_parts(out, U.shape[1], scale))
     d, r = U.shape
     n_h = horizontal_dimension(d, r)
     if n_h < 2:
         raise ValueError(f"effective_spectrum needs n_h >= 2 (got n_h = {n_h} for d = {d}, "
                          f"r = {r}); use effective_hessian")
-    k = as_int(k, "k", minimum=1, maximum=n_h - 1)
-    if which not in ("smallest", "largest"):
-        raise ValueError(f"which must be 'smallest' or 'largest', got {which!r}")
-    if tol is not None and (isinstance(tol, bool) or not isinstance(tol, (int, float))
-                            or not 0 <= tol < 1):
-        raise ValueError(f"tol must be None or a number in [0, 1), got {tol!r}")
+    if k > n_h - 1:
+        raise ValueError(f"k must be <= n_h - 1 = {n_h - 1} (d = {d}, r = {r}), got {k}")
     if ncv is not None:
-        ncv = as_int(ncv, "ncv", minimum=k + 1, maximum=d * r)
+        if not k + 1 <= ncv <= d * r:
+            raise ValueError(f"ncv must be in [k + 1, d r] = [{k + 1}, {d * r}], got {ncv}")
     else:
         ncv = min(max(2 * k + 1, 20), d * r)
-    if max_iter is not None:
-        max_iter = as_int(max_iter, "max_iter", minimum=1)
     prec = _resolve_preconditioner(loss, U, preconditioner, which)
     if n_h < 5 * k:
         prec = None
-    rng = as_rng(seed)
+    rng = to_rng(seed)
 
     op = _EffectiveOperator(loss, U, 0.0)
     if prec is None:
@@ -530,6 +592,37 @@ def effective_spectrum(loss: Loss, U, k: int = 1, which: str = "smallest", *,
         raise ValueError("effective_spectrum: non-finite eigenvalues (the loss's HVP is not finite)")
     return EffectiveSpectrum(vals, X if return_vectors else None, res, which, n_h, op.n_hvp,
                              sigma, method, rank=r)
+
+
+def _both_parts(out: EffectiveSpectrum, r: int, scale: float) -> dict:
+    """The fields ``overall_eigenvalues``/``overall_parts``/``note`` of a rank-deficient result;
+    warns when the signal block's extreme eigenvalue is not the whole operator's.
+
+    The ``k`` extreme eigenvalues of ``H_eff(U_k) (+) (I_{r-k} (x) E)`` lie among the ``k``
+    extreme ones of the signal block and the excess eigenvalues repeated ``r - k`` times, so
+    merging the two lists is exact.
+    """
+    k, excess, sig = out.rank, out.excess_eigenvalues, np.asarray(out.eigenvalues)
+    vals = np.concatenate([sig, np.repeat(excess, r - k)])
+    parts = np.array(["signal"] * sig.size + ["excess"] * (excess.size * (r - k)))
+    order = np.argsort(vals, kind="stable")
+    keep = order[:sig.size] if out.which == "smallest" else order[vals.size - sig.size:]
+    overall = vals[keep]
+    low = out.which == "smallest"
+    ext_sig, ext_exc = (sig[0], excess[0]) if low else (sig[-1], excess[-1])
+    word = "smallest" if low else "largest"
+    beyond = ext_exc < ext_sig if low else ext_exc > ext_sig
+    structural = abs(ext_exc) <= ZERO_RTOL * scale
+    note = (f"U has rank {k} < r = {r}: `eigenvalues` are the signal block's ({word} "
+                f"{ext_sig:.6g}); the excess block of the {r - k} idle column(s) has {word} "
+                f"eigenvalue {ext_exc:.6g}{' (a structural zero)' if structural else ''}, so "
+                f"the {word} eigenvalue of the whole effective Hessian is "
+                f"{overall[0 if low else -1]:.6g} "
+                f"({'excess' if beyond else 'signal'}; `overall_eigenvalues`)")
+    if beyond and not structural:
+        warnings.warn(note, RankDeficientSpectrumWarning, stacklevel=4)
+    return {"overall_eigenvalues": overall, "overall_parts": tuple(parts[keep].tolist()),
+            "note": note}
 
 
 # --------------------------------------------------------------- the rank boundary
@@ -567,7 +660,7 @@ def _excess_block(loss: Loss, U: np.ndarray, sp: _Split) -> np.ndarray:
 ZERO_RTOL = 1e-8
 
 
-@dataclass
+@dataclass(frozen=True)
 class BoundarySpectrum:
     r"""The effective spectrum at a factor of rank ``k <= r``, split by the block structure.
 
@@ -621,6 +714,9 @@ class BoundarySpectrum:
         return bool(np.any(self.eigenvalues < -self.zero_rtol * scale))
 
 
+@validate_params({"loss": LOSS, "U": _FACTOR_ANY, "zero_rtol": Real(0, 1, closed="neither")},
+                 relations=[_dense_guard("the dense effective Hessian (n_h x n_h)",
+                                         lambda d, r: d * r)])
 def boundary_spectrum(loss: Loss, U, *, zero_rtol: float = ZERO_RTOL) -> BoundarySpectrum:
     r"""Dense effective spectrum at a factor of any rank, with the structural zeros counted.
 
@@ -664,11 +760,6 @@ def boundary_spectrum(loss: Loss, U, *, zero_rtol: float = ZERO_RTOL) -> Boundar
     >>> sp.rank, sp.n_h, sp.structural_zeros, round(sp.lambda_min_signal, 12)
     (2, 9, 2, 2.0)
     """
-    loss = _check_loss(loss)
-    U = as_factor(U, "U", d=loss.d, full_rank=False)
-    zero_rtol = as_positive(zero_rtol, "zero_rtol")
-    if not zero_rtol < 1:
-        raise ValueError(f"zero_rtol must be in (0, 1), got {zero_rtol}")
     d, r = U.shape
     sp = _split(U)
     k = sp.rank
@@ -682,6 +773,9 @@ def boundary_spectrum(loss: Loss, U, *, zero_rtol: float = ZERO_RTOL) -> Boundar
 
 
 # ------------------------------------------------------------------ structured Gram route
+@validate_params({"loss": LOSS, "U": Factor(), "k": Integer(1), "return_vectors": Boolean()},
+                 relations=[_dense_guard("the Gram-route Hessian (d r x d r)",
+                                         lambda d, r: d * r)])
 def gram_effective_spectrum(loss: Loss, U, k: int = 1, *,
                             return_vectors: bool = True) -> EffectiveSpectrum:
     r"""The ``k`` smallest effective eigenvalues from the loss's Gram factor: one GEMM, one ``eigh``.
@@ -746,11 +840,10 @@ def gram_effective_spectrum(loss: Loss, U, k: int = 1, *,
     import scipy.linalg
     import scipy.linalg.blas
 
-    loss = _check_loss(loss)
-    U = _point(loss, U)
     d, r = U.shape
     n_h = horizontal_dimension(d, r)
-    k = as_int(k, "k", minimum=1, maximum=n_h)
+    if k > n_h:
+        raise ValueError(f"k must be <= n_h = {n_h} (d = {d}, r = {r}), got {k}")
     hook = getattr(loss, "gram_factor", None)
     if not callable(hook):
         raise TypeError(f"gram_effective_spectrum needs a loss with a gram_factor(U) method; "

@@ -49,7 +49,9 @@ import numpy as np
 import scipy.optimize
 from scipy.integrate import solve_ivp
 
-from quadnet._validation import as_array, as_factor, as_int, as_positive, as_rng
+from quadnet._validation import (Array, Factor, Instance, Integer, Optional, Real, Seed,
+                                 to_rng, validate_params)
+from quadnet.losses import LOSS
 from quadnet.losses import as_loss as _check_loss
 from quadnet.curvature.hessian import (ZERO_RTOL, _excess_block, _split, effective_hessian,
                                       effective_spectrum, horizontal_dimension)
@@ -70,7 +72,7 @@ __all__ = [
 
 
 # ----------------------------------------------------------------------- curvature
-@dataclass
+@dataclass(frozen=True)
 class LocalCurvature:
     """Extreme effective curvature at ``U`` and the rates it predicts (quadnet theory §3).
 
@@ -133,23 +135,31 @@ class LocalCurvature:
         return predicted_contraction([self.lambda_min, self.lambda_max], eta)
 
 
+_POSITIVE = Real(0, None, closed="neither")
+
+
+@validate_params({"eigenvalues": Array(ndim=1), "eta": _POSITIVE})
 def predicted_contraction(eigenvalues, eta: float) -> float:
     """``max_i |1 - eta lambda_i|``: the local per-step contraction of gradient descent.
 
     ``|1 - eta lambda|`` is convex in ``lambda``, so the extreme eigenvalues suffice.
     Values ``>= 1`` mean no local contraction (unstable step or non-positive curvature).
+
+    Examples
+    --------
+    >>> predicted_contraction([0.5, 1.0], 0.1)
+    0.95
     """
-    lam = as_array(eigenvalues, "eigenvalues", ndim=1)
-    if lam.size == 0:
-        raise ValueError("eigenvalues must not be empty")
-    eta = as_positive(eta, "eta")
-    return float(np.max(np.abs(1.0 - eta * lam)))
+    return float(np.max(np.abs(1.0 - eta * np.asarray(eigenvalues, dtype=float))))
 
 
 #: Up to this horizontal dimension :func:`local_curvature` uses the dense effective Hessian.
 DENSE_MAX = 400
 
 
+@validate_params({"loss": LOSS, "U": Factor(full_rank=False), "gtol": _POSITIVE,
+                  "dense_max": Integer(0), "tol": Real(0, 1, closed="left"),
+                  "seed": Seed(raw=True)}, finite_result=False)
 def local_curvature(loss: Loss, U, *, gtol: float = 1e-6, dense_max: int = DENSE_MAX,
                     tol: float = 1e-12, seed=0) -> LocalCurvature:
     """Extreme effective eigenpairs at ``U`` with warnings when rates would not apply.
@@ -171,11 +181,6 @@ def local_curvature(loss: Loss, U, *, gtol: float = 1e-6, dense_max: int = DENSE
     >>> c.rank, c.structural_zeros, round(c.lambda_min, 10), round(c.excess_min, 10)
     (2, 1, 2.0, 0.0)
     """
-    loss = _check_loss(loss)
-    U = as_factor(U, "U", d=loss.d, full_rank=False)
-    gtol = as_positive(gtol, "gtol")
-    dense_max = as_int(dense_max, "dense_max", minimum=0)
-    as_rng(seed)  # validated here (the dense route does not use it); passed on unchanged
     sp = _split(U)
     if sp.rank == 0:
         raise ValueError("local_curvature: U = 0 has no signal part (every direction is an idle "
@@ -187,11 +192,12 @@ def local_curvature(loss: Loss, U, *, gtol: float = 1e-6, dense_max: int = DENSE
                                   seed=seed)
         excess = np.linalg.eigvalsh(_excess_block(loss, U, sp))
         scale = max(abs(out.lambda_max), float(np.max(np.abs(excess))), 1e-300)
-        out.rank, out.excess_min = sp.rank, float(excess[0])
-        out.structural_zeros = (U.shape[1] - sp.rank) * int(
-            np.count_nonzero(np.abs(excess) <= ZERO_RTOL * scale))
-        out.n_h = horizontal_dimension(*U.shape, sp.rank)
-        out.v_min, out.v_max = out.v_min @ sp.V_k.T, out.v_max @ sp.V_k.T
+        out = dataclasses.replace(
+            out, rank=sp.rank, excess_min=float(excess[0]),
+            structural_zeros=(U.shape[1] - sp.rank) * int(
+                np.count_nonzero(np.abs(excess) <= ZERO_RTOL * scale)),
+            n_h=horizontal_dimension(*U.shape, sp.rank),
+            v_min=out.v_min @ sp.V_k.T, v_max=out.v_max @ sp.V_k.T)
         _warn_curvature(out, gtol)
         return out
     d, r = U.shape
@@ -280,8 +286,6 @@ def _window(p: np.ndarray, floor: float) -> np.ndarray:
 
 def _setup(loss: Loss, U, curvature: LocalCurvature | None, amplitude: float, seed,
            gtol: float | None, decades: float):
-    loss = _check_loss(loss)
-    U = as_factor(U, "U", d=loss.d, full_rank=False)
     sp = _split(U)
     if 0 < sp.rank < U.shape[1]:
         # over-parameterised point: a perturbation in the signal part keeps the flow on
@@ -290,15 +294,10 @@ def _setup(loss: Loss, U, curvature: LocalCurvature | None, amplitude: float, se
         if isinstance(curvature, LocalCurvature) and curvature.v_min.shape != U.shape:
             curvature = dataclasses.replace(curvature, v_min=curvature.v_min @ sp.V_k,
                                             v_max=curvature.v_max @ sp.V_k)
-    amplitude = as_positive(amplitude, "amplitude")
-    if amplitude >= 0.1:
-        raise ValueError(f"amplitude must be < 0.1 (a local perturbation), got {amplitude}")
     if gtol is None:
         gtol = 1e-3 * amplitude * 10.0 ** (-decades)
     if curvature is None:
         curvature = local_curvature(loss, U, gtol=gtol)
-    elif not isinstance(curvature, LocalCurvature):
-        raise TypeError(f"curvature must be a LocalCurvature, got {type(curvature).__name__}")
     elif curvature.relative_gradient > gtol:
         warnings.warn(f"relative gradient {curvature.relative_gradient:.2e} > gtol = {gtol:g}: "
                       "the measured rate is biased by the distance to the true critical point",
@@ -309,7 +308,7 @@ def _setup(loss: Loss, U, curvature: LocalCurvature | None, amplitude: float, se
             f"{curvature.lambda_min:.6e} (<= {curvature.error_bound:.1e}, "
             f"{'indefinite' if curvature.indefinite else 'singular'}); gradient flow does not "
             "converge exponentially to U")
-    rng = as_rng(seed)
+    rng = to_rng(seed)
     g = PSDQuotient(*U.shape).random_tangent_vector(U, rng)
     return loss, U, curvature, amplitude, g
 
@@ -319,7 +318,7 @@ def _start(U: np.ndarray, v: np.ndarray, g: np.ndarray, amplitude: float) -> np.
     return e0 * (amplitude * np.linalg.norm(U) / np.linalg.norm(e0))
 
 
-@dataclass
+@dataclass(frozen=True)
 class FlowDecayRate:
     """Measured local decay rate of gradient flow vs ``lambda_min`` (:func:`flow_decay_rate`).
 
@@ -352,6 +351,17 @@ class FlowDecayRate:
         return abs(self.loglinear_rate - self.lambda_min) / self.lambda_min
 
 
+#: The arguments shared by :func:`flow_decay_rate` and :func:`descent_contraction`.
+#: ``decades`` is bounded by what float64 can resolve: the slow mode decays by ``10^decades``
+#: from a relative size ``amplitude <= 0.1`` and must stay above the rounding floor ``1e-12``.
+_RATE = {"loss": LOSS, "U": Factor(full_rank=False),
+         "amplitude": Real(0, 0.1, closed="neither"), "decades": Real(0, 12, closed="right"),
+         "n_samples": Integer(20, 10**6), "seed": Seed(raw=True),
+         "curvature": Optional(Instance(LocalCurvature, "a LocalCurvature")),
+         "gtol": Optional(_POSITIVE)}
+
+
+@validate_params(_RATE | {"rtol": Real(0, 1e-3, closed="right")})
 def flow_decay_rate(loss: Loss, U, *, amplitude: float = 1e-4, decades: float = 4.0,
                     n_samples: int = 400, rtol: float = 1e-10, seed=0,
                     curvature: LocalCurvature | None = None,
@@ -368,9 +378,6 @@ def flow_decay_rate(loss: Loss, U, *, amplitude: float = 1e-4, decades: float = 
     warns :class:`NotAMinimiserWarning` when ``U`` is not critical to the precision needed
     (``gtol`` defaults to ``1e-3 amplitude 10^-decades``).
     """
-    decades = as_positive(decades, "decades")
-    n_samples = as_int(n_samples, "n_samples", minimum=20)
-    rtol = as_positive(rtol, "rtol")
     loss, U, curv, amplitude, g = _setup(loss, U, curvature, amplitude, seed, gtol, decades)
     d, r = U.shape
     lam, v = curv.lambda_min, curv.v_min
@@ -398,7 +405,7 @@ def flow_decay_rate(loss: Loss, U, *, amplitude: float = 1e-4, decades: float = 
                          int(sol.nfev))
 
 
-@dataclass
+@dataclass(frozen=True)
 class DescentContraction:
     """Measured per-step contraction of gradient descent near a minimiser.
 
@@ -440,6 +447,7 @@ class DescentContraction:
         return self.eta * self.lambda_min
 
 
+@validate_params(_RATE | {"eta": _POSITIVE, "max_steps": Integer(10, 10**8)})
 def descent_contraction(loss: Loss, U, eta: float, *, amplitude: float = 1e-4,
                         decades: float = 4.0, max_steps: int = 200_000, n_samples: int = 400,
                         seed=0, curvature: LocalCurvature | None = None,
@@ -455,10 +463,6 @@ def descent_contraction(loss: Loss, U, eta: float, *, amplitude: float = 1e-4,
     the limit) or a non-positive-definite effective Hessian, or when more than ``max_steps``
     steps would be needed.
     """
-    eta = as_positive(eta, "eta")
-    decades = as_positive(decades, "decades")
-    max_steps = as_int(max_steps, "max_steps", minimum=10)
-    n_samples = as_int(n_samples, "n_samples", minimum=20)
     loss, U, curv, amplitude, g = _setup(loss, U, curvature, amplitude, seed, gtol, decades)
     l1, lN = curv.lambda_min, curv.lambda_max
     if eta >= curv.stable_step:

@@ -75,14 +75,6 @@ def _gram_M(Z: np.ndarray, M: np.ndarray, X: np.ndarray) -> np.ndarray:
     return Z @ XM.T
 
 
-def _sandwich(X: np.ndarray, W: np.ndarray) -> np.ndarray:
-    """``Xᵀ W X`` (``d × d``), exploiting sparse inputs."""
-    Xs = _maybe_sparse(X)
-    if sparse.issparse(Xs):
-        return np.asarray(np.asarray(Xs.T @ W) @ Xs)
-    return X.T @ W @ X
-
-
 def check_kernel(kernel) -> str:
     """``kernel`` if it is one of :data:`KERNELS`, else a ``ValueError``/``TypeError``."""
     if not isinstance(kernel, str):
@@ -93,13 +85,11 @@ def check_kernel(kernel) -> str:
     return kernel
 
 
-def kernel_and_alpha(kernel: str, Z: np.ndarray, X: np.ndarray, M: np.ndarray, L: float,
-                     want_alpha: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
-    """``K_ij = k_M(z_i, x_j)`` and, if asked, ``α(z_i, x_j)`` of the module docstring.
-
-    No input checks (internal; the public functions check).
-    """
-    G = _gram_M(Z, M, X)
+def _from_gram(kernel: str, G: np.ndarray, zz: np.ndarray | None, xx: np.ndarray | None,
+               L: float, want_alpha: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """``K`` and, if asked, ``α`` of the module docstring from the Gram block ``G = Z M Xᵀ``
+    (overwritten) and the squared norms ``zz = ‖z_i‖²_M``, ``xx = ‖x_j‖²_M`` (translation
+    invariant kernels only). The one place the four kernel formulas live."""
     if kernel == "exp_inner":
         G *= 1.0 / L**2
         K = np.exp(G, out=G)
@@ -108,8 +98,6 @@ def kernel_and_alpha(kernel: str, Z: np.ndarray, X: np.ndarray, M: np.ndarray, L
         alpha = G * (2.0 / L**4) if want_alpha else None
         G *= 1.0 / L**2
         return np.square(G, out=G), alpha
-    zz = np.einsum("ij,ij->i", np.asarray(_maybe_sparse(Z) @ M), Z)
-    xx = zz if Z is X else np.einsum("ij,ij->i", np.asarray(_maybe_sparse(X) @ M), X)
     d2 = G
     d2 *= -2.0
     d2 += zz[:, None]
@@ -129,6 +117,59 @@ def kernel_and_alpha(kernel: str, Z: np.ndarray, X: np.ndarray, M: np.ndarray, L
     pos = dist > 0
     alpha[pos] = K[pos] / (L * dist[pos])
     return K, alpha
+
+
+def kernel_and_alpha(kernel: str, Z: np.ndarray, X: np.ndarray, M: np.ndarray, L: float,
+                     want_alpha: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+    """``K_ij = k_M(z_i, x_j)`` and, if asked, ``α(z_i, x_j)`` of the module docstring.
+
+    No input checks (internal; the public functions check).
+    """
+    G = _gram_M(Z, M, X)
+    zz = xx = None
+    if KERNELS[kernel]:
+        zz = np.einsum("ij,ij->i", np.asarray(_maybe_sparse(Z) @ M), Z)
+        xx = zz if Z is X else np.einsum("ij,ij->i", np.asarray(_maybe_sparse(X) @ M), X)
+    return _from_gram(kernel, G, zz, xx, L, want_alpha)
+
+
+class KernelRows:
+    """Row blocks ``k_M(z_i, x_j)`` (and ``α``) of a kernel matrix against fixed centres ``X``.
+
+    Precomputes ``X M`` and ``‖x_j‖²_M`` once, so a block of ``b`` rows costs ``O(b n d)``
+    (the ``d × d`` product with ``M`` is not repeated per block). Same formulas as
+    :func:`kernel_and_alpha` (:func:`_from_gram`). Internal: no input checks.
+    """
+
+    def __init__(self, kernel: str, X: np.ndarray, M: np.ndarray, L: float):
+        self.kernel, self.X, self.M, self.L = kernel, X, M, float(L)
+        self.n = X.shape[0]
+        XM = np.asarray(_maybe_sparse(X) @ M)
+        self._XMt = np.ascontiguousarray(XM.T)  # M Xᵀ (d × n)
+        self._xx = np.einsum("ij,ij->i", XM, X) if KERNELS[kernel] else None
+
+    def block(self, Z: np.ndarray, rows: slice | None = None, want_alpha: bool = True
+              ) -> tuple[np.ndarray, np.ndarray | None]:
+        """``(K, α)`` of the points ``Z`` (``b × d``) against the centres; ``rows``: ``Z`` is
+        ``X[rows]`` (reuses the centres' norms)."""
+        Zs = _maybe_sparse(Z)
+        G = np.asarray(Zs @ self._XMt)
+        zz = None
+        if KERNELS[self.kernel]:
+            zz = (self._xx[rows] if rows is not None
+                  else np.einsum("ij,ij->i", np.asarray(Zs @ self.M), Z))
+        return _from_gram(self.kernel, G, zz, self._xx, self.L, want_alpha)
+
+    def rows(self, rows: slice, want_alpha: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+        """``(K, α)`` of the rows ``rows`` of the ``n × n`` training kernel matrix."""
+        return self.block(self.X[rows], rows, want_alpha)
+
+    def diagonal(self) -> np.ndarray:
+        """``k_M(x_i, x_i)`` for every centre (``n``-vector), without forming ``K``."""
+        if KERNELS[self.kernel]:
+            return np.ones(self.n)
+        q = np.einsum("ij,ji->i", self.X, self._XMt) / self.L**2  # ‖x_i‖²_M / L²
+        return np.exp(q) if self.kernel == "exp_inner" else q**2
 
 
 def _check_common(kernel, X, M, bandwidth, name_X="X") -> tuple[str, np.ndarray, np.ndarray, float]:
@@ -264,14 +305,14 @@ def kernel_fact_matrix(kernel: str, X, coef, M, bandwidth: float) -> np.ndarray:
     return fact_from_alpha(X, A, M, alpha, KERNELS[kernel])
 
 
+
+
 def fact_from_alpha(X: np.ndarray, A: np.ndarray, M: np.ndarray, alpha: np.ndarray,
                     gamma: int) -> np.ndarray:
     """:func:`kernel_fact_matrix` from a precomputed ``α`` (internal: no input checks)."""
-    W = alpha * (A @ A.T)
-    if gamma:
-        W[np.diag_indices_from(W)] -= np.einsum("ij->i", W)
-    B = _sandwich(X, W.T)
-    return M @ sym(B)
+    sums = FeatureSums(X, A, gamma)
+    sums.add(slice(0, X.shape[0]), alpha)
+    return sums.fact(M)
 
 
 def kernel_agop(kernel: str, X, coef, M, bandwidth: float, *, centre: bool = False) -> np.ndarray:
@@ -317,27 +358,140 @@ def kernel_agop(kernel: str, X, coef, M, bandwidth: float, *, centre: bool = Fal
 
 def agop_from_alpha(X: np.ndarray, A: np.ndarray, M: np.ndarray, alpha: np.ndarray, gamma: int,
                     *, centre: bool) -> np.ndarray:
-    """:func:`kernel_agop` from a precomputed ``α`` (internal: no input checks)."""
+    """:func:`kernel_agop` from a precomputed ``α`` (internal: no input checks).
+
+    Runs the cheaper route: the Gram route (``O(n³)``) when ``n ≤ cd``, else the per-point
+    route (``O(n²cd)``); both are the row-block accumulations below with one block.
+    """
     n, d = X.shape
     c = A.shape[1]
-    S = alpha @ A
+    sums = FeatureSums(X, A, gamma, fact=False, agop="gram" if n <= c * d else "points",
+                       centre=centre)
     if n <= c * d:
-        P = alpha.T @ alpha
-        P *= A @ A.T
-        if gamma:
-            C = alpha.T * (A @ S.T)
-            P -= C
-            P -= C.T
-            P[np.diag_indices(n)] += np.einsum("ic,ic->i", S, S)
-        Gamma = _sandwich(X, P) / n
-    else:
-        G = (alpha @ (A[:, :, None] * X[:, None, :]).reshape(n, c * d)).reshape(n, c, d)
-        if gamma:
-            G -= S[:, :, None] * X[:, None, :]
-        G = G.reshape(n * c, d)
-        Gamma = G.T @ G / n
-    if centre:
-        Gbar = X.T @ (alpha.sum(axis=0)[:, None] * A - gamma * S) / n
-        Gamma -= Gbar @ Gbar.T
-    Gamma = sym(Gamma)
-    return M @ Gamma @ M
+        sums.set_S(alpha @ A)
+        sums.add_gram(slice(0, n), alpha)
+    sums.add(slice(0, n), alpha)
+    return sums.agop(M)
+
+
+def _right_sparse(W: np.ndarray, Xs) -> np.ndarray:
+    """``W X`` for a dense ``W`` and ``X`` dense or ``scipy.sparse`` (``(Xᵀ Wᵀ)ᵀ``)."""
+    if sparse.issparse(Xs):
+        return np.asarray(Xs.T @ W.T).T
+    return W @ Xs
+
+
+#: Elements of one per-point-route operand ``A ⊗ X`` (``n × c'd`` for a chunk of ``c'``
+#: outputs) held at once: 2**24 float64 = 128 MiB.
+_AX_ELEMS = 2**24
+
+
+class FeatureSums:
+    """Row-block accumulation of the FACT matrix, the AGOP and ``K A`` (quadnet theory §6).
+
+    Each closed form of the module docstring is a sum over the rows ``i`` of the ``n × n``
+    matrices ``α``/``K``, so it can be accumulated from row blocks ``α_b = α[rows]`` without
+    holding ``α``:
+
+    * FACT: ``B = Σ_b X_bᵀ W_b X``, ``W_b = α_b ⊙ (A_b Aᵀ) − γ diag(rowsum(S_b ⊙ A_b))``,
+      ``F = M sym(B)``;
+    * AGOP, per-point route: ``G_b = α_b (A ⊗ X) − γ S_b ⊗ X_b`` (``b × c × d``),
+      ``nΓ = Σ_b G_bᵀ G_b``, with ``S_b = α_b A``;
+    * AGOP, Gram route (``α`` held in full, ``n ≤ cd``): ``nΓ = Σ_b X_bᵀ P_b X``,
+      ``P_b = (α[:, b]ᵀ α) ⊙ (A_b Aᵀ) − γ(α[:, b]ᵀ ⊙ (A_b Sᵀ) + α_b ⊙ (S_b Aᵀ))
+      + γ² diag(rowsum(S_b ⊙ S_b))`` (:meth:`add_gram`, needs ``S = αA`` from :meth:`set_S`);
+    * centring: ``Ḡ = (1/n)(Xᵀ((αᵀ𝟙) ⊙ A) − γ Σ_b X_bᵀ S_b)``, ``Γ ← Γ − Ḡ Ḡᵀ``;
+    * predictions at the centres ``K A`` row by row (``predictions=True``).
+
+    Internal (no input checks). :func:`fact_from_alpha` and :func:`agop_from_alpha` are this
+    class with one block; the blocked kernel solvers (``quadnet.features.solvers``) feed it
+    blocks recomputed from :class:`KernelRows`.
+    """
+
+    def __init__(self, X: np.ndarray, A: np.ndarray, gamma: int, *, fact: bool = True,
+                 agop: str | None = None, centre: bool = False, predictions: bool = False):
+        n, d = X.shape
+        c = A.shape[1]
+        self.X, self.Xs, self.A, self.gamma, self.n = X, _maybe_sparse(X), A, gamma, n
+        self.want_fact, self.route, self.centre = fact, agop, centre
+        self.B = np.zeros((d, d)) if fact else None
+        self.nGamma = np.zeros((d, d)) if agop else None
+        self.colsum = np.zeros(n) if (agop and centre) else None
+        self.XtS = np.zeros((d, c)) if (agop and centre) else None
+        self.KA = np.zeros((n, c)) if predictions else None
+        self.S = None
+        self._AX = None
+        if agop == "points":
+            self._cc = max(1, min(c, _AX_ELEMS // max(1, n * d)))  # outputs per AX chunk
+            if self._cc == c:
+                self._AX = self._ax(0, c)
+
+    def _ax(self, c0: int, c1: int) -> np.ndarray:
+        n, d = self.X.shape
+        return (self.A[:, c0:c1, None] * self.X[:, None, :]).reshape(n, (c1 - c0) * d)
+
+    def set_S(self, S: np.ndarray) -> None:
+        """``S = α A`` in full (``n × c``), needed by the Gram route."""
+        self.S = S
+
+    def add(self, rows: slice, alpha_b: np.ndarray, K_b: np.ndarray | None = None) -> None:
+        """Accumulate the rows ``rows`` of ``α`` (and of ``K``, for the predictions ``K A``).
+
+        With the Gram route this adds the FACT, centring and prediction terms only (the
+        AGOP term comes from :meth:`add_gram`)."""
+        A, X, g = self.A, self.X, self.gamma
+        Ab, Xb = A[rows], X[rows]
+        n, d = X.shape
+        b, c = Ab.shape
+        if self.KA is not None:
+            self.KA[rows] = K_b @ A
+        need_S = self.want_fact and g or self.route == "points" or self.centre and self.route
+        Sb = (alpha_b @ A) if need_S else None
+        if self.want_fact:
+            W = alpha_b * (Ab @ A.T)
+            if g:
+                r = np.arange(b)
+                W[r, r + rows.start] -= np.einsum("ic,ic->i", Sb, Ab)
+            self.B += Xb.T @ _right_sparse(W, self.Xs)
+            del W
+        if self.route == "points":
+            Gb = np.empty((b, c, d))
+            for c0 in range(0, c, self._cc):
+                c1 = min(c, c0 + self._cc)
+                AX = self._AX if self._AX is not None else self._ax(c0, c1)
+                Gb[:, c0:c1, :] = (alpha_b @ AX).reshape(b, c1 - c0, d)
+            if g:
+                Gb -= Sb[:, :, None] * Xb[:, None, :]
+            Gb = Gb.reshape(b * c, d)
+            self.nGamma += Gb.T @ Gb
+        if self.route and self.centre:
+            self.colsum += alpha_b.sum(axis=0)
+            if g:
+                self.XtS += Xb.T @ Sb
+
+    def add_gram(self, rows: slice, alpha: np.ndarray) -> None:
+        """Gram-route AGOP term of the rows ``rows``, from the full ``α`` (``n × n``)."""
+        A, S, g = self.A, self.S, self.gamma
+        Ab, Sb = A[rows], S[rows]
+        aT = alpha[:, rows].T  # α[:, b]ᵀ (b × n)
+        P = aT @ alpha
+        P *= Ab @ A.T
+        if g:
+            P -= aT * (Ab @ S.T)
+            P -= alpha[rows] * (Sb @ A.T)
+            r = np.arange(Ab.shape[0])
+            P[r, r + rows.start] += np.einsum("ic,ic->i", Sb, Sb)
+        self.nGamma += self.X[rows].T @ _right_sparse(P, self.Xs)
+
+    def fact(self, M: np.ndarray) -> np.ndarray:
+        """The FACT matrix ``F = M sym(B)``."""
+        return M @ sym(self.B)
+
+    def agop(self, M: np.ndarray) -> np.ndarray:
+        """The (centred) AGOP ``M Γ M``."""
+        Gamma = self.nGamma / self.n
+        if self.centre:
+            Gbar = (self.X.T @ (self.colsum[:, None] * self.A) - self.gamma * self.XtS) / self.n
+            Gamma = Gamma - Gbar @ Gbar.T
+        Gamma = sym(Gamma)
+        return M @ Gamma @ M

@@ -24,24 +24,29 @@ Also here: the two data sets of Boix-Adsera, Mallinar, Simon & Belkin (2025), mo
 from __future__ import annotations
 
 import inspect
-import warnings
 from typing import Any, NamedTuple
 
 import numpy as np
-from scipy import linalg
 
 from quadnet._linalg import psd_power, sym
 from quadnet._validation import as_int, as_matrix, as_positive, as_rng
-from quadnet.features.kernels import (
-    KERNELS,
-    agop_from_alpha,
-    check_kernel,
-    fact_from_alpha,
-    kernel_and_alpha,
-    kernel_matrix,
+from quadnet.features.kernels import check_kernel
+from quadnet.features.solvers import (
+    PROGRESS_MIN_N,
+    SolverPlan,
+    _check_memory_limit,
+    _check_solver,
+    _check_storage,
+    _cholesky_in_place,
+    _fit,
+    _predict,
+    _RIDGE_MSG,
+    _solve_factored,
+    choose_solver,
+    progress_bar,
 )
 
-from quadnet.exceptions import RFMWarning
+from quadnet.exceptions import RFMWarning as RFMWarning  # also importable from here
 
 __all__ = [
     "Dataset",
@@ -310,36 +315,26 @@ def _relative_gap(A: np.ndarray, B: np.ndarray) -> float:
 
 
 def solve_kernel(K: np.ndarray, Y: np.ndarray, ridge: float) -> np.ndarray:
-    """``(K + λI)⁻¹ Y`` by Cholesky (``scipy.linalg.cho_factor``).
+    """``(K + λI)⁻¹ Y`` by Cholesky, for an explicitly formed kernel matrix ``K`` (left intact).
 
-    If ``K + λI`` is not numerically positive definite (a singular kernel matrix in a ridgeless
-    solve), retry with jitter ``ε · mean(diag K)``, ``ε = 1e-12, 1e-10, …, 1e-4``, and warn
+    The same in-place LAPACK factorisation as the direct solver of
+    ``quadnet.features.solvers`` on one Fortran-ordered copy of ``K``. If ``K + λI`` is not
+    numerically positive definite (a singular kernel matrix in a ridgeless solve), the copy is
+    refilled with jitter ``ε · mean(diag K)``, ``ε = 1e-12, 1e-10, …, 1e-4``, with a warning
     (:class:`RFMWarning`): the result then approximates the minimum-norm interpolant, the
     ``λ → 0`` limit of kernel ridge regression.
     """
+    K = np.asarray(K, dtype=float)
     n = K.shape[0]
-    Kr = K.copy()
-    if ridge:
-        Kr[np.diag_indices(n)] += ridge
-    try:
-        return linalg.cho_solve(linalg.cho_factor(Kr, lower=True, overwrite_a=True,
-                                                  check_finite=False), Y, check_finite=False)
-    except linalg.LinAlgError:
-        pass
-    scale = float(np.mean(np.diag(K))) or 1.0
-    for eps in (1e-12, 1e-10, 1e-8, 1e-6, 1e-4):
-        Kr = K.copy()
-        Kr[np.diag_indices(n)] += ridge + eps * scale
-        try:
-            sol = linalg.cho_solve(linalg.cho_factor(Kr, lower=True, overwrite_a=True,
-                                                     check_finite=False), Y, check_finite=False)
-        except linalg.LinAlgError:
-            continue
-        warnings.warn(f"kernel matrix is not numerically positive definite (ridge={ridge:g}); "
-                      f"solved with jitter {eps:g} x mean(diag K)", RFMWarning, stacklevel=3)
-        return sol
-    raise linalg.LinAlgError("kernel matrix is not positive definite even with jitter 1e-4 x "
-                             "mean(diag K); increase ridge or the bandwidth")
+    buf = np.empty((n, n), order="F")
+
+    def fill(B: np.ndarray, shift: float) -> None:
+        B[...] = K
+        if shift:
+            B.reshape(-1, order="F")[:: n + 1] += shift
+
+    cf, _ = _cholesky_in_place(buf, fill, float(ridge), float(np.mean(np.diag(K))) or 1.0)
+    return _solve_factored(cf, np.asarray(Y, dtype=float))
 
 
 # --------------------------------------------------------------------------------------------
@@ -363,17 +358,41 @@ class RecursiveFeatureMachine:
     agop_power : ``s`` in ``M ← AGOP^s`` (NFA only).
     block_size : ``p`` for the block-circulant score in ``history_`` (default ``d/2`` for even
         ``d``; ``0`` switches it off).
+    solver : ``"auto"``, ``"direct"`` or ``"iterative"``, the kernel solver of each iteration
+        (``quadnet.features.solvers``): ``"direct"`` = in-place Cholesky holding one ``n × n``
+        float64 array; ``"iterative"`` = conjugate gradients preconditioned by randomly pivoted
+        Cholesky (Díaz, Epperly, Frangella, Tropp & Webber 2023), needs ``ridge > 0``;
+        ``"auto"`` = direct while it fits ``memory_limit`` and ``n ≤ DIRECT_MAX_N``, else
+        iterative. The FACT matrix, AGOP and predictions are formed from row blocks.
+    memory_limit : bytes the solver may use (``None``: ``available_memory()``, which honours
+        ``ulimit -v``); a problem nothing can hold raises ``KernelMemoryError`` before
+        allocating.
+    storage : kernel storage of the iterative solver, ``"auto"`` (float32 if it fits),
+        ``"float32"`` (``4n²`` bytes, float64 accuracy by iterative refinement) or
+        ``"recompute"`` (``K`` never held).
+    tol : relative residual ``‖(K + λI)a − y‖/‖y‖`` the iterative solver reaches per output
+        (default 1e-8 with float32 storage, 1e-10 recomputing).
+    cg_max_iter : iteration cap of the iterative solver (default 500).
+    preconditioner_rank : RPCholesky rank ``k`` of the iterative solver (default
+        ``min(n, 1000)``).
+    seed : int or Generator for the RPCholesky pivots (same seed, same fit).
+    progress : progress bars per RFM iteration and inside each solve (``None``: on for
+        ``n ≥ 10,000``; plain lines on stderr when it is not a terminal).
 
     Fitted attributes: ``M_`` (``d × d``), ``coef_`` (``n × c``), ``X_fit_``, ``n_iter_`` (the
     last iteration fitted), ``history_`` (dict of per-iteration lists, index ``t`` = machine
     fitted with ``M_t``: ``train_acc``, ``train_mse``, ``val_acc``, ``val_mse`` (if validation
-    data given), ``circulant_score``,
-    ``fixed_point_residual`` ``‖F/‖F‖ − M/‖M‖‖``, ``update_change`` ``‖M_{t+1}/‖·‖ − M_t/‖·‖‖``).
+    data given), ``circulant_score``, ``fixed_point_residual`` ``‖F/‖F‖ − M/‖M‖‖``,
+    ``update_change`` ``‖M_{t+1}/‖·‖ − M_t/‖·‖‖``), ``solver_plan_`` (the
+    :class:`~quadnet.features.solvers.SolverPlan`) and ``solver_info_`` (one
+    :class:`~quadnet.features.solvers.SolverInfo` per iteration: iterations, residual, times).
 
     Raises
     ------
     TypeError, ValueError
         For bad hyper-parameters (checked by :meth:`fit`) or data.
+    KernelMemoryError
+        (:meth:`fit`) when no solver fits ``memory_limit``.
 
     Examples
     --------
@@ -386,7 +405,11 @@ class RecursiveFeatureMachine:
     def __init__(self, kernel: str = "gaussian", bandwidth: float = 1.0, update: str = "fact",
                  fact_form: str = "ffT", iters: int = 10, normalize: str | None = "trace",
                  ridge: float = 0.0, centre_agop: bool = True, agop_power: float = 0.5,
-                 block_size: int | None = None):
+                 block_size: int | None = None, solver: str = "auto",
+                 memory_limit: float | None = None, storage: str = "auto",
+                 tol: float | None = None, cg_max_iter: int | None = None,
+                 preconditioner_rank: int | None = None,
+                 seed: int | np.random.Generator = 0, progress: bool | None = None):
         self.kernel = kernel
         self.bandwidth = bandwidth
         self.update = update
@@ -397,6 +420,14 @@ class RecursiveFeatureMachine:
         self.centre_agop = centre_agop
         self.agop_power = agop_power
         self.block_size = block_size
+        self.solver = solver
+        self.memory_limit = memory_limit
+        self.storage = storage
+        self.tol = tol
+        self.cg_max_iter = cg_max_iter
+        self.preconditioner_rank = preconditioner_rank
+        self.seed = seed
+        self.progress = progress
         self._check_params()
 
     # -- scikit-learn protocol ---------------------------------------------------------------
@@ -451,6 +482,21 @@ class RecursiveFeatureMachine:
         as_positive(self.agop_power, "agop_power")
         if self.block_size is not None:
             as_int(self.block_size, "block_size", minimum=0)
+        _check_solver(self.solver)
+        _check_memory_limit(self.memory_limit)
+        _check_storage(self.storage)
+        if self.solver == "iterative" and float(self.ridge) == 0:
+            raise ValueError(f"ridge = 0 with {_RIDGE_MSG}")
+        if self.tol is not None:
+            as_positive(self.tol, "tol")
+        if self.cg_max_iter is not None:
+            as_int(self.cg_max_iter, "cg_max_iter", minimum=1)
+        if self.preconditioner_rank is not None:
+            as_int(self.preconditioner_rank, "preconditioner_rank", minimum=1)
+        if not isinstance(self.seed, np.random.Generator):
+            as_rng(self.seed)
+        if self.progress is not None and not isinstance(self.progress, (bool, np.bool_)):
+            raise TypeError(f"progress must be a bool or None, got {type(self.progress).__name__}")
 
     # -- fitting -----------------------------------------------------------------------------
     def _targets(self, X: np.ndarray, Y, name: str) -> np.ndarray:
@@ -463,25 +509,41 @@ class RecursiveFeatureMachine:
                              f"for {X.shape[0]} inputs")
         return Y
 
-    def _step(self, X: np.ndarray, Y: np.ndarray, M: np.ndarray, *, last: bool = False
+    def _plan(self, n: int, d: int, c: int) -> SolverPlan:
+        """The solver for ``n`` centres (raises ``KernelMemoryError`` before allocating)."""
+        return choose_solver(n, d, c, solver=self.solver, ridge=float(self.ridge),
+                             memory_limit=self.memory_limit, storage=self.storage,
+                             rank=self.preconditioner_rank,
+                             agop=self.update == "nfa" and int(self.iters) > 0)
+
+    def _step(self, X: np.ndarray, Y: np.ndarray, M: np.ndarray, *, last: bool = False,
+              plan: SolverPlan | None = None, rng: np.random.Generator | None = None,
+              progress: bool = False, desc: str = "kernel fit"
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
         """One RFM iteration at ``M`` (the loop body of :meth:`fit`, inputs already checked):
         the coefficients ``A``, the training predictions ``K A``, the FACT matrix ``F`` and the
-        next ``M`` (``None`` if ``last``). One kernel evaluation serves all of them."""
-        L, gamma = float(self.bandwidth), KERNELS[self.kernel]
-        K, alpha = kernel_and_alpha(self.kernel, X, X, M, L)
-        A = solve_kernel(K, Y, float(self.ridge))
-        F = fact_from_alpha(X, A, M, alpha, gamma)
+        next ``M`` (``None`` if ``last``), from one kernel solve and one pass over row blocks
+        (``quadnet.features.solvers``). The solve's :class:`SolverInfo` is ``self._last_info``."""
+        if plan is None:
+            plan = self._plan(X.shape[0], X.shape[1], Y.shape[1])
+        rng = as_rng(self.seed) if rng is None else rng
+        nfa = self.update == "nfa" and not last
+        agop = ("centred" if self.centre_agop else "plain") if nfa else None
+        fit = _fit(self.kernel, X, Y, M, float(self.bandwidth), ridge=float(self.ridge),
+                   plan=plan, tol=self.tol, max_iter=self.cg_max_iter,
+                   rank=self.preconditioner_rank, rng=rng, agop=agop, progress=progress,
+                   desc=desc)
+        self._last_info = fit.info
+        A, P, F = fit.coef, fit.train_pred, fit.fact
         if last:
-            return A, K @ A, F, None
+            return A, P, F, None
         if self.update == "nfa":
-            G = agop_from_alpha(X, A, M, alpha, gamma, centre=bool(self.centre_agop))
-            Mn = psd_power(sym(G), float(self.agop_power), name="AGOP")
+            Mn = psd_power(sym(fit.agop), float(self.agop_power), name="AGOP")
         elif self.fact_form == "ffT":
             Mn = sqrt_psd_update(F, 1.0)
         else:
             Mn = sqrt_psd_update(F @ M, 0.5)
-        return A, K @ A, F, _normalise(sym(Mn), self.normalize)
+        return A, P, F, _normalise(sym(Mn), self.normalize)
 
     def fit(self, X, Y, X_val=None, Y_val=None, *, callback=None) -> RecursiveFeatureMachine:
         """Run ``iters`` RFM updates from ``M_0 = I``; record ``history_`` (validation metrics
@@ -527,10 +589,18 @@ class RecursiveFeatureMachine:
         hist: dict[str, list] = {k: [] for k in ("train_acc", "train_mse", "val_acc", "val_mse",
                                                  "circulant_score", "fixed_point_residual",
                                                  "update_change")}
+        plan = self._plan(n, d, Y.shape[1])  # before any n x n allocation
+        rng = as_rng(self.seed)
+        show = n >= PROGRESS_MIN_N if self.progress is None else bool(self.progress)
         M = np.eye(d)
         iters = int(self.iters)
+        self.solver_plan_ = plan
+        infos = []
+        bar = progress_bar(iters + 1, f"RFM ({plan.solver}, n = {n})", show, leave=True)
         for t in range(iters + 1):
-            A, P, F, Mn = self._step(X, Y, M, last=t == iters)
+            A, P, F, Mn = self._step(X, Y, M, last=t == iters, plan=plan, rng=rng,
+                                     progress=show, desc=f"RFM iteration {t}")
+            infos.append(self._last_info)
             self.M_, self.coef_, self.X_fit_ = M, A, X
             hist["train_acc"].append(accuracy(P, Y))
             hist["train_mse"].append(float(np.mean((P - Y) ** 2)))
@@ -544,7 +614,12 @@ class RecursiveFeatureMachine:
             if t == iters or (callback is not None and callback(t, hist)):
                 break
             hist["update_change"].append(_relative_gap(Mn, M))
+            bar.update(1)
+            bar.set_postfix_str(f"train acc {hist['train_acc'][-1]:.3f}")
             M = Mn
+        bar.update(1)
+        bar.close()
+        self.solver_info_ = infos
         if not has_val:
             del hist["val_acc"], hist["val_mse"]
         self.history_ = hist
@@ -556,7 +631,8 @@ class RecursiveFeatureMachine:
             raise RuntimeError("this RecursiveFeatureMachine is not fitted yet; call fit first")
 
     def predict(self, X) -> np.ndarray:
-        """``f(x) = Σ_j a_j k_{M_}(x, x_j)`` for each row, an ``m × c`` array.
+        """``f(x) = Σ_j a_j k_{M_}(x, x_j)`` for each row, an ``m × c`` array (computed in row
+        blocks of ``X``, never an ``m × n`` kernel matrix).
 
         Examples
         --------
@@ -567,7 +643,7 @@ class RecursiveFeatureMachine:
         """
         self._check_fitted()
         X = as_matrix(X, "X", shape=(None, self.n_features_in_))
-        return kernel_matrix(self.kernel, X, self.X_fit_, self.M_, self.bandwidth) @ self.coef_
+        return _predict(self.kernel, X, self.X_fit_, self.coef_, self.M_, float(self.bandwidth))
 
     def score(self, X, Y) -> float:
         """Coefficient of determination ``R²`` averaged over outputs (scikit-learn convention).

@@ -30,7 +30,9 @@ import numbers
 import numpy as np
 from pymanopt.manifolds.manifold import Manifold
 
-from quadnet._validation import RANK_RTOL, as_factor, as_int, as_matrix, as_rng, as_symmetric
+from quadnet._validation import (RANK_RTOL, Array, Bind, Boolean, Factor, Integer, Optional,
+                                 Real, Relation, Seed, Symmetric, as_factor, as_matrix, as_rng,
+                                 as_symmetric, declare_params, nested, to_rng, validate_params)
 import quadnet.geometry._kernels as _k
 from quadnet.geometry._kernels import horizontal_dim, vertical_dim
 
@@ -59,6 +61,23 @@ def _finite(a: np.ndarray) -> bool:
     return bool(np.isfinite(a).all())
 
 
+def _r_at_most_d(a):
+    if a["r"] > a["d"]:
+        return f"r must satisfy 1 <= r <= d, got r = {a['r']} > d = {a['d']}"
+    return None
+
+
+_R_LE_D = Relation(("d", "r"), _r_at_most_d, "``r <= d``")
+
+
+def _k_at_most_r(a):
+    if a["k"] is not None and a["k"] > a["r"]:
+        return f"k must satisfy 0 <= k <= r, got k = {a['k']} > r = {a['r']}"
+    return None
+
+
+@validate_params({"d": Integer(1), "r": Integer(1), "k": Optional(Integer(0))},
+                 relations=[_R_LE_D, Relation(("k", "r"), _k_at_most_r, "``k <= r``")])
 def horizontal_dimension(d: int, r: int, k: int | None = None) -> int:
     r"""Dimension of the horizontal space ``H_U`` at a ``d x r`` factor of rank ``k``.
 
@@ -89,12 +108,11 @@ def horizontal_dimension(d: int, r: int, k: int | None = None) -> int:
     >>> horizontal_dimension(5, 3, k=1)   # dim V_U = 3 - 1 = 2
     13
     """
-    d = as_int(d, "d", minimum=1)
-    r = as_int(r, "r", minimum=1, maximum=d)
-    k = r if k is None else as_int(k, "k", minimum=0, maximum=r)
-    return horizontal_dim(d, r, k)
+    return horizontal_dim(d, r, r if k is None else k)
 
 
+@validate_params({"U": Factor(full_rank=False), "K": Array(shape=("r", "r")),
+                  "exact": Boolean()})
 def lyapunov_skew(U, K, eig=None, *, exact: bool = True) -> np.ndarray:
     r"""Minimum-norm solution ``Omega`` of ``(U^T U) Omega + Omega (U^T U) = K``.
 
@@ -147,9 +165,7 @@ def lyapunov_skew(U, K, eig=None, *, exact: bool = True) -> np.ndarray:
     ...                    exact=False).any())
     False
     """
-    U = as_factor(U, "U", full_rank=False)
     r = U.shape[1]
-    K = as_matrix(K, "K", shape=(r, r))
     fr = _k.frame(U) if eig is None else _k.frame_from_eig(U, eig)
     if exact and fr.rank < r:
         Kt = fr.E.T @ K @ fr.E
@@ -164,6 +180,7 @@ def lyapunov_skew(U, K, eig=None, *, exact: bool = True) -> np.ndarray:
     return out
 
 
+@validate_params({"U": Array(shape=("d", "r")), "V": Array(shape=("d", "r"))})
 def align(U, V) -> np.ndarray:
     r"""Procrustes alignment over ``O(r)``: ``argmin_{R in O(r)} ||U R - V||_F = A B^T``.
 
@@ -194,13 +211,10 @@ def align(U, V) -> np.ndarray:
     >>> bool(np.allclose(align(U, U @ R), R))
     True
     """
-    U = as_matrix(U, "U")
-    V = as_matrix(V, "V", shape=U.shape)
     return _k.procrustes(U, V)
 
 
-def _psd(Q, name: str, n: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    Q = as_symmetric(Q, name, n)
+def _psd(Q: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     w, E = np.linalg.eigh(Q)
     top = max(float(np.abs(w).max()), np.finfo(float).tiny)
     noise = 10 * Q.shape[0] * np.finfo(float).eps * top
@@ -231,6 +245,7 @@ def _bw_transport(Q1, Q2, w, E) -> float | None:
     return float(math.sqrt(float(np.sum(Y * Y / w[None, :]))))
 
 
+@validate_params({"Q1": Symmetric("n"), "Q2": Symmetric("n")})
 def bures_wasserstein(Q1, Q2) -> float:
     r"""Bures–Wasserstein distance of PSD matrices, from the matrices alone (no factors).
 
@@ -276,7 +291,7 @@ def bures_wasserstein(Q1, Q2) -> float:
     True
     """
     Q1, w1, E1 = _psd(Q1, "Q1")
-    Q2, w2, E2 = _psd(Q2, "Q2", Q1.shape[0])
+    Q2, w2, E2 = _psd(Q2, "Q2")
     if w1[-1] == 0.0 or w2[-1] == 0.0:
         return float(math.sqrt(float(np.sum(w1)) + float(np.sum(w2))))
     k1 = w1[0] / w1[-1]
@@ -287,6 +302,10 @@ def bures_wasserstein(Q1, Q2) -> float:
     S1 = E1 * np.sqrt(w1)
     S2 = E2 * np.sqrt(w2)
     return _k.fro_norm(S1 @ _k.procrustes(S1, S2) - S2)
+
+
+_DR = Array(shape=("d", "r"))
+_SELF = Bind(d="d", r="r")
 
 
 class PSDQuotient(Manifold):
@@ -336,15 +355,13 @@ class PSDQuotient(Manifold):
     True
     """
 
+    @validate_params({"d": Integer(1), "r": Integer(1), "seed": Seed(),
+                      "rank_rtol": Real(0, 1, closed="neither")}, relations=[_R_LE_D])
     def __init__(self, d: int, r: int, seed=None, *, rank_rtol: float = RANK_RTOL):
-        d = as_int(d, "d", minimum=1)
-        r = as_int(r, "r", minimum=1)
-        if r > d:
-            raise ValueError(f"r must satisfy 1 <= r <= d, got r = {r} > d = {d}")
         self.d, self.r = d, r
-        self.rank_rtol = _as_rtol(rank_rtol)
+        self.rank_rtol = rank_rtol
         self._shape = (d, r)
-        self._rng = as_rng(seed)
+        self._rng = seed
         super().__init__(f"PSDQuotient(d={d}, r={r})", horizontal_dim(d, r))
 
     # ------------------------------------------------------------ validation
@@ -400,6 +417,8 @@ class PSDQuotient(Manifold):
             return np.full(U.shape, np.nan)
 
     def _point(self, U, name: str = "U") -> np.ndarray:
+        if nested() and type(U) is np.ndarray and U.dtype == _F64:
+            return U                     # checked once by the validated caller
         return as_factor(U, name, d=self.d, r=self.r, full_rank=False)
 
     def _vector(self, Z, name: str) -> np.ndarray:
@@ -425,6 +444,7 @@ class PSDQuotient(Manifold):
         return 10.0 + self.r
 
     # ------------------------------------------------------------ strata
+    @declare_params({"U": _DR})
     def rank(self, U) -> int:
         r"""Numerical rank ``#{i : sigma_i(U) > rank_rtol * sigma_max(U)}`` (0 for ``U = 0``).
 
@@ -452,6 +472,7 @@ class PSDQuotient(Manifold):
         fr = _k.frame(U, self.rank_rtol)
         return fr.rank
 
+    @declare_params({"U": _DR})
     def vertical_dimension(self, U) -> int:
         r"""``dim V_U = r(r-1)/2 - (r-k)(r-k-1)/2`` at a factor of rank ``k``
         (``docs/stratified.md``).
@@ -479,6 +500,7 @@ class PSDQuotient(Manifold):
         return vertical_dim(self.r, self.rank(U))
 
     # ------------------------------------------------------------ fibre bundle
+    @declare_params({"U": _DR})
     def predictor(self, U) -> np.ndarray:
         """``pi(U) = U U^T`` (quadnet theory §1).
 
@@ -504,6 +526,7 @@ class PSDQuotient(Manifold):
         U = self._point(U)
         return U @ U.T
 
+    @declare_params({"U": _DR, "xi": _DR})
     def differential(self, U, xi) -> np.ndarray:
         """``D pi(U)[xi] = xi U^T + U xi^T``; its kernel contains the vertical space (equals
         it at full rank; at rank ``k < r`` it also contains ``P_perp D E_0^T``,
@@ -535,6 +558,7 @@ class PSDQuotient(Manifold):
         P = xi @ U.T
         return self._out(P + P.T, "differential", U=U, xi=xi)
 
+    @declare_params({"U": _DR, "Z": _DR})
     def vertical_projection(self, U, Z) -> np.ndarray:
         r"""Orthogonal projection onto ``V_U = {U Omega : Omega skew}`` at any rank.
 
@@ -570,6 +594,7 @@ class PSDQuotient(Manifold):
         Z = self._shaped(Z, "Z")
         return self._out(self._guard(_k.vertical_part, U, Z), "vertical_projection", U=U, Z=Z)
 
+    @declare_params({"U": _DR, "Z": _DR})
     def horizontal_projection(self, U, Z) -> np.ndarray:
         r"""``P_h(Z) = Z - P_v(Z)``, the orthogonal projection onto ``H_U = {xi : U^T xi sym}``
         (any rank; see :meth:`vertical_projection` for the formula and its error bound).
@@ -600,6 +625,7 @@ class PSDQuotient(Manifold):
         return self._out(self._guard(_k.horizontal_part, U, Z), "horizontal_projection",
                          U=U, Z=Z)
 
+    @declare_params({"point": _DR, "vector": _DR})
     def projection(self, point, vector) -> np.ndarray:
         """pymanopt's tangent projection: :meth:`horizontal_projection`.
 
@@ -631,6 +657,8 @@ class PSDQuotient(Manifold):
 
     to_tangent_space = projection
 
+    @declare_params({"U": _DR, "Qdot": Symmetric("d"), "exact": Boolean(),
+                     "return_residual": Boolean()})
     def lift(self, U, Qdot, exact: bool = False, *, return_residual: bool = False):
         r"""Minimum-norm horizontal lift of a symmetric ``Qdot`` at ``Q = U U^T``, any rank.
 
@@ -686,6 +714,7 @@ class PSDQuotient(Manifold):
                              f" = {res:.3e} > 1e-10 ||Qdot||_F (U has rank {self.rank(U)})")
         return (xi, res) if return_residual else xi
 
+    @declare_params({"U": _DR, "V": _DR})
     def align(self, U, V) -> np.ndarray:
         """``R = argmin_{R in O(r)} ||U R - V||_F`` (see :func:`align`).
 
@@ -714,6 +743,7 @@ class PSDQuotient(Manifold):
         V = self._arr(V, "V")
         return self._out(_k.procrustes(U, V), "align", U=U, V=V)
 
+    @declare_params({"U": _DR})
     def vertical_basis(self, U) -> np.ndarray:
         r"""Frobenius-orthonormal basis of ``V_U``, ``(d r) x dim V_U`` (row-major ``vec``).
 
@@ -744,6 +774,7 @@ class PSDQuotient(Manifold):
         U = self._point(U)
         return _k.vertical_basis(_k.frame(U, self.rank_rtol))
 
+    @declare_params({"U": _DR})
     def horizontal_basis(self, U) -> np.ndarray:
         r"""Frobenius-orthonormal basis of ``H_U``: ``(d r) x (d r - dim V_U)`` (row-major
         ``quadnet._validation.vec``), the orthogonal complement of :meth:`vertical_basis`
@@ -774,6 +805,7 @@ class PSDQuotient(Manifold):
         return _k.horizontal_basis(_k.frame(U, self.rank_rtol))
 
     # ------------------------------------------------------------------ metric
+    @declare_params({"point": _DR, "tangent_vector_a": _DR, "tangent_vector_b": _DR})
     def inner_product(self, point, tangent_vector_a, tangent_vector_b) -> float:
         """``g_Q(xi, eta) = <xi, eta>_F`` on horizontal lifts (quadnet theory §1).
 
@@ -810,6 +842,7 @@ class PSDQuotient(Manifold):
         self._full({"tangent_vector_a": a, "tangent_vector_b": b})
         raise ValueError("inner_product: the result is not finite (overflow of finite inputs)")
 
+    @declare_params({"point": _DR, "tangent_vector": _DR})
     def norm(self, point, tangent_vector) -> float:
         """``||xi||_F`` (computed without overflow).
 
@@ -840,6 +873,7 @@ class PSDQuotient(Manifold):
         self._full({"tangent_vector": xi})
         raise ValueError("norm: the result is not finite")
 
+    @declare_params({"point_a": _DR, "point_b": _DR})
     def dist(self, point_a, point_b) -> float:
         """``dist(Q1, Q2) = min_{R in O(r)} ||U1 R - U2||_F`` (Bures–Wasserstein, quadnet
         theory §1), computed as the norm of the aligned difference (no cancellation: relative
@@ -878,6 +912,7 @@ class PSDQuotient(Manifold):
         raise ValueError("dist: the result is not finite (overflow of finite inputs)")
 
     # ------------------------------------------------------- maps and motion
+    @declare_params({"point": _DR, "tangent_vector": _DR})
     def exp(self, point, tangent_vector) -> np.ndarray:
         """``U + xi``: a horizontal line projects to a geodesic of ``M_r^+`` (Massart & Absil
         2020) while it stays full rank; it is a point of the total space at every rank, so
@@ -905,6 +940,7 @@ class PSDQuotient(Manifold):
         """
         return self._step(point, tangent_vector, "exp")
 
+    @declare_params({"point": _DR, "tangent_vector": _DR})
     def retraction(self, point, tangent_vector) -> np.ndarray:
         """Same as :meth:`exp` (``U + xi``, a second-order retraction).
 
@@ -929,6 +965,7 @@ class PSDQuotient(Manifold):
         """
         return self._step(point, tangent_vector, "retraction")
 
+    @declare_params({"point_a": _DR, "point_b": _DR})
     def log(self, point_a, point_b) -> np.ndarray:
         """``log_U(V) = V R - U`` with ``R = align(V, U)``: horizontal at ``U`` (``U^T V R`` is
         symmetric PSD at any rank), ``exp(U, log_U V) = V R`` represents ``V V^T`` and
@@ -963,6 +1000,7 @@ class PSDQuotient(Manifold):
             out = np.full(U.shape, np.nan)
         return self._out(out, "log", point_a=U, point_b=V)
 
+    @declare_params({"point_a": _DR, "point_b": _DR})
     def pair_mean(self, point_a, point_b) -> np.ndarray:
         r"""Geodesic midpoint ``(U + V R) / 2``, ``R = align(V, U)``: the point
         ``exp(U, log_U(V) / 2)`` half-way along the minimising horizontal segment
@@ -993,6 +1031,7 @@ class PSDQuotient(Manifold):
         return self._out(0.5 * (U + V @ _k.procrustes(V, U)), "pair_mean",
                          point_a=U, point_b=V)
 
+    @declare_params({"point_a": _DR, "point_b": _DR, "tangent_vector": _DR})
     def transport(self, point_a, point_b, tangent_vector) -> np.ndarray:
         """Vector transport by horizontal projection at ``point_b``.
 
@@ -1023,6 +1062,7 @@ class PSDQuotient(Manifold):
         return self._out(self._guard(_k.horizontal_part, V, xi), "transport",
                          point_b=V, tangent_vector=xi)
 
+    @declare_params({"rng": Optional(Seed())})
     def random_point(self, rng=None) -> np.ndarray:
         """A standard Gaussian ``d x r`` factor (full rank with probability one).
 
@@ -1045,9 +1085,10 @@ class PSDQuotient(Manifold):
         >>> PSDQuotient(3, 2, seed=0).random_point().shape
         (3, 2)
         """
-        gen = self._rng if rng is None else as_rng(rng, "rng")
+        gen = self._rng if rng is None else (to_rng(rng) if nested() else as_rng(rng, "rng"))
         return gen.standard_normal((self.d, self.r))
 
+    @declare_params({"point": _DR, "rng": Optional(Seed())})
     def random_tangent_vector(self, point, rng=None) -> np.ndarray:
         """A unit-norm horizontal vector: the projection of a Gaussian, normalised.
 
@@ -1072,12 +1113,13 @@ class PSDQuotient(Manifold):
         >>> round(M.norm(np.eye(3, 2), M.random_tangent_vector(np.eye(3, 2))), 12)
         1.0
         """
-        gen = self._rng if rng is None else as_rng(rng, "rng")
         point = self._point(point, "point")
+        gen = self._rng if rng is None else (to_rng(rng) if nested() else as_rng(rng, "rng"))
         fr = _k.frame(point, self.rank_rtol)
         xi = _k.horizontal_part(fr, gen.standard_normal((self.d, self.r)))
         return xi / _k.fro_norm(xi)
 
+    @declare_params({"point": _DR})
     def zero_vector(self, point) -> np.ndarray:
         """The zero tangent vector.
 
@@ -1103,6 +1145,7 @@ class PSDQuotient(Manifold):
         self._arr(point, "point")
         return np.zeros((self.d, self.r))
 
+    @declare_params({"point": _DR, "tangent_vector": _DR})
     def embedding(self, point, tangent_vector) -> np.ndarray:
         """The tangent vector as a ``d x r`` matrix of the total space (its horizontal lift).
 
@@ -1128,6 +1171,7 @@ class PSDQuotient(Manifold):
         self._arr(point, "point")
         return self._arr(tangent_vector, "tangent_vector").copy()
 
+    @declare_params({"point": _DR, "euclidean_gradient": _DR})
     def euclidean_to_riemannian_gradient(self, point, euclidean_gradient) -> np.ndarray:
         """``P_h(egrad)`` (already horizontal for an ``O(r)``-invariant cost).
 
@@ -1157,6 +1201,10 @@ class PSDQuotient(Manifold):
         return self._out(self._guard(_k.horizontal_part, U, g),
                          "euclidean_to_riemannian_gradient", point=U, euclidean_gradient=g)
 
+    @declare_params({"point": _DR,
+                     "euclidean_gradient": _DR,
+                     "euclidean_hessian": _DR,
+                     "tangent_vector": _DR})
     def euclidean_to_riemannian_hessian(self, point, euclidean_gradient, euclidean_hessian,
                                         tangent_vector) -> np.ndarray:
         """``P_h(ehess[P_h xi])`` for an ``O(r)``-invariant cost, from ``ehess[xi]``.
@@ -1207,6 +1255,7 @@ class PSDQuotient(Manifold):
 
 
     # ------------------------------------------------------ curvature, transport
+    @validate_params({"self": _SELF, "U": Factor(), "xi": _DR, "eta": _DR, "project": Boolean()})
     def sectional_curvature(self, U, xi, eta, *, project: bool = False) -> float:
         """Sectional curvature at ``U U^T`` of the plane of horizontal ``xi, eta`` (O'Neill).
 
@@ -1225,9 +1274,10 @@ class PSDQuotient(Manifold):
         """
         from quadnet.geometry.riemannian import sectional_curvature
 
-        return sectional_curvature(self._arr(U, "U"), self._arr(xi, "xi"),
-                                   self._arr(eta, "eta"), project=project)
+        return sectional_curvature(U, xi, eta, project=project)
 
+    @validate_params({"self": _SELF, "U": Factor(), "xi": Optional(_DR), "eta": Optional(_DR),
+                      "project": Boolean()})
     def ricci_curvature(self, U, xi=None, eta=None, *, project: bool = False):
         """Ricci curvature ``Ric(xi, eta)`` at ``U U^T``, or its matrix in
         :meth:`horizontal_basis` when no direction is given.
@@ -1242,11 +1292,9 @@ class PSDQuotient(Manifold):
         """
         from quadnet.geometry.riemannian import ricci_curvature
 
-        U = self._arr(U, "U")
-        xi = None if xi is None else self._arr(xi, "xi")
-        eta = None if eta is None else self._arr(eta, "eta")
         return ricci_curvature(U, xi, eta, project=project)
 
+    @validate_params({"self": _SELF, "U": Factor()})
     def scalar_curvature(self, U) -> float:
         """Scalar curvature at ``U U^T``, in closed form in the singular values of ``U``.
 
@@ -1260,9 +1308,13 @@ class PSDQuotient(Manifold):
         """
         from quadnet.geometry.riemannian import scalar_curvature
 
-        return scalar_curvature(self._arr(U, "U"))
+        return scalar_curvature(U)
 
-    def parallel_transport(self, U, xi, v, t=1.0, **kwargs):
+    @validate_params({"self": _SELF, "U": Factor(), "xi": _DR, "v": _DR, "t": Real(),
+                      "project": Boolean(), "rtol": Real(1e-14, 1e-3),
+                      "atol": Optional(Real(0, 1e-3, closed="neither"))})
+    def parallel_transport(self, U, xi, v, t=1.0, *, project: bool = False, rtol: float = 1e-13,
+                           atol: float | None = None):
         """Levi-Civita transport of ``v`` from ``U`` to ``U + t xi`` along ``U + s xi``.
 
         Solves ``V' = -U(s) Omega`` with ``G(s) Omega + Omega G(s) = xi^T V - V^T xi``
@@ -1279,5 +1331,4 @@ class PSDQuotient(Manifold):
         """
         from quadnet.geometry.riemannian import parallel_transport
 
-        return parallel_transport(self._arr(U, "U"), self._arr(xi, "xi"), self._arr(v, "v"), t,
-                                  **kwargs)
+        return parallel_transport(U, xi, v, t, project=project, rtol=rtol, atol=atol)

@@ -48,6 +48,7 @@ Derivations, the checks and the figures: ``docs/riemannian.md`` and ``quadnet ve
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,7 +56,8 @@ import scipy.integrate
 import scipy.linalg
 
 from quadnet._linalg import sym
-from quadnet._validation import RANK_RTOL, as_factor, as_matrix, as_positive, as_symmetric
+from quadnet._validation import (RANK_RTOL, Array, Boolean, Factor, Optional, Real, Sequence,
+                                 Symmetric, validate_params)
 import quadnet.geometry._kernels as K
 
 __all__ = [
@@ -82,13 +84,30 @@ def _vertical_part(U: np.ndarray, Z: np.ndarray) -> np.ndarray:
     return K.vertical_part(K.frame(U), Z)
 
 
+def _plane(xi: np.ndarray, eta: np.ndarray) -> tuple[float, float]:
+    """``(|xi ^ eta|^2, |xi ^ eta| / (||xi|| ||eta||))`` without cancellation.
+
+    ``|xi ^ eta| = ||xi|| ||eta_perp||`` with ``eta_perp = eta - (<eta, xi>/||xi||^2) xi``
+    (one Gram-Schmidt step): an exactly parallel pair gives ``eta_perp`` at rounding level
+    (``~ eps ||eta||``), where ``||xi||^2 ||eta||^2 - <xi, eta>^2`` cancels to any sign.
+    The one area used both by the parallel test and by the curvature formulas.
+    """
+    nx2 = float(np.sum(xi * xi))
+    if nx2 == 0.0:
+        return 0.0, 0.0
+    perp = eta - (float(np.sum(eta * xi)) / nx2) * xi
+    np2 = float(np.sum(perp * perp))
+    ne2 = float(np.sum(eta * eta))
+    rel = math.sqrt(np2 / ne2) if ne2 > 0 else 0.0
+    return nx2 * np2, rel
+
+
 def _sectional(U: np.ndarray, xi: np.ndarray, eta: np.ndarray) -> float:
     """O'Neill's formula on raw horizontal ``xi, eta`` (no checks)."""
     C = xi.T @ eta
     Omega = K.lyapunov(K.frame(U), C - C.T)
     num = 3.0 * float(np.sum((U @ Omega) ** 2))
-    area2 = float(np.sum(xi * xi) * np.sum(eta * eta) - np.sum(xi * eta) ** 2)
-    return num / area2
+    return num / _plane(xi, eta)[0]
 
 
 def _gram_eig_desc(U: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -149,8 +168,8 @@ def _transport(U: np.ndarray, xi: np.ndarray, V: np.ndarray, t: float, rtol: flo
 
 
 # ------------------------------------------------------------------ validation
-def _as_horizontal(U: np.ndarray, Z, name: str, project: bool) -> np.ndarray:
-    Z = as_matrix(Z, name, shape=U.shape)
+def _as_horizontal(U: np.ndarray, Z: np.ndarray, name: str, project: bool) -> np.ndarray:
+    """``Z`` (a checked ``d x r`` array) if horizontal at ``U``, its projection if ``project``."""
     nz = float(np.linalg.norm(Z))
     if nz == 0.0:
         raise ValueError(f"{name} must be a nonzero tangent vector, got the zero matrix")
@@ -167,16 +186,24 @@ def _as_horizontal(U: np.ndarray, Z, name: str, project: bool) -> np.ndarray:
 
 
 def _check_plane(xi: np.ndarray, eta: np.ndarray) -> None:
-    nx, ne = float(np.linalg.norm(xi)), float(np.linalg.norm(eta))
-    area2 = (nx * ne) ** 2 - float(np.sum(xi * eta)) ** 2
-    rel = np.sqrt(max(area2, 0.0)) / (nx * ne)
-    if not rel > PARALLEL_RTOL:
+    area2, rel = _plane(xi, eta)
+    if not (rel > PARALLEL_RTOL and area2 > 0.0):
         raise ValueError(
             f"xi and eta are parallel (|xi ^ eta| / (||xi|| ||eta||) = {rel:.3e} <= "
             f"{PARALLEL_RTOL:g}): the sectional curvature of a degenerate plane is undefined")
 
 
 # ------------------------------------------------------------------ public API
+_DR = Array(shape=("d", "r"))
+#: The constraint tables of the curvature functions (the PSDQuotient methods reuse them).
+PLANE = {"U": Factor(), "xi": _DR, "eta": _DR, "project": Boolean()}
+#: ODE tolerances of the transports: ``rtol`` in ``[1e-14, 1e-3]`` (scipy's ``solve_ivp``
+#: raises anything below ``100 eps`` silently to it; above ``1e-3`` a transport is not one).
+TRANSPORT = {"U": Factor(), "xi": _DR, "v": _DR, "t": Real(), "project": Boolean(),
+             "rtol": Real(1e-14, 1e-3), "atol": Optional(Real(0, 1e-3, closed="neither"))}
+
+
+@validate_params(PLANE)
 def sectional_curvature(U, xi, eta, *, project: bool = False) -> float:
     r"""Sectional curvature of ``M_r^+`` at ``Q = U U^T`` on the plane of horizontal ``xi, eta``.
 
@@ -222,13 +249,14 @@ def sectional_curvature(U, xi, eta, *, project: bool = False) -> float:
     ...                     np.array([[1.], [1.], [-2.]]))
     0.0
     """
-    U = as_factor(U, "U")
     xi = _as_horizontal(U, xi, "xi", project)
     eta = _as_horizontal(U, eta, "eta", project)
     _check_plane(xi, eta)
     return _sectional(U, xi, eta)
 
 
+@validate_params({"U": Factor(), "xi": Optional(_DR), "eta": Optional(_DR),
+                  "project": Boolean()})
 def ricci_curvature(U, xi=None, eta=None, *, project: bool = False):
     r"""Ricci curvature of ``M_r^+`` at ``U U^T``: the form ``Ric(xi, eta)`` or its matrix.
 
@@ -273,7 +301,6 @@ def ricci_curvature(U, xi=None, eta=None, *, project: bool = False):
     >>> ricci_curvature(U, U)                     # the radial (cone) direction is flat
     0.0
     """
-    U = as_factor(U, "U")
     if xi is None:
         if eta is not None:
             raise ValueError("ricci_curvature: eta given without xi")
@@ -288,6 +315,7 @@ def ricci_curvature(U, xi=None, eta=None, *, project: bool = False):
     return 0.0 if val == 0.0 else val
 
 
+@validate_params({"U": Factor()})
 def scalar_curvature(U) -> float:
     r"""Scalar curvature of ``M_r^+`` at ``U U^T`` in closed form in ``lambda = sigma(U)^2``.
 
@@ -320,7 +348,6 @@ def scalar_curvature(U) -> float:
     >>> scalar_curvature(np.ones((4, 1)))
     0.0
     """
-    U = as_factor(U, "U")
     lam, _ = _gram_eig_desc(U)
     return float(_scalar_closed_form(lam, U.shape[0]))
 
@@ -356,6 +383,7 @@ class CurvatureBounds:
     extremal_plane: tuple | None
 
 
+@validate_params({"U": Factor()})
 def curvature_bounds(U) -> CurvatureBounds:
     r"""Bounds on the sectional and Ricci curvature at ``U U^T`` from ``sigma(U)``.
 
@@ -400,7 +428,6 @@ def curvature_bounds(U) -> CurvatureBounds:
     >>> round(sectional_curvature(U, *b.extremal_plane), 12)
     0.6
     """
-    U = as_factor(U, "U")
     P, sig, Et = np.linalg.svd(U, full_matrices=False)
     lam = sig ** 2
     r = lam.size
@@ -421,6 +448,7 @@ def curvature_bounds(U) -> CurvatureBounds:
                            _scalar_closed_form(lam, U.shape[0]), U.shape[0] > r, plane)
 
 
+@validate_params({"Sigma": Symmetric("n", psd=True), "X": Symmetric("n"), "Y": Symmetric("n")})
 def bures_wasserstein_sectional_curvature(Sigma, X, Y) -> float:
     r"""Sectional curvature of the Bures–Wasserstein metric on SPD matrices, in SPD coordinates.
 
@@ -460,10 +488,7 @@ def bures_wasserstein_sectional_curvature(Sigma, X, Y) -> float:
     >>> round(bures_wasserstein_sectional_curvature(S, X, Y), 12)  # = the factor route
     0.48
     """
-    Sigma = as_symmetric(Sigma, "Sigma")
     n = Sigma.shape[0]
-    X = as_symmetric(X, "X", n)
-    Y = as_symmetric(Y, "Y", n)
     lam, E = np.linalg.eigh(Sigma)
     if not lam[0] > 1e-12 * max(lam[-1], 0.0) or lam[-1] <= 0:
         raise ValueError("Sigma must be symmetric positive definite")
@@ -481,6 +506,7 @@ def bures_wasserstein_sectional_curvature(Sigma, X, Y) -> float:
     return float(3.0 * np.sum(li * lj * C[iu] ** 2 / (li + lj)) / area2)
 
 
+@validate_params(TRANSPORT)
 def parallel_transport(U, xi, v, t=1.0, *, project: bool = False, rtol: float = 1e-13,
                        atol: float | None = None) -> np.ndarray:
     r"""Levi-Civita parallel transport of ``v`` along the geodesic ``U + s xi``, ``s in [0, t]``.
@@ -533,20 +559,11 @@ def parallel_transport(U, xi, v, t=1.0, *, project: bool = False, rtol: float = 
     >>> bool(np.allclose(W.T @ V, (W.T @ V).T)), round(float(np.linalg.norm(V)), 10)
     (True, 1.0)
     """
-    U = as_factor(U, "U")
-    try:
-        t = float(t)
-    except (TypeError, ValueError):
-        raise TypeError(f"t must be a real number, got {type(t).__name__}") from None
-    if not np.isfinite(t):
-        raise ValueError(f"t must be finite, got {t}")
-    rtol = as_positive(rtol, "rtol")
     xi = _as_horizontal(U, xi, "xi", project)
-    v = as_matrix(v, "v", shape=U.shape)
     if float(np.linalg.norm(v)) == 0.0:
         return np.zeros_like(v)
     v = _as_horizontal(U, v, "v", project)
-    atol = 1e-15 * float(np.linalg.norm(v)) if atol is None else as_positive(atol, "atol")
+    atol = 1e-15 * float(np.linalg.norm(v)) if atol is None else atol
     _check_segment(U, xi, t)
     return _transport(U, xi, v, t, rtol, atol)
 
@@ -584,6 +601,8 @@ def _check_segment(U: np.ndarray, xi: np.ndarray, t: float, max_evals: int = 400
         stack += [(a, sa, m, sm), (m, sm, b, sb)]
 
 
+@validate_params({"U": Factor(), "xi": _DR, "eta": _DR, "eps": Real(0, None, closed="neither"),
+                  "rtol": TRANSPORT["rtol"]})
 def holonomy(U, xi, eta, eps: float, *, rtol: float = 1e-13) -> dict:
     r"""Holonomy of parallel transport around the geodesic quadrilateral with corners
     ``U, U + eps xi, U + eps (xi + eta), U + eps eta`` (in this order).
@@ -630,11 +649,9 @@ def holonomy(U, xi, eta, eps: float, *, rtol: float = 1e-13) -> dict:
     >>> bool(abs(h["angle"] / (h["K_centre"] * h["area"]) - 1) < 1e-3)
     True
     """
-    U = as_factor(U, "U")
     xi = _as_horizontal(U, xi, "xi", False)
     eta = _as_horizontal(U, eta, "eta", False)
     _check_plane(xi, eta)
-    eps = as_positive(eps, "eps")
     e1 = xi / np.linalg.norm(xi)
     e2 = eta - np.sum(eta * e1) * e1
     e2 = e2 / np.linalg.norm(e2)
@@ -656,6 +673,8 @@ def holonomy(U, xi, eta, eps: float, *, rtol: float = 1e-13) -> dict:
             "norm_drift": abs(float(np.linalg.norm(V)) - 1.0), "transported": V}
 
 
+@validate_params({"U": Factor(), "xi": _DR, "eta": _DR,
+                  "scales": Optional(Sequence(Real(0, None, closed="neither")))})
 def distance_expansion_curvature(U, xi, eta, *, scales=None) -> float:
     r"""Sectional curvature from quadnet's own distance, by the geodesic-spread expansion.
 
@@ -703,16 +722,13 @@ def distance_expansion_curvature(U, xi, eta, *, scales=None) -> float:
     >>> bool(abs(distance_expansion_curvature(U, xi, eta) / 0.48 - 1) < 1e-5)
     True
     """
-    U = as_factor(U, "U")
     xi = _as_horizontal(U, xi, "xi", False)
     eta = _as_horizontal(U, eta, "eta", False)
     _check_plane(xi, eta)
     if scales is None:
         smin = float(np.linalg.svd(U, compute_uv=False)[-1])
         scales = tuple(np.array([0.2, 0.1, 0.05]) * min(1.0, smin))
-    hs = np.array([as_positive(h, "scales[i]") for h in scales], dtype=float)
-    if hs.size == 0:
-        raise ValueError("scales must contain at least one step")
+    hs = np.array(scales, dtype=float)
     xi = xi / np.linalg.norm(xi)
     eta = eta - np.sum(eta * xi) * xi
     eta = eta / np.linalg.norm(eta)

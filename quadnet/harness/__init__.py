@@ -3,10 +3,42 @@
 Nothing in the mathematical subpackages imports from here. ``quadnet verify`` runs the
 checks of ``quadnet.harness.checks``; ``quadnet sweep`` runs the sweeps registered in
 :mod:`quadnet.harness.cells` through :func:`run_sweep`, locally or on Dask.
+
+The same machinery verifies claims of your own, with no edit of quadnet: a check is
+``run(ctx: CheckContext) -> CheckResult`` registered with :func:`register` in any file or
+module; its rows (:meth:`CheckResult.add`, :meth:`~CheckResult.report`,
+:meth:`~CheckResult.skip`), figures (drawers registered with :func:`figure`, drawn with
+:meth:`CheckContext.draw`) and sweeps (:func:`register_sweep` with a cell function,
+:func:`run_sweep`) behave as the built-in ones. ``quadnet verify --checks FILE_OR_MODULE``
+(or :func:`load_checks`, or a ``quadnet.checks`` entry point; see
+:mod:`quadnet.harness.discovery`) loads them, ``quadnet new-check NAME`` writes a template,
+and ``quadnet compare OLD.json NEW.json`` lists the rows that moved between two reports
+(:mod:`quadnet.harness.compare`). These names are the very objects the built-in checks use
+(``quadnet.harness.register is quadnet.harness.checks._base.register``).
 """
 
 # ruff: noqa: I001  (one re-export per line, grouped by module in theory order)
 
+from quadnet.harness.checks._base import (
+    CheckContext as CheckContext,
+    CheckError as CheckError,
+    CheckResult as CheckResult,
+    Row as Row,
+    figure as figure,
+    register as register,
+)
+from quadnet.harness.checks import (
+    available as available_checks,
+    run_check as run_check,
+)
+from quadnet.harness import compare as compare  # quadnet compare: reports side by side
+from quadnet.harness import discovery as discovery  # --checks and the quadnet.checks entry points
+from quadnet.harness import newcheck as newcheck  # quadnet new-check: a template check
+from quadnet.harness.discovery import (
+    load_checks as load_checks,
+    load_entry_points as load_entry_points,
+    unload_checks as unload_checks,
+)
 from quadnet.harness.sweeps import (
     SWEEPS as SWEEPS,
     Sweep as Sweep,
@@ -28,19 +60,33 @@ from quadnet.harness.cells import (
 )
 
 __all__ = [
+    "CheckContext",
+    "CheckError",
+    "CheckResult",
+    "Row",
     "SWEEPS",
     "Sweep",
     "SweepReport",
+    "available_checks",
     "available_sweeps",
     "cells",
+    "compare",
+    "discovery",
+    "figure",
     "get_sweep",
+    "load_checks",
+    "load_entry_points",
+    "newcheck",
     "phase_transition_cell",
     "quotient_gd_cell",
     "read_results",
     "recovery_sweep_cell",
+    "register",
     "register_sweep",
+    "run_check",
     "run_sweep",
     "selection_cell",
     "selection_sweep_cell",
     "sweep_cells",
+    "unload_checks",
 ]

@@ -13,6 +13,11 @@ them.
 
 ``quadnet report FILE.json [--format markdown|latex|json|text] [--out FILE]`` turns a
 ``verify --json`` report into a results table.
+
+``verify``, ``figures`` and ``sweep`` take ``--checks FILE_OR_MODULE`` (checks of one's own,
+:mod:`quadnet.harness.discovery`); ``quadnet verify --list`` lists every check with its origin.
+``quadnet compare OLD.json NEW.json`` (:mod:`quadnet.harness.compare`) lists the rows that
+moved; ``quadnet new-check NAME`` (:mod:`quadnet.harness.newcheck`) writes a template check.
 """
 
 from __future__ import annotations
@@ -26,6 +31,10 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+
+#: The version tag of the ``--json`` report (docs/report_schema.md,
+#: quadnet/harness/schema/report.schema.json).
+REPORT_SCHEMA = "quadnet-report/1"
 
 #: Exit codes of ``quadnet verify`` (also in ``--help``).
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_SKIPPED = 0, 1, 2, 3
@@ -397,6 +406,14 @@ def _exit_code(report: dict) -> int:
 # ------------------------------------------------------------------ commands
 def cmd_verify(args) -> int:
     t_start = time.perf_counter()
+    from quadnet.harness import discovery  # user checks: --checks and quadnet.checks entry points
+
+    load_errors = discovery.load_for_command(args.checks, "verify")
+    if load_errors is None:
+        return EXIT_USAGE
+    if args.list:
+        sys.stdout.write(discovery.format_list("json" if args.format == "json" else "text"))
+        return EXIT_FAIL if load_errors else EXIT_OK
     figures = args.figures
     if figures is None:
         figures = "" if args.quick else "figures"
@@ -417,6 +434,7 @@ def cmd_verify(args) -> int:
     from quadnet.harness import checks
 
     wanted = args.names or checks.available()
+    wanted = wanted + [n for n in load_errors if n not in wanted]  # failed sources: FAIL rows
     if _unknown_checks(checks, wanted, "verify"):
         return EXIT_USAGE
     show = _progress_on(args)
@@ -442,6 +460,7 @@ def cmd_verify(args) -> int:
                   f"(cpu {cpu[name]:.1f} s)", file=sys.stderr)
     bar.close()
     report = {
+        "schema": REPORT_SCHEMA,
         "checks": [r.as_dict() for r in results],
         "passed": all(r.passed for r in results),
         "seed": args.seed,
@@ -465,11 +484,13 @@ def cmd_figures(args) -> int:
     if err:
         print(f"quadnet figures: {err}", file=sys.stderr)
         return EXIT_USAGE
-    from quadnet.harness import checks
+    from quadnet.harness import checks, discovery
 
     out = Path(args.out)
     if args.from_report:
         return _figures_from_report(checks, args, out)
+    if discovery.load_for_command(args.checks, "figures") is None:
+        return EXIT_USAGE
     wanted = args.names or checks.available()
     if _unknown_checks(checks, wanted, "figures"):
         return EXIT_USAGE
@@ -510,6 +531,10 @@ def _figures_from_report(checks, args, out: Path) -> int:
               f"report ({exc or 'no checks list'})", file=sys.stderr)
         return EXIT_USAGE
     checks.available()  # registers every check module, hence every figure drawer
+    from quadnet.harness import discovery  # user drawers: --checks, entry points, the report
+
+    if discovery.load_for_report(args.checks, report) is None:
+        return EXIT_USAGE
     from quadnet.harness.checks._base import FIGURES
 
     ctx = checks.CheckContext(seed=report.get("seed", 0), quick=report.get("mode") == "quick",
@@ -557,8 +582,10 @@ def _parse_set(items: list[str]) -> dict[str, list[str]]:
 
 
 def cmd_sweep(args) -> int:
-    from quadnet.harness import sweeps
+    from quadnet.harness import discovery, sweeps
 
+    if discovery.load_for_command(args.checks, "sweep") is None:  # sweeps of user checks
+        return EXIT_USAGE
     if args.list:
         for name in sweeps.available_sweeps():
             sw = sweeps.SWEEPS[name]
@@ -663,6 +690,11 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--progress", action="store_true",
                    help="progress bars even when stderr is not a terminal")
     v.add_argument("--no-progress", action="store_true", help="no progress bars")
+    v.add_argument("--checks", action="append", metavar="FILE_OR_MODULE",
+                   help="also load the checks of this .py file or importable module "
+                   "(repeatable); they are then named like the built-in ones")
+    v.add_argument("--list", action="store_true",
+                   help="list every check with its claim and where it comes from, and exit")
     v.set_defaults(func=cmd_verify)
 
     f = sub.add_parser(
@@ -681,6 +713,10 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
     f.add_argument("--progress", action="store_true", help="progress bars even without a tty")
     f.add_argument("--no-progress", action="store_true", help="no progress bars")
+    f.add_argument("--checks", action="append", metavar="FILE_OR_MODULE",
+                   help="load the checks (and figure drawers) of this file or module "
+                   "(repeatable); with --from, a check file recorded in the report is "
+                   "loaded by itself when it is unchanged")
     f.set_defaults(func=cmd_figures)
 
     s = sub.add_parser("sweep", help="run or resume a parameter sweep (local processes or Dask)")
@@ -708,6 +744,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "tasks per worker, at most 16 cells each; results do not depend on it)")
     s.add_argument("--progress", action="store_true", help="progress bar even without a tty")
     s.add_argument("--no-progress", action="store_true", help="no progress bar")
+    s.add_argument("--checks", action="append", metavar="FILE_OR_MODULE",
+                   help="load the sweeps registered by this file or module (repeatable)")
     s.set_defaults(func=cmd_sweep)
 
     r = sub.add_parser("report", help="results table from a verify --json report")
@@ -716,6 +754,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="table format (default markdown)")
     r.add_argument("--out", metavar="FILE", help="write the table here (default: stdout)")
     r.set_defaults(func=cmd_report)
+
+    from quadnet.harness import compare, newcheck
+
+    compare.add_parser(sub)
+    newcheck.add_parser(sub)
     return p
 
 

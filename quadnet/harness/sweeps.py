@@ -84,6 +84,16 @@ class Sweep:
     ``results`` fixes the CSV order of the result fields (default: sorted names).
     ``requires`` names modules the cell function imports lazily; the sweep is unavailable
     (and says so) when one of them is missing.
+
+    ``cell`` may also be the function itself (a module-level function, e.g. in a check file
+    loaded with ``quadnet verify --checks``); it is stored as its ``"module:function"`` path,
+    so the sweep still travels to worker processes by name.
+
+    Examples
+    --------
+    >>> from quadnet.harness.cells import quotient_gd_cell
+    >>> Sweep("demo", "a demo", cell=quotient_gd_cell, quick={"d": (4,)}, full={"d": (8,)}).cell
+    'quadnet.harness.cells:quotient_gd_cell'
     """
 
     name: str
@@ -95,6 +105,17 @@ class Sweep:
     seed_keys: tuple[str, ...] | None = None
     seed_arg: str | None = "seed"
     requires: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if callable(self.cell):
+            module = getattr(self.cell, "__module__", None)
+            qual = getattr(self.cell, "__qualname__", "")
+            if not module or not qual or "<" in qual or "." in qual:
+                raise ValueError(f"cell must be a module-level function (or 'module:function'),"
+                                 f" got {self.cell!r}")
+            object.__setattr__(self, "cell", f"{module}:{qual}")
+        if not isinstance(self.cell, str) or ":" not in self.cell:
+            raise TypeError(f"cell must be a function or 'module:function', got {self.cell!r}")
 
     def axes(self, quick: bool) -> dict[str, tuple]:
         return {k: tuple(v) for k, v in (self.quick if quick else self.full).items()}

@@ -104,7 +104,12 @@ def trace_min_sdp(problem: GaussianSensing, *, solver: str = "CLARABEL",
     if not isinstance(problem, GaussianSensing):
         raise TypeError(f"problem must be a GaussianSensing instance, got {type(problem).__name__}")
     eps = as_positive(eps, "eps")
+    if not eps < 1e-2:
+        raise ValueError(f"eps must be in (0, 1e-2), got {eps}")
     _cp = _cvxpy()
+    from quadnet._validation import as_solver
+
+    solver = as_solver(solver, "solver")
     X, y, d = problem.X, problem.y, problem.d
     Q = _cp.Variable((d, d), PSD=True)
     constraints = [_cp.sum(_cp.multiply(X @ Q, X), axis=1) == y]

@@ -41,6 +41,7 @@ from quadnet._validation import (
     as_positive,
     as_rng,
     as_symmetric,
+    nested,
 )
 from quadnet.losses import Loss
 from quadnet.sensing.population import PopulationInverse
@@ -287,7 +288,7 @@ class GaussianSensing(Loss):
         >>> prob.normal_operator(np.eye(2)).tolist()
         [[1.5, 1.0], [1.0, 1.0]]
         """
-        return self._adjoint(self._measure(as_symmetric(H, "H", self.d)))
+        return self._adjoint(self._measure(self._sym_direction(H)))
 
     # ------------------------------------------------------------ predictor level
     def value(self, Q) -> float:
@@ -302,7 +303,7 @@ class GaussianSensing(Loss):
     def hessian_vector(self, Q, H) -> np.ndarray:
         """``DS[H] = T_m(H)`` (``ell`` is quadratic, so independent of ``Q``)."""
         self._predictor(Q)
-        return self._adjoint(self._measure(as_symmetric(H, "H", self.d)))
+        return self._adjoint(self._measure(self._sym_direction(H)))
 
     # --------------------------------------------------------------- factor level
     def _residual(self, U: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -350,7 +351,7 @@ class GaussianSensing(Loss):
         One direction of :meth:`hvp_at`.
         """
         U = self._factor(U)
-        xi = as_matrix(xi, "xi", shape=U.shape)
+        xi = self._tangent(xi, U)
         return self._hvp_columns(*self._residual(U), xi)
 
     def _hvp_columns(self, XU: np.ndarray, res: np.ndarray, W: np.ndarray) -> np.ndarray:
@@ -389,7 +390,10 @@ class GaussianSensing(Loss):
         block = max(1, HVP_SCRATCH_ENTRIES // (self.m * r))
 
         def apply(xi) -> np.ndarray:
-            stack, single = as_directions(xi, "xi", (d, r))
+            if nested() and isinstance(xi, np.ndarray) and xi.ndim in (2, 3):
+                stack, single = (xi[None], True) if xi.ndim == 2 else (xi, False)
+            else:
+                stack, single = as_directions(xi, "xi", (d, r))
             if single:
                 return self._hvp_columns(XU, res, stack[0])
             out = np.empty_like(stack)
@@ -580,4 +584,6 @@ class GaussianSensing(Loss):
         return spla.eigsh(op, k=r, which="LA", tol=1e-10, v0=np.ones(d), ncv=ncv)
 
     def _factor(self, U) -> np.ndarray:
+        if nested():
+            return U
         return as_factor(U, "U", d=self.d, full_rank=False)

@@ -311,7 +311,7 @@ def recover(problem: GaussianSensing, r: int, method: str = "lbfgs", init="spect
     restart_tol = as_positive(restart_tol, "restart_tol", allow_zero=True)
     lbfgs_memory = as_int(lbfgs_memory, "lbfgs_memory", minimum=1)
     default_iter = {"gd": 20000, "lbfgs": 5000, "trust-regions": 500}[method]
-    max_iter = default_iter if max_iter is None else as_int(max_iter, "max_iter", minimum=0)
+    max_iter = default_iter if max_iter is None else as_int(max_iter, "max_iter", minimum=1)
     restarts = as_int(restarts, "restarts", minimum=0)
     if not isinstance(reduce_rank, (bool, np.bool_)):
         raise TypeError(f"reduce_rank must be a bool, got {type(reduce_rank).__name__}")

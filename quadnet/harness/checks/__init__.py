@@ -1,7 +1,8 @@
 """Paper checks, one module per claim; ``quadnet verify NAME`` runs them.
 
 Every non-underscore module of this package is imported by :func:`available` and
-registers its check with :func:`quadnet.checks._base.register`.
+registers its check with :func:`quadnet.harness.register`. Checks that live outside the
+package are loaded by :mod:`quadnet.harness.discovery` into the same registry.
 """
 
 from __future__ import annotations
@@ -9,10 +10,20 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from quadnet.harness.checks._base import REGISTRY, CheckContext, CheckResult, CheckSpec, Row, register
+from quadnet.harness.checks._base import (
+    REGISTRY,
+    CheckContext,
+    CheckError,
+    CheckResult,
+    CheckSpec,
+    Row,
+    origin_label,
+    register,
+)
 
 __all__ = [
     "CheckContext",
+    "CheckError",
     "CheckResult",
     "CheckSpec",
     "Row",
@@ -30,12 +41,24 @@ def _load_all() -> None:
 
 
 def available() -> list[str]:
-    """Names of all registered checks, in the order ``quadnet verify`` runs them."""
+    """Names of all registered checks, in the order ``quadnet verify`` runs them.
+
+    Returns
+    -------
+    list of str
+        The built-in checks and every check loaded so far (``quadnet.harness.load_checks``).
+
+    Examples
+    --------
+    >>> {"geometry", "quotient"} <= set(available())
+    True
+    """
     _load_all()
     return [s.name for s in sorted(REGISTRY.values(), key=lambda s: (s.order, s.name))]
 
 
 def get(name: str) -> CheckSpec:
+    """The registered check ``name``; ``ValueError`` listing the available ones otherwise."""
     names = available()
     if name not in REGISTRY:
         raise ValueError(f"unknown check {name!r}; available: {', '.join(names)}")
@@ -43,9 +66,50 @@ def get(name: str) -> CheckSpec:
 
 
 def run_check(name: str, ctx: CheckContext | None = None) -> CheckResult:
-    """Run one registered check and return its :class:`CheckResult`."""
+    """Run one registered check and return its :class:`CheckResult`.
+
+    Parameters
+    ----------
+    name : str
+        A name of :func:`quadnet.harness.available_checks` (a built-in check, or one loaded with
+        ``quadnet.harness.load_checks``).
+    ctx : CheckContext, optional
+        Seed, mode and figure directory (default ``CheckContext()``: seed 0, full mode, no
+        figure files).
+
+    Returns
+    -------
+    CheckResult
+        Its ``origin`` says where the check comes from.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name.
+    CheckError
+        When a check loaded from a file, module or entry point raises, or returns something
+        else than a result of its own name; the message names the file or module.
+
+    Examples
+    --------
+    >>> res = run_check("quotient", CheckContext(quick=True))  # doctest: +SKIP
+    >>> res.status, res.origin  # doctest: +SKIP
+    ('PASS', {'kind': 'built-in'})
+    """
     spec = get(name)
-    result = spec.run(ctx or CheckContext())
+    external = spec.origin.get("kind") in ("file", "module", "entry point")
+    try:
+        result = spec.run(ctx or CheckContext())
+    except Exception as exc:
+        if not external:
+            raise
+        raise CheckError(f"check {name!r} ({origin_label(spec.origin)}) raised "
+                         f"{type(exc).__name__}: {exc}") from exc
+    if not isinstance(result, CheckResult):
+        raise CheckError(f"check {name!r} ({origin_label(spec.origin)}) returned "
+                         f"{type(result).__name__}, not a CheckResult")
     if result.name != name:
-        raise RuntimeError(f"check {name!r} returned a result named {result.name!r}")
+        where = f" ({origin_label(spec.origin)})" if external else ""
+        raise RuntimeError(f"check {name!r}{where} returned a result named {result.name!r}")
+    result.origin = dict(spec.origin)
     return result

@@ -1,0 +1,1094 @@
+"""Kernel solvers for recursive feature machines: a direct Cholesky holding one ``n × n``
+array, and preconditioned conjugate gradients that scale past it (quadnet theory §6).
+
+One RFM iteration needs, at the current feature matrix ``M``, the coefficients
+``A = (K + λI)⁻¹ Y`` (``n × c``), the training predictions ``K A``, the FACT matrix and (NFA)
+the AGOP. The closed forms of the last two (``quadnet.features.kernels``) are sums over the
+rows of the ``n × n`` matrices ``α`` and ``K``, so both solvers compute them from row blocks
+recomputed on the fly (:class:`quadnet.features.kernels.FeatureSums`), at ``O(n²d)`` per pass,
+small against the solve.
+
+Solvers
+-------
+``"direct"``
+    The kernel matrix is built in place, in column blocks, in one Fortran-ordered float64
+    ``n × n`` array; the ridge goes on its diagonal and LAPACK ``dpotrf`` factors it in place
+    (no copy), ``dpotrs`` solves. A ridgeless kernel that is not numerically positive
+    definite is rebuilt in the same array with jitter ``ε · mean(diag K)``,
+    ``ε = 1e-12, 1e-10, …, 1e-4`` (with an :class:`~quadnet.exceptions.RFMWarning`). The
+    training predictions follow from the solve itself: ``(K + λI)A = Y`` gives
+    ``K A = Y − λA`` (``λ`` including any jitter). Peak memory: ``8n²`` bytes plus row-block
+    temporaries of at most ``min(n²/32, 2²²)`` entries each. Cost ``n³/3`` flops.
+``"iterative"``
+    Preconditioned conjugate gradients (PCG) on ``(K + λI)a = y``, one independent CG per
+    output column, batched so that one pass over ``K`` serves every column that has not yet
+    converged. The preconditioner is the randomly pivoted Cholesky (RPCholesky) Nyström
+    approximation ``K ≈ F Fᵀ`` of rank ``k`` (:func:`rpcholesky`), ``P = F Fᵀ + λI``, applied by
+    the Woodbury identity ``P⁻¹v = (v − F (FᵀF + λI)⁻¹ Fᵀv) / λ`` with a Cholesky factor of the
+    ``k × k`` matrix (Díaz, Epperly, Frangella, Tropp & Webber 2023, "Robust, randomized
+    preconditioning for kernel ridge regression"; the same Nyström-preconditioned CG as
+    Falkon, Rudi, Carratino & Rosasco 2017, with all ``n`` centres kept). Two storages:
+
+    * ``storage="float32"``: ``K`` is held in float32 (``4n²`` bytes); each product
+      ``K V`` is a float32 product per block of 1,024 rows of ``K`` (``K`` is symmetric, so a
+      row block transposed is a column block), the blocks accumulated in float64. Alone, PCG
+      on this ``K`` stalls at an exact float64 residual ``‖(K + λI)a − y‖/‖y‖`` of
+      ``1.4–3.2·10⁻⁵`` (measured: sparse parity ``d = 50``, Gaussian ``L = 7``, ``λ = 10⁻³``,
+      ``n = 3,000``, whatever the CG tolerance; the float32 rounding of ``K``, ``2⁻²⁴``
+      relative per entry, times ``‖K‖‖a‖/‖y‖``). So it runs inside mixed-precision iterative
+      refinement (Carson & Higham 2018): the exact residual ``R = Y − (K + λI)A`` is
+      recomputed from float64 kernel rows (one ``O(n²d)`` pass), the correction
+      ``(K₃₂ + λI)E = R`` is solved by PCG down to :data:`FLOAT32_FLOOR`, ``A ← A + E``, until
+      the exact residual is ``≤ tol`` (default ``10⁻⁸``: one or two refinements). Measured
+      at ``n = 2,000`` (same data): exact residual ``8·10⁻⁹``, test predictions within
+      ``8·10⁻⁹`` of the float64 direct solve (``docs/rfm.md``, "Kernel solvers").
+    * ``storage="recompute"``: ``K`` is never held; every product recomputes the kernel rows
+      in float64 (``O(n²d)`` per product instead of ``O(n²c)``). Full float64 accuracy;
+      default tolerance ``10⁻¹⁰``.
+
+    The solve stops when every column has ``‖(K + λI)a − y‖ ≤ tol ‖y‖`` (the CG residual
+    for recompute, the exact residual for float32); the exact float64 residual is then
+    measured again in the feature pass and recorded in :class:`SolverInfo`. Not
+    reaching ``tol`` in ``max_iter`` iterations issues a
+    :class:`~quadnet.exceptions.KernelConvergenceWarning`, never a silent half-solve.
+    Needs ``λ > 0``: without a ridge, ``K`` of ``n`` points is numerically singular and the
+    interpolation problem is ill-posed for CG.
+``"auto"``
+    ``"direct"`` when its estimate fits ``memory_limit`` and ``n ≤`` :data:`DIRECT_MAX_N`
+    (the measured time crossover), else ``"iterative"`` (float32 storage if it fits, else
+    recompute); ``"direct"`` whenever ``λ = 0`` and it fits. A size nothing can hold raises
+    :class:`~quadnet.exceptions.KernelMemoryError` before any large allocation.
+
+Memory model (bytes, :func:`kernel_memory_estimate`): ``8n²`` (direct), ``4n²`` (float32
+storage) or 0 (recompute) for ``K``; plus ``8nk`` for the RPCholesky factor, ``8 · 8 · b``
+for eight row-block temporaries of ``b = min(n²/32, 2²²)`` entries, ``8n(d + 8c)`` for the
+data, coefficients and CG vectors, and (AGOP) up to ``2²⁴ · 8`` for the per-point operand.
+:func:`available_memory` is what the machine (and ``ulimit -v``) leaves.
+
+Examples
+--------
+>>> import numpy as np
+>>> from quadnet.features.rfm import sparse_parity
+>>> ds = sparse_parity(10, 2, 300, n_test=10, seed=0)
+>>> fit_d = fit_kernel_machine("gaussian", ds.X_train, ds.y_train, np.eye(10), 3.0,
+...                            ridge=1e-3, solver="direct")
+>>> fit_i = fit_kernel_machine("gaussian", ds.X_train, ds.y_train, np.eye(10), 3.0,
+...                            ridge=1e-3, solver="iterative", storage="recompute")
+>>> fit_i.info.converged, bool(np.allclose(fit_i.train_pred, fit_d.train_pred, atol=1e-8))
+(True, True)
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import os
+import resource
+import sys
+import time
+import warnings
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+from scipy import linalg
+from scipy.linalg import lapack
+
+from quadnet._validation import as_int, as_matrix, as_positive, as_rng, as_square
+from quadnet.exceptions import KernelConvergenceWarning, KernelMemoryError, RFMWarning
+from quadnet.features.kernels import KERNELS, FeatureSums, KernelRows, check_kernel
+
+__all__ = [
+    "DIRECT_MAX_N",
+    "KernelFit",
+    "SOLVERS",
+    "SolverInfo",
+    "SolverPlan",
+    "available_memory",
+    "choose_solver",
+    "fit_kernel_machine",
+    "kernel_memory_estimate",
+    "kernel_predict",
+    "rpcholesky",
+]
+
+#: Solver names accepted by :func:`fit_kernel_machine` and ``RecursiveFeatureMachine``.
+SOLVERS = ("auto", "direct", "iterative")
+
+#: Kernel storages of the iterative solver (``"auto"``: float32 if it fits, else recompute).
+STORAGES = ("auto", "float32", "recompute")
+
+#: Largest ``n`` for which ``solver="auto"`` picks the direct Cholesky when it fits. From
+#: ``benchmarks/bench_kernel_solvers.py`` (sparse parity ``d = 50``, Gaussian ``L = 7``,
+#: ``λ = 10⁻³``, 2 shared cores): one fit costs 2.4 CPU s direct against 3.9 s iterative
+#: (float32, 40 CG iterations, 1 refinement) at ``n = 2,000``, and 7.4 s direct at
+#: ``n = 5,000`` against 10.5 s iterative (78 CG iterations). The direct cost grows as
+#: ``n³/3`` flops, the iterative one as about ``(iterations + 3) n²`` (CG passes over
+#: float32 ``K`` and float64 kernel passes) with iterations growing with ``n`` at a fixed
+#: rank, so they meet near ``n = 10,000`` by extrapolation from these two sizes; the larger
+#: sizes were not timed on an idle machine, so re-run the benchmark before relying on the
+#: exact value.
+DIRECT_MAX_N = 10_000
+
+#: Default RPCholesky rank ``k`` of the iterative solver's preconditioner (capped at ``n``).
+DEFAULT_RANK = 1000
+
+#: Default tolerance on the relative residual ``‖(K + λI)a − y‖/‖y‖`` per storage.
+DEFAULT_TOL = {"float32": 1e-8, "recompute": 1e-10}
+
+#: Measured floor of the exact float64 relative residual of a PCG solve with float32 ``K``
+#: (sparse parity ``d = 50``, Gaussian ``L = 7``, ``λ = 10⁻³``, ``n = 3000``: ``1.4–3.2·10⁻⁵``
+#: whatever the CG tolerance below it); the inner solves of the refinement stop here.
+FLOAT32_FLOOR = 1e-5
+
+#: At most this many PCG solves (one plus refinements) in the float32 storage.
+_MAX_SWEEPS = 6
+
+#: Default iteration cap of the CG solve.
+DEFAULT_MAX_ITER = 500
+
+#: Rows of float32 ``K`` per float32 product in the float32 storage (then summed in float64).
+_F32_CHUNK = 1024
+
+#: Largest row block (entries) of any ``b × n`` temporary.
+_BLOCK_MAX = 2**22
+
+#: Elements of the per-point AGOP operand held at once (``kernels._AX_ELEMS``).
+_AX_MAX = 2**24
+
+_JITTERS = (1e-12, 1e-10, 1e-8, 1e-6, 1e-4)
+
+#: Problems at least this large show progress when ``progress=None``.
+PROGRESS_MIN_N = 10_000
+
+
+# --------------------------------------------------------------------------------------------
+# memory
+
+
+def _meminfo_available() -> int | None:
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def _vm_size() -> int | None:
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def available_memory() -> int:
+    """Bytes this process can still allocate: the smaller of the machine's available memory
+    and what the address-space limit (``ulimit -v``) leaves.
+
+    * machine: ``MemAvailable`` of ``/proc/meminfo`` (Linux), else available physical pages
+      (``os.sysconf("SC_AVPHYS_PAGES")``), else total physical memory;
+    * limit: the soft ``RLIMIT_AS`` minus the current virtual size (``VmSize`` of
+      ``/proc/self/status``), when a limit is set.
+
+    Returns
+    -------
+    int
+        Bytes (at least 0). ``2**63 − 1`` if nothing can be determined.
+
+    Examples
+    --------
+    >>> available_memory() > 0
+    True
+    """
+    avail = _meminfo_available()
+    if avail is None:
+        for key in ("SC_AVPHYS_PAGES", "SC_PHYS_PAGES"):
+            try:
+                avail = os.sysconf(key) * os.sysconf("SC_PAGE_SIZE")
+                break
+            except (ValueError, OSError, AttributeError):
+                continue
+    if avail is None or avail <= 0:
+        avail = 2**63 - 1
+    try:
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    except (ValueError, OSError):  # pragma: no cover - no address-space limit here
+        soft = resource.RLIM_INFINITY
+    if soft != resource.RLIM_INFINITY and soft > 0:
+        used = _vm_size()
+        if used is None:  # pragma: no cover - off Linux: the peak RSS as a lower bound
+            used = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        avail = min(avail, soft - used)
+    return max(0, int(avail))
+
+
+def _block_entries(n: int) -> int:
+    """Entries of one row-block temporary at ``n`` centres: ``min(n²/32, 2²²)`` (≥ ``n``)."""
+    return int(max(n, min(n * n // 32, _BLOCK_MAX)))
+
+
+def kernel_memory_estimate(n: int, d: int, c: int, solver: str = "direct", *,
+                           storage: str = "float32", rank: int | None = None,
+                           agop: bool = False) -> int:
+    """Estimated peak bytes of one RFM iteration with a given solver (quadnet theory §6).
+
+    ``8n²`` (``"direct"``), ``4n²`` (``"iterative"``, ``storage="float32"``) or 0
+    (``storage="recompute"``) for the kernel matrix, plus ``8nk`` for the rank-``k``
+    RPCholesky factor (iterative), ``64 b`` for eight row-block temporaries of
+    ``b = min(n²/32, 2²²)`` entries, ``8n(d + 8c)`` for data, coefficients and CG vectors,
+    and with ``agop`` up to ``8 min(ncd, 2²⁴)`` for the per-point AGOP operand plus its
+    block ``8 · b · cd / n``. Measured against the real peaks in
+    ``benchmarks/bench_kernel_solvers.py``.
+
+    Parameters
+    ----------
+    n, d, c : int
+        Centres, input dimension, outputs.
+    solver : {"direct", "iterative"}
+        Which solver.
+    storage : {"float32", "recompute"}, default "float32"
+        Kernel storage of the iterative solver.
+    rank : int, optional
+        RPCholesky rank (default :data:`DEFAULT_RANK`, capped at ``n``).
+    agop : bool, default False
+        Whether the iteration also forms the AGOP (NFA updates).
+
+    Returns
+    -------
+    int
+        Bytes.
+
+    Examples
+    --------
+    >>> round(kernel_memory_estimate(20_000, 50, 1, "direct") / 1e9, 2)   # 8 n^2 + blocks
+    3.48
+    >>> kernel_memory_estimate(50_000, 50, 1, "iterative") / 1e9 < 12    # 4 n^2 + F + blocks
+    True
+    """
+    n = as_int(n, "n", minimum=1)
+    d = as_int(d, "d", minimum=1)
+    c = as_int(c, "c", minimum=1)
+    if solver not in ("direct", "iterative"):
+        raise ValueError(f"solver must be 'direct' or 'iterative', got {solver!r}")
+    if storage not in ("float32", "recompute"):
+        raise ValueError(f"storage must be 'float32' or 'recompute', got {storage!r}")
+    b = _block_entries(n)
+    est = 64 * b + 8 * n * (d + 8 * c)
+    if agop:
+        est += 8 * min(n * c * d, _AX_MAX) + 8 * (b // n + 1) * c * d
+    if solver == "direct":
+        return int(est + 8 * n * n)
+    k = min(n, DEFAULT_RANK if rank is None else as_int(rank, "rank", minimum=1))
+    return int(est + 8 * n * k + 8 * k * k + (4 * n * n if storage == "float32" else 0))
+
+
+class SolverPlan(NamedTuple):
+    """What :func:`choose_solver` picked: ``solver`` (``"direct"``/``"iterative"``),
+    ``storage`` (``"float64"`` for direct, ``"float32"``/``"recompute"``), the ``estimate`` of
+    its peak in bytes, the ``limit`` it was checked against, and the ``reason``.
+
+    Examples
+    --------
+    >>> choose_solver(1000, 10, 1, ridge=1e-3, memory_limit=10**9).solver
+    'direct'
+    """
+
+    solver: str
+    storage: str
+    estimate: int
+    limit: int
+    reason: str
+
+
+def _gb(x: float) -> str:
+    return f"{x / 1e9:.3g} GB"
+
+
+def choose_solver(n: int, d: int, c: int, *, solver: str = "auto", ridge: float = 0.0,
+                  memory_limit: float | None = None, storage: str = "auto",
+                  rank: int | None = None, agop: bool = False) -> SolverPlan:
+    """Pick the kernel solver and storage for ``n`` centres within ``memory_limit`` bytes.
+
+    ``"auto"``: ``"direct"`` if its estimate (:func:`kernel_memory_estimate`) fits and
+    ``n ≤`` :data:`DIRECT_MAX_N` (or ``ridge = 0``, which the iterative solver cannot take);
+    otherwise ``"iterative"`` with float32 storage if it fits, else with recomputed kernel
+    rows; otherwise ``"direct"`` if it fits after all. ``"direct"``/``"iterative"`` are
+    checked against the limit the same way.
+
+    Parameters
+    ----------
+    n, d, c : int
+        Centres, input dimension, outputs.
+    solver : {"auto", "direct", "iterative"}
+        Requested solver.
+    ridge : float, default 0
+        ``λ ≥ 0``; the iterative solver needs ``λ > 0``.
+    memory_limit : float, optional
+        Bytes (default :func:`available_memory`).
+    storage : {"auto", "float32", "recompute"}
+        Kernel storage of the iterative solver.
+    rank : int, optional
+        RPCholesky rank of the iterative solver.
+    agop : bool, default False
+        The iteration forms the AGOP too.
+
+    Returns
+    -------
+    SolverPlan
+
+    Raises
+    ------
+    KernelMemoryError
+        If no allowed solver fits: the message names ``n``, the smallest estimate and the
+        limit in GB.
+    ValueError
+        For ``solver="iterative"`` with ``ridge = 0``, or bad arguments.
+
+    Examples
+    --------
+    >>> choose_solver(50_000, 50, 1, ridge=1e-3, memory_limit=16e9)[:2]
+    ('iterative', 'float32')
+    >>> choose_solver(5000, 50, 1, ridge=1e-3, memory_limit=10**6)    # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    quadnet.exceptions.KernelMemoryError: a kernel problem with n = 5000 centres needs at least ...
+    """
+    solver = _check_solver(solver)
+    storage = _check_storage(storage)
+    ridge = as_positive(ridge, "ridge", allow_zero=True)
+    limit = _check_memory_limit(memory_limit)
+    limit = available_memory() if limit is None else limit
+    if solver == "iterative" and ridge == 0:
+        raise ValueError(_RIDGE_MSG)
+    direct = kernel_memory_estimate(n, d, c, "direct", agop=agop)
+    stores = ("float32", "recompute") if storage == "auto" else (storage,)
+    iters = [(s, kernel_memory_estimate(n, d, c, "iterative", storage=s, rank=rank, agop=agop))
+             for s in stores]
+    lim = f"memory limit {_gb(limit)}"
+    if solver == "direct" or (solver == "auto" and (ridge == 0 or n <= DIRECT_MAX_N)
+                              and direct <= limit):
+        if direct <= limit:
+            why = ("requested" if solver == "direct" else
+                   "ridge = 0 (the iterative solver needs a ridge)" if ridge == 0 else
+                   f"n = {n} <= DIRECT_MAX_N = {DIRECT_MAX_N}")
+            return SolverPlan("direct", "float64", direct, limit,
+                              f"direct Cholesky, {why}; estimate {_gb(direct)} <= {lim}")
+        raise KernelMemoryError(
+            f"a kernel problem with n = {n} centres needs about {_gb(direct)} for the direct "
+            f"solver, over the {lim}; use solver='iterative' (with ridge > 0) or raise "
+            f"memory_limit", n, direct, limit)
+    if ridge > 0:
+        for s, est in iters:
+            if est <= limit:
+                return SolverPlan("iterative", s, est, limit,
+                                  f"PCG with {s} kernel storage; estimate {_gb(est)} <= {lim}")
+    if solver == "auto" and direct <= limit:
+        return SolverPlan("direct", "float64", direct, limit,
+                          f"direct Cholesky (the iterative solver does not fit); estimate "
+                          f"{_gb(direct)} <= {lim}")
+    alts = ", ".join(f"iterative/{s} {_gb(e)}" for s, e in iters)
+    if ridge == 0:  # only the direct solver is allowed
+        raise KernelMemoryError(
+            f"a kernel problem with n = {n} centres needs about {_gb(direct)} for the direct "
+            f"solver (the only one for ridge = 0), over the {lim}; with ridge > 0 the "
+            f"iterative solver would need {alts}", n, direct, limit)
+    smallest = min([est for _, est in iters] + ([direct] if solver == "auto" else []))
+    raise KernelMemoryError(
+        f"a kernel problem with n = {n} centres needs at least {_gb(smallest)} "
+        f"(direct {_gb(direct)}, {alts}), over the {lim}", n, smallest, limit)
+
+
+_RIDGE_MSG = ("solver='iterative' needs ridge > 0: without a ridge the kernel matrix of n points "
+              "is numerically singular and the interpolation problem is ill-posed for "
+              "conjugate gradients; give ridge > 0 or use solver='direct'")
+
+
+def _check_solver(solver) -> str:
+    if not isinstance(solver, str):
+        raise TypeError(f"solver must be a string, one of {SOLVERS}, got "
+                        f"{type(solver).__name__}")
+    if solver not in SOLVERS:
+        raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
+    return solver
+
+
+def _check_storage(storage) -> str:
+    if not isinstance(storage, str) or storage not in STORAGES:
+        raise ValueError(f"storage must be one of {STORAGES}, got {storage!r}")
+    return storage
+
+
+def _check_memory_limit(memory_limit) -> int | None:
+    if memory_limit is None:
+        return None
+    if isinstance(memory_limit, bool) or not isinstance(memory_limit, numbers.Real):
+        raise TypeError(f"memory_limit must be a number of bytes or None, got "
+                        f"{type(memory_limit).__name__}")
+    if not math.isfinite(float(memory_limit)) or memory_limit <= 0:
+        raise ValueError(f"memory_limit must be a finite number of bytes > 0 (or None for "
+                         f"the available memory), got {memory_limit}")
+    return int(memory_limit)
+
+
+# --------------------------------------------------------------------------------------------
+# progress
+
+
+class _NoBar:
+    """A do-nothing progress bar."""
+
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def set_postfix_str(self, s: str) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class _LineBar:
+    """Plain progress lines on stderr (no terminal): at most one per ``every`` seconds."""
+
+    def __init__(self, total: int | None, desc: str, every: float = 10.0):
+        self.total, self.desc, self.every = total, desc, every
+        self.i, self.post, self.t0 = 0, "", time.perf_counter()
+        self.last = self.t0
+
+    def _line(self) -> None:
+        tot = f"/{self.total}" if self.total else ""
+        print(f"[quadnet] {self.desc}: {self.i}{tot} {self.post} "
+              f"({time.perf_counter() - self.t0:.0f} s)", file=sys.stderr, flush=True)
+
+    def update(self, n: int = 1) -> None:
+        self.i += n
+        now = time.perf_counter()
+        if now - self.last >= self.every:
+            self.last = now
+            self._line()
+
+    def set_postfix_str(self, s: str) -> None:
+        self.post = s
+
+    def close(self) -> None:
+        if time.perf_counter() - self.t0 >= self.every:
+            self._line()
+
+
+def progress_bar(total: int | None, desc: str, enabled: bool, *, leave: bool = False):
+    """A tqdm bar on a terminal, plain lines on stderr otherwise, nothing if not ``enabled``."""
+    if not enabled:
+        return _NoBar()
+    if sys.stderr.isatty():
+        from tqdm.auto import tqdm
+
+        return tqdm(total=total, desc=desc, leave=leave, dynamic_ncols=True)
+    return _LineBar(total, desc, every=0.0 if leave else 10.0)
+
+
+# --------------------------------------------------------------------------------------------
+# results
+
+
+@dataclass
+class SolverInfo:
+    """How one kernel solve went.
+
+    ``solver`` and ``storage`` used; ``n``; ``iterations`` (CG iterations of the slowest
+    column, 0 for direct); ``cg_residual`` (largest CG residual ``‖r‖/‖y‖`` over columns at the
+    stop, ``nan`` for direct); ``residual`` (largest exact float64 relative residual
+    ``‖(K + λI)a − y‖/‖y‖``, measured in the feature pass; ``nan`` for direct, exact by
+    construction up to rounding); ``tol``; ``converged``; ``rank`` (RPCholesky rank);
+    ``refinements`` (float32 storage: refinement sweeps after the first PCG solve); ``jitter``
+    (added to ``λ`` by the direct solver, 0 if none); ``estimate`` (bytes); ``seconds``
+    (solve) and ``total_seconds`` (with the feature pass).
+    """
+
+    solver: str
+    storage: str
+    n: int
+    iterations: int = 0
+    cg_residual: float = float("nan")
+    residual: float = float("nan")
+    tol: float = float("nan")
+    converged: bool = True
+    rank: int = 0
+    refinements: int = 0
+    jitter: float = 0.0
+    estimate: int = 0
+    seconds: float = 0.0
+    total_seconds: float = 0.0
+    history: list = field(default_factory=list, repr=False)
+
+
+class KernelFit(NamedTuple):
+    """One kernel fit at a fixed ``M``: ``coef`` (``n × c``), ``train_pred`` (``K A``),
+    ``fact`` (FACT matrix ``M B``), ``agop`` (``M Γ M`` or ``None``), ``info``
+    (:class:`SolverInfo`)."""
+
+    coef: np.ndarray
+    train_pred: np.ndarray
+    fact: np.ndarray
+    agop: np.ndarray | None
+    info: SolverInfo
+
+
+# --------------------------------------------------------------------------------------------
+# blocks
+
+
+def _blocks(n: int, rows_per_block: int):
+    for i0 in range(0, n, rows_per_block):
+        yield slice(i0, min(n, i0 + rows_per_block))
+
+
+def _rows_per_block(n: int, width: int | None = None, entries: int | None = None) -> int:
+    """Rows of a ``b × width`` block (``width`` defaults to ``n``) of at most ``entries``
+    entries (default :func:`_block_entries`; the iterative solver, which holds no ``8n²``
+    array to compare with, uses the full ``2²²``: fewer, larger products)."""
+    width = n if width is None else width
+    entries = _block_entries(n) if entries is None else entries
+    return max(1, min(n, entries // max(1, width)))
+
+
+def _feature_pass(kr: KernelRows, A: np.ndarray, gamma: int, *, agop: str | None,
+                  centre: bool, predictions: bool, bar, entries: int | None = None
+                  ) -> FeatureSums:
+    """FACT (+ AGOP per-point route, + ``K A``) from row blocks recomputed in float64."""
+    n, c = A.shape
+    d = kr.X.shape[1]
+    sums = FeatureSums(kr.X, A, gamma, agop=agop, centre=centre, predictions=predictions)
+    b = _rows_per_block(n, max(n, c * d if agop else 0), entries)
+    for rows in _blocks(n, b):
+        K_b, alpha_b = kr.rows(rows, want_alpha=True)
+        sums.add(rows, alpha_b, K_b)
+        del K_b, alpha_b
+        bar.update(rows.stop - rows.start)
+    return sums
+
+
+# --------------------------------------------------------------------------------------------
+# direct
+
+
+def _fill_kernel(buf: np.ndarray, kr: KernelRows, shift: float, alpha: bool = False) -> None:
+    """Write ``K + shift·I`` (or ``α``) into the Fortran-ordered ``buf`` column block by column
+    block (``K`` symmetric: column block ``j`` = row block ``j`` transposed)."""
+    n = buf.shape[0]
+    for rows in _blocks(n, _rows_per_block(n)):
+        K_b, a_b = kr.rows(rows, want_alpha=alpha)
+        buf[:, rows] = (a_b if alpha else K_b).T
+        del K_b, a_b
+    if shift:
+        buf.reshape(-1, order="F")[:: n + 1] += shift
+
+
+def _cholesky_in_place(buf: np.ndarray, fill, ridge: float, diag_mean: float
+                       ) -> tuple[np.ndarray, float]:
+    """Fill ``buf`` with ``K + (λ + jitter)I`` and factor it in place (lower Cholesky).
+
+    ``fill(buf, shift)`` writes ``K + shift·I``. Jitter ``ε · diag_mean`` is tried when the
+    ridged matrix is not numerically positive definite (with an :class:`RFMWarning`).
+    Returns the factor (sharing ``buf``'s memory) and the jitter used.
+    """
+    for eps in (0.0,) + _JITTERS:
+        jitter = eps * diag_mean
+        fill(buf, ridge + jitter)  # (re)built in place: a failed factor has overwritten K
+        cf, info = lapack.dpotrf(buf, lower=1, clean=0, overwrite_a=1)
+        if not np.shares_memory(cf, buf):  # pragma: no cover - guards the one-array promise
+            raise RuntimeError("LAPACK dpotrf copied the kernel matrix; expected in place")
+        if info == 0:
+            if eps:
+                warnings.warn(f"kernel matrix is not numerically positive definite "
+                              f"(ridge={ridge:g}); solved with jitter {eps:g} x mean(diag K)",
+                              RFMWarning, stacklevel=4)
+            return cf, jitter
+        if info < 0:  # pragma: no cover - a bad argument to LAPACK
+            raise RuntimeError(f"LAPACK dpotrf: illegal argument {-info}")
+    raise linalg.LinAlgError("kernel matrix is not positive definite even with jitter 1e-4 x "
+                             "mean(diag K); increase ridge or the bandwidth")
+
+
+def _solve_factored(cf: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    A, info = lapack.dpotrs(cf, Y, lower=1)
+    if info != 0:  # pragma: no cover - a bad argument to LAPACK
+        raise RuntimeError(f"LAPACK dpotrs: illegal argument {-info}")
+    return A
+
+
+def _direct(kr: KernelRows, Y: np.ndarray, ridge: float, gamma: int, agop: str | None,
+            centre: bool, bar) -> tuple[np.ndarray, np.ndarray, FeatureSums, float]:
+    n, c = Y.shape
+    d = kr.X.shape[1]
+    buf = np.empty((n, n), order="F")
+    cf, jitter = _cholesky_in_place(buf, lambda B, s: _fill_kernel(B, kr, s), ridge,
+                                    float(np.mean(kr.diagonal())) or 1.0)
+    A = _solve_factored(cf, Y)
+    del cf
+    lam = ridge + jitter
+    pred = Y - lam * A  # (K + λI)A = Y
+    if agop is not None and n <= c * d:  # Gram route: α in the same array, O(n³)
+        _fill_kernel(buf, kr, 0.0, alpha=True)
+        sums = FeatureSums(kr.X, A, gamma, agop="gram", centre=centre)
+        sums.set_S(buf @ A)
+        for rows in _blocks(n, _rows_per_block(n)):
+            sums.add(rows, buf[rows], None)
+            sums.add_gram(rows, buf)
+            bar.update(rows.stop - rows.start)
+        del buf
+    else:
+        del buf
+        sums = _feature_pass(kr, A, gamma, agop=agop, centre=centre, predictions=False, bar=bar)
+    return A, pred, sums, jitter
+
+
+# --------------------------------------------------------------------------------------------
+# RPCholesky
+
+
+def _default_block(rank: int) -> int:
+    """Pivots per RPCholesky round: ``min(100, max(10, k/20))`` (at least 20 adaptive rounds
+    for ``k ≤ 2000``)."""
+    return min(100, max(10, rank // 20))
+
+
+def _rpcholesky(kr: KernelRows, rank: int, rng: np.random.Generator, block: int | None = None
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Block RPCholesky of the training kernel matrix (no checks): ``F`` (``n × k'``,
+    ``k' ≤ rank``) and the pivots."""
+    n = kr.n
+    rank = min(rank, n)
+    block = _default_block(rank) if block is None else block
+    diag = kr.diagonal().astype(float)
+    trace0 = float(diag.sum())
+    F = np.zeros((n, rank))
+    pivots: list[np.ndarray] = []
+    k = 0
+    while k < rank:
+        res = np.maximum(diag, 0.0)
+        total = float(res.sum())
+        if not total > 1e-14 * trace0:
+            break
+        m = min(block, rank - k, int(np.count_nonzero(res)))
+        S = rng.choice(n, size=m, replace=False, p=res / total)
+        Kc, _ = kr.block(kr.X[S], S, want_alpha=False)  # k(x_S, X): (m × n) = K[:, S]ᵀ
+        G = Kc.T  # n × m
+        if k:
+            G = G - F[:, :k] @ F[S, :k].T
+        C = G[S]
+        C = 0.5 * (C + C.T)
+        w, Q = np.linalg.eigh(C)
+        keep = w > max(w[-1], 0.0) * 1e-10 * m if w[-1] > 0 else np.zeros(m, bool)
+        if not keep.any():
+            break
+        Fn = G @ (Q[:, keep] / np.sqrt(w[keep]))
+        j = Fn.shape[1]
+        F[:, k:k + j] = Fn
+        diag -= np.einsum("ij,ij->i", Fn, Fn)
+        diag[S] = 0.0
+        pivots.append(S)
+        k += j
+    return F[:, :k], (np.concatenate(pivots) if pivots else np.zeros(0, dtype=int))
+
+
+def rpcholesky(kernel: str, X, M, bandwidth: float, rank: int, *,
+               seed: int | np.random.Generator = 0, block: int | None = None
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Randomly pivoted Cholesky: a rank-``k`` Nyström approximation ``K ≈ F Fᵀ`` of the kernel
+    matrix ``K_ij = k_M(x_i, x_j)``, from ``O(nk)`` kernel entries.
+
+    Block RPCholesky (Chen, Epperly, Tropp & Webber 2023, "Randomly pivoted Cholesky:
+    practical approximation of a kernel matrix with few entry evaluations"): keep the
+    residual diagonal ``r = diag(K − F Fᵀ)``; repeatedly draw ``b`` pivots ``S`` without
+    replacement with probabilities ``r_i / Σ r``, form ``G = K[:, S] − F F[S]ᵀ`` and append
+    ``G C^{−1/2}`` with ``C = G[S]`` (through its eigendecomposition, dropping eigenvalues
+    below ``10⁻¹⁰ b λ_max(C)``), then ``r ← r − rowsum((G C^{−1/2})²)``. Stops early once
+    ``Σ r ≤ 10⁻¹⁴ tr K``. The pivots come from a ``seed``-ed generator: same seed, same bits.
+
+    Parameters
+    ----------
+    kernel : {"exp_inner", "gaussian", "laplace", "quadratic"}
+        Kernel name.
+    X : array_like, shape (n, d)
+        Points.
+    M : array_like, shape (d, d)
+        Symmetric PSD Mahalanobis matrix.
+    bandwidth : float
+        ``L > 0``.
+    rank : int
+        Target rank ``k ≥ 1`` (capped at ``n``).
+    seed : int or numpy.random.Generator, default 0
+        Pivot stream.
+    block : int, optional
+        Pivots per round ``b`` (default ``min(100, max(10, k/20))``).
+
+    Returns
+    -------
+    F : ndarray, shape (n, k')
+        The factor, ``k' ≤ k`` columns.
+    pivots : ndarray of int
+        Pivot indices in the order chosen (``k'`` of them unless a round dropped a
+        numerically dependent direction).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.random.default_rng(0).standard_normal((200, 3))
+    >>> F, S = rpcholesky("gaussian", X, np.eye(3), 2.0, 100, seed=1)
+    >>> from quadnet.features.kernels import kernel_matrix
+    >>> K = kernel_matrix("gaussian", X, X, np.eye(3), 2.0)
+    >>> bool(np.linalg.norm(K - F @ F.T) < 1e-5 * np.linalg.norm(K))
+    True
+    >>> bool(np.array_equal(S, rpcholesky("gaussian", X, np.eye(3), 2.0, 100, seed=1)[1]))
+    True
+    """
+    kernel = check_kernel(kernel)
+    X = as_matrix(X, "X")
+    M = as_square(M, "M", X.shape[1])
+    L = as_positive(bandwidth, "bandwidth")
+    rank = as_int(rank, "rank", minimum=1)
+    block = None if block is None else as_int(block, "block", minimum=1)
+    return _rpcholesky(KernelRows(kernel, X, M, L), rank, as_rng(seed), block)
+
+
+# --------------------------------------------------------------------------------------------
+# iterative
+
+
+class _Preconditioner:
+    """``P⁻¹ = (F Fᵀ + λI)⁻¹`` by Woodbury: ``(v − F (FᵀF + λI)⁻¹ Fᵀ v) / λ``."""
+
+    def __init__(self, F: np.ndarray, lam: float):
+        self.F, self.lam = F, lam
+        C = F.T @ F
+        C[np.diag_indices_from(C)] += lam
+        self.cho = linalg.cho_factor(C, lower=True, check_finite=False)
+
+    def __call__(self, V: np.ndarray) -> np.ndarray:
+        if self.F.shape[1] == 0:
+            return V / self.lam
+        W = linalg.cho_solve(self.cho, self.F.T @ V, check_finite=False)
+        return (V - self.F @ W) / self.lam
+
+
+class _Float32Operator:
+    """``V ↦ (K + λI)V`` with ``K`` held in float32, built from float64 row blocks."""
+
+    def __init__(self, kr: KernelRows, lam: float):
+        n = kr.n
+        self.lam = lam
+        self.K = np.empty((n, n), dtype=np.float32)
+        for rows in _blocks(n, _rows_per_block(n, entries=_BLOCK_MAX)):
+            self.K[rows] = kr.rows(rows, want_alpha=False)[0]
+
+    def __call__(self, V: np.ndarray) -> np.ndarray:
+        out = self.lam * V
+        V32 = V.astype(np.float32)
+        n = self.K.shape[0]
+        for j0 in range(0, n, _F32_CHUNK):
+            j1 = min(n, j0 + _F32_CHUNK)
+            out += self.K[j0:j1].T @ V32[j0:j1]  # K[:, j] = K[j, :]ᵀ; float32 product
+        return out
+
+
+class _RecomputeOperator:
+    """``V ↦ (K + λI)V`` recomputing the kernel rows in float64 on every product."""
+
+    def __init__(self, kr: KernelRows, lam: float):
+        self.kr, self.lam = kr, lam
+
+    def __call__(self, V: np.ndarray) -> np.ndarray:
+        n = self.kr.n
+        out = self.lam * V
+        for rows in _blocks(n, _rows_per_block(n, entries=_BLOCK_MAX)):
+            K_b, _ = self.kr.rows(rows, want_alpha=False)
+            out[rows] += K_b @ V
+        return out
+
+
+def _pcg(op, prec, Y: np.ndarray, tol: float, max_iter: int, bar
+         ) -> tuple[np.ndarray, int, np.ndarray, list]:
+    """Preconditioned CG on each column of ``Y`` at once (batched products); ``tol`` is a
+    scalar or one relative tolerance per column.
+
+    Returns ``A``, the iterations of the slowest column, the final relative residuals
+    ``‖r‖/‖y‖`` per column and the history of the largest one."""
+    n, c = Y.shape
+    ynorm = np.linalg.norm(Y, axis=0)
+    A = np.zeros_like(Y)
+    R = Y.copy()
+    rel = np.where(ynorm > 0, 1.0, 0.0)
+    tol = np.broadcast_to(np.asarray(tol, dtype=float), (c,))
+    active = np.flatnonzero(rel > tol)
+    Z = prec(R[:, active])
+    P = Z.copy()
+    rz = np.einsum("ij,ij->j", R[:, active], Z)
+    history = [float(rel.max())]
+    it = 0
+    while active.size and it < max_iter:
+        Q = op(P)
+        a = rz / np.einsum("ij,ij->j", P, Q)
+        A[:, active] += P * a
+        Ra = R[:, active] - Q * a
+        R[:, active] = Ra
+        rel[active] = np.linalg.norm(Ra, axis=0) / ynorm[active]
+        it += 1
+        history.append(float(rel.max()))
+        bar.update(1)
+        bar.set_postfix_str(f"residual {rel.max():.2e}")
+        keep = rel[active] > tol[active]
+        if not keep.any():
+            break
+        active, P, Ra = active[keep], P[:, keep], Ra[:, keep]
+        Z = prec(Ra)
+        rz_new = np.einsum("ij,ij->j", Ra, Z)
+        P = Z + P * (rz_new / rz[keep])
+        rz = rz_new
+    return A, it, rel, history
+
+
+def _iterative(kr: KernelRows, Y: np.ndarray, ridge: float, storage: str, tol: float,
+               max_iter: int, rank: int, rng: np.random.Generator, bar, info: SolverInfo
+               ) -> np.ndarray:
+    """PCG (recompute storage), or PCG on float32 ``K`` inside mixed-precision iterative
+    refinement (float32 storage): ``R = Y − (K + λI)A`` exactly in float64 (recomputed rows),
+    ``(K₃₂ + λI)E = R`` by PCG to ``max(tol, FLOAT32_FLOOR)``, ``A ← A + E``, until the exact
+    residual is ``≤ tol``. Fills ``info``; warns if ``tol`` is not reached."""
+    F, _ = _rpcholesky(kr, rank, rng)
+    info.rank = F.shape[1]
+    prec = _Preconditioner(F, ridge)
+    del F
+    exact = _RecomputeOperator(kr, ridge)
+    ynorm = np.linalg.norm(Y, axis=0)
+    safe = np.where(ynorm > 0, ynorm, 1.0)
+    if storage == "recompute":
+        A, it, rel, info.history = _pcg(exact, prec, Y, tol, max_iter, bar)
+        info.iterations, info.cg_residual = it, float(rel.max())
+        converged = bool(rel.max() <= tol)
+        worst = float(rel.max())
+    else:
+        op = _Float32Operator(kr, ridge)
+        A = np.zeros_like(Y)
+        R = Y
+        worst, converged = np.inf, False
+        for sweep in range(_MAX_SWEEPS):
+            rn = np.linalg.norm(R, axis=0)
+            inner = np.maximum(FLOAT32_FLOOR, tol * safe / np.where(rn > 0, rn, 1.0))
+            E, it, rel, hist = _pcg(op, prec, R, inner, max_iter - info.iterations, bar)
+            A += E
+            info.iterations += it
+            info.history += hist
+            info.cg_residual = float(rel.max())
+            R = Y - exact(A)
+            new = float(np.max(np.linalg.norm(R, axis=0) / safe))
+            info.refinements = sweep
+            if new <= tol:
+                worst, converged = new, True
+                break
+            if new > 0.5 * worst or info.iterations >= max_iter:  # no more progress
+                worst = min(worst, new)
+                break
+            worst = new
+        del op
+    info.tol, info.converged = tol, converged
+    if not converged:
+        warnings.warn(KernelConvergenceWarning(
+            f"PCG kernel solve ({storage} storage, n = {kr.n}, rank {info.rank}) stopped after "
+            f"{info.iterations} iterations (max_iter = {max_iter}) with relative residual "
+            f"{worst:.3e} > tol = {tol:g}; increase max_iter, the preconditioner rank or the "
+            f"ridge", worst), stacklevel=4)
+    return A
+
+
+# --------------------------------------------------------------------------------------------
+# the public fit
+
+
+def _fit(kernel: str, X: np.ndarray, Y: np.ndarray, M: np.ndarray, L: float, *, ridge: float,
+         plan: SolverPlan, tol: float | None, max_iter: int | None, rank: int | None,
+         rng: np.random.Generator, agop: str | None, progress: bool, desc: str = "kernel fit"
+         ) -> KernelFit:
+    """:func:`fit_kernel_machine` on checked inputs with a chosen plan."""
+    t0 = time.perf_counter()
+    gamma = KERNELS[kernel]
+    n, c = Y.shape
+    kr = KernelRows(kernel, X, M, L)
+    centre = agop == "centred"
+    route = None if agop is None else "points"
+    info = SolverInfo(plan.solver, plan.storage, n, estimate=plan.estimate)
+    if plan.solver == "direct":
+        bar = progress_bar(n, f"{desc} (direct)", progress)
+        A, pred, sums, info.jitter = _direct(kr, Y, ridge, gamma, route, centre, bar)
+        info.seconds = time.perf_counter() - t0
+    else:
+        tol = DEFAULT_TOL[plan.storage] if tol is None else tol
+        max_iter = DEFAULT_MAX_ITER if max_iter is None else max_iter
+        rank = DEFAULT_RANK if rank is None else rank
+        bar = progress_bar(max_iter, f"{desc} (PCG, {plan.storage})", progress)
+        A = _iterative(kr, Y, ridge, plan.storage, tol, max_iter, rank, rng, bar, info)
+        bar.close()
+        info.seconds = time.perf_counter() - t0
+        bar = progress_bar(n, f"{desc} (features)", progress)
+        sums = _feature_pass(kr, A, gamma, agop=route, centre=centre, predictions=True, bar=bar,
+                             entries=_BLOCK_MAX)
+        pred = sums.KA
+        ynorm = np.linalg.norm(Y, axis=0)
+        resid = np.linalg.norm(pred + ridge * A - Y, axis=0)
+        info.residual = float(np.max(np.where(ynorm > 0, resid / np.where(ynorm > 0, ynorm, 1),
+                                              resid)))
+    bar.close()
+    F = sums.fact(M)
+    G = sums.agop(M) if agop is not None else None
+    info.total_seconds = time.perf_counter() - t0
+    return KernelFit(A, pred, F, G, info)
+
+
+def fit_kernel_machine(kernel: str, X, Y, M, bandwidth: float, *, ridge: float = 0.0,
+                       solver: str = "auto", memory_limit: float | None = None,
+                       storage: str = "auto", tol: float | None = None,
+                       max_iter: int | None = None, rank: int | None = None,
+                       seed: int | np.random.Generator = 0, agop: str | None = None,
+                       progress: bool | None = None) -> KernelFit:
+    """Fit ``f(x) = Σ_j a_j k_M(x, x_j)`` by kernel ridge regression and form its FACT matrix
+    (and AGOP): one RFM iteration at a fixed ``M`` (quadnet theory §6).
+
+    ``A = (K + λI)⁻¹ Y`` by the solver of the module docstring; then, from row blocks,
+    ``F = M B`` with ``B = Xᵀ[α ⊙ AAᵀ − γ diag(rowsum(αA ⊙ A))]X`` and the AGOP ``M Γ M``
+    (closed forms in ``quadnet.features.kernels``).
+
+    Parameters
+    ----------
+    kernel : {"exp_inner", "gaussian", "laplace", "quadratic"}
+        Kernel name.
+    X : array_like, shape (n, d)
+        Training inputs.
+    Y : array_like, shape (n,) or (n, c)
+        Targets.
+    M : array_like, shape (d, d)
+        Symmetric PSD Mahalanobis matrix.
+    bandwidth : float
+        ``L > 0``.
+    ridge : float, default 0
+        ``λ ≥ 0`` (``> 0`` for the iterative solver).
+    solver : {"auto", "direct", "iterative"}
+        See the module docstring.
+    memory_limit : float, optional
+        Bytes the solve may use (default :func:`available_memory`).
+    storage : {"auto", "float32", "recompute"}
+        Kernel storage of the iterative solver.
+    tol : float, optional
+        CG tolerance on ``‖(K + λI)a − y‖/‖y‖`` per column (default 1e-5 for float32
+        storage, 1e-10 for recompute).
+    max_iter : int, optional
+        CG iteration cap (default 500).
+    rank : int, optional
+        RPCholesky preconditioner rank (default 1000, capped at ``n``).
+    seed : int or numpy.random.Generator, default 0
+        RPCholesky pivot stream.
+    agop : {None, "plain", "centred"}
+        Also form the AGOP (centred gradients with ``"centred"``).
+    progress : bool, optional
+        Progress bars (default: on for ``n ≥ 10,000``).
+
+    Returns
+    -------
+    KernelFit
+
+    Raises
+    ------
+    KernelMemoryError
+        If nothing fits ``memory_limit`` (before any large allocation).
+    TypeError, ValueError
+        For bad arguments, e.g. ``solver="iterative"`` with ``ridge = 0``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.random.default_rng(0).standard_normal((50, 3)); y = X[:, 0] * X[:, 1]
+    >>> fit = fit_kernel_machine("gaussian", X, y, np.eye(3), 2.0, ridge=1e-2)
+    >>> fit.info.solver, fit.coef.shape, fit.fact.shape
+    ('direct', (50, 1), (3, 3))
+    """
+    kernel = check_kernel(kernel)
+    X = as_matrix(X, "X")
+    n, d = X.shape
+    Y = np.asarray(Y) if not isinstance(Y, (str, bytes)) else Y
+    if isinstance(Y, np.ndarray) and Y.ndim == 1:
+        Y = Y[:, None]
+    Y = as_matrix(Y, "Y", shape=(n, None))
+    M = as_square(M, "M", d)
+    L = as_positive(bandwidth, "bandwidth")
+    ridge = as_positive(ridge, "ridge", allow_zero=True)
+    tol = None if tol is None else as_positive(tol, "tol")
+    max_iter = None if max_iter is None else as_int(max_iter, "max_iter", minimum=1)
+    rank = None if rank is None else as_int(rank, "rank", minimum=1)
+    if agop not in (None, "plain", "centred"):
+        raise ValueError(f"agop must be None, 'plain' or 'centred', got {agop!r}")
+    if progress is not None and not isinstance(progress, (bool, np.bool_)):
+        raise TypeError(f"progress must be a bool or None, got {type(progress).__name__}")
+    plan = choose_solver(n, d, Y.shape[1], solver=solver, ridge=ridge, memory_limit=memory_limit,
+                         storage=storage, rank=rank, agop=agop is not None)
+    show = n >= PROGRESS_MIN_N if progress is None else bool(progress)
+    return _fit(kernel, X, Y, M, L, ridge=ridge, plan=plan, tol=tol, max_iter=max_iter,
+                rank=rank, rng=as_rng(seed), agop=agop, progress=show)
+
+
+def _predict(kernel: str, Z: np.ndarray, X: np.ndarray, coef: np.ndarray, M: np.ndarray,
+             L: float) -> np.ndarray:
+    kr = KernelRows(kernel, X, M, L)
+    m, n = Z.shape[0], X.shape[0]
+    out = np.empty((m, coef.shape[1]))
+    b = max(1, min(m, _block_entries(n) // n))
+    for rows in _blocks(m, b):
+        out[rows] = kr.block(Z[rows], want_alpha=False)[0] @ coef
+    return out
+
+
+def kernel_predict(kernel: str, Z, X, coef, M, bandwidth: float) -> np.ndarray:
+    """``f_c(z_i) = Σ_j a_jc k_M(z_i, x_j)`` in row blocks of ``Z`` (never an ``m × n`` array).
+
+    Parameters
+    ----------
+    kernel : {"exp_inner", "gaussian", "laplace", "quadratic"}
+        Kernel name.
+    Z : array_like, shape (m, d)
+        Evaluation points.
+    X : array_like, shape (n, d)
+        Centres.
+    coef : array_like, shape (n,) or (n, c)
+        Coefficients.
+    M : array_like, shape (d, d)
+        Symmetric PSD Mahalanobis matrix.
+    bandwidth : float
+        ``L > 0``.
+
+    Returns
+    -------
+    ndarray, shape (m, c)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from quadnet.features.kernels import kernel_matrix
+    >>> X = np.random.default_rng(0).standard_normal((30, 2)); a = np.ones(30)
+    >>> P = kernel_predict("laplace", X[:5], X, a, np.eye(2), 1.0)
+    >>> bool(np.allclose(P[:, 0], kernel_matrix("laplace", X[:5], X, np.eye(2), 1.0) @ a))
+    True
+    """
+    kernel = check_kernel(kernel)
+    X = as_matrix(X, "X")
+    Z = as_matrix(Z, "Z", shape=(None, X.shape[1]))
+    A = np.asarray(coef)
+    if A.ndim == 1:
+        A = A[:, None]
+    A = as_matrix(A, "coef", shape=(X.shape[0], None))
+    M = as_square(M, "M", X.shape[1])
+    L = as_positive(bandwidth, "bandwidth")
+    return _predict(kernel, Z, X, A, M, L)

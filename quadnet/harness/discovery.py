@@ -1,0 +1,550 @@
+"""Checks that live outside quadnet: loading them from files, modules and entry points.
+
+A check of your own is a function registered with :func:`quadnet.harness.register` in any
+Python file or module. It is loaded, and then named like a built-in check, by
+
+* ``quadnet verify --checks FILE_OR_MODULE`` (repeatable; also ``quadnet figures`` and
+  ``quadnet sweep``), or :func:`load_checks` from Python: a path ending in ``.py`` is
+  imported as the module named by its stem, with its folder put first on ``sys.path`` (as
+  pytest's default ``prepend`` import mode does with test files), so that the cell functions
+  of its sweeps can be imported by name in worker processes; anything else is imported as a
+  module name;
+* the ``quadnet.checks`` entry-point group of an installed package, modelled on pytest's
+  ``pytest11`` plugins (pluggy's ``load_setuptools_entrypoints``): every distribution that
+  ``importlib.metadata.distributions()`` finds is visited once (the first copy on ``sys.path``
+  wins), and each of its entry points in the group is loaded: a module (``name = pkg.checks``)
+  is imported, a callable (``name = pkg.checks:setup``) is imported and called with no
+  argument. Entry points are loaded by every ``quadnet verify``, ``figures`` and ``sweep``
+  run; ``QUADNET_DISABLE_CHECK_AUTOLOAD=1`` switches that off (like
+  ``PYTEST_DISABLE_PLUGIN_AUTOLOAD``).
+
+Every loaded check records its *origin* (``{"kind": "file", "path", "module", "sha256"}``,
+``{"kind": "module", ...}`` or ``{"kind": "entry point", "dist", "version", "entry_point",
+...}``); the report keeps it per check, ``quadnet verify --list`` shows it, and
+``quadnet figures --from REPORT`` uses it to load the drawers of a file-based check again
+when the file is still there with the same SHA-256 (otherwise it says which ``--checks`` to
+pass).
+
+A source that cannot be loaded (it raises on import, or a check in it has the name of a
+built-in check or of a check loaded before) gives an error naming the file or module. From
+the command line it becomes a failed entry of the report, named after the source, so the
+other checks still run and the exit status is non-zero; :func:`load_checks` raises.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib
+import importlib.metadata
+import importlib.util
+import json
+import keyword
+import os
+import re
+import sys
+import textwrap
+import traceback
+import types
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from quadnet.harness import checks as _checks
+from quadnet.harness.checks import _base
+from quadnet.harness.checks._base import REGISTRY, CheckError, CheckResult, CheckSpec, origin_label
+
+__all__ = [
+    "AUTOLOAD_ENV",
+    "GROUP",
+    "LoadResult",
+    "check_origin",
+    "list_checks",
+    "load_checks",
+    "load_entry_points",
+    "unload_checks",
+]
+
+#: The entry-point group an installed package declares its checks in.
+GROUP = "quadnet.checks"
+#: Set this environment variable (to anything but ``""`` or ``0``) to load no entry points.
+AUTOLOAD_ENV = "QUADNET_DISABLE_CHECK_AUTOLOAD"
+
+
+@dataclass
+class LoadResult:
+    """What loading one source did: the checks it registered and the errors it met.
+
+    ``source`` is the file, module or entry point as given; ``origin`` the dict recorded
+    with its checks; ``error_check`` the name of the failed report entry standing for its
+    errors (command line only).
+    """
+
+    source: str
+    origin: dict[str, Any]
+    checks: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    traceback: str = ""
+    error_check: str | None = None
+    exception: BaseException | None = field(default=None, repr=False)
+    added_path: str | None = field(default=None, repr=False)
+
+
+#: Every source loaded in this process (loading it again returns the same result).
+_LOADED: dict[tuple, LoadResult] = {}
+
+
+# ------------------------------------------------------------------------------ internals
+def _sha256(path: str | os.PathLike | None) -> str | None:
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest() if path else None
+    except OSError:
+        return None
+
+
+@contextlib.contextmanager
+def _collecting() -> Iterator[list[CheckSpec]]:
+    """Registrations made inside the block are collected instead of registered."""
+    _checks._load_all()  # built-ins first: their registrations never land in the list
+    saved, _base._PENDING = _base._PENDING, []
+    try:
+        yield _base._PENDING
+    finally:
+        _base._PENDING = saved
+
+
+def _already_registered(module: str) -> list[CheckSpec]:
+    return [s for s in REGISTRY.values() if getattr(s.run, "__module__", None) == module]
+
+
+def _adopt(specs: list[CheckSpec], res: LoadResult) -> None:
+    """Register the collected ``specs`` with ``res.origin``; refuse clashing names."""
+    label = origin_label(res.origin)
+    for spec in specs:
+        if spec.origin.get("kind") == "built-in":  # a quadnet module imported by user code
+            REGISTRY.setdefault(spec.name, spec)
+            continue
+        old = REGISTRY.get(spec.name)
+        if old is not None and old.run is not spec.run:
+            what = ("a built-in check" if old.origin.get("kind") == "built-in"
+                    else f"a check already loaded from {origin_label(old.origin)}")
+            res.errors.append(f"check {spec.name!r} in {label} has the name of {what}; "
+                              f"give it another name in register(...)")
+            continue
+        spec.origin = dict(res.origin)
+        REGISTRY[spec.name] = spec
+        if spec.name not in res.checks:
+            res.checks.append(spec.name)
+
+
+def _import_failed(res: LoadResult, exc: BaseException) -> None:
+    res.exception = exc
+    res.traceback = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    res.errors.append(f"could not load {origin_label(res.origin)}: {type(exc).__name__}: {exc}")
+
+
+def _is_file_source(source: str) -> bool:
+    return source.endswith(".py") or os.sep in source or "/" in source or Path(source).is_file()
+
+
+# ------------------------------------------------------------------------------ loading
+def _load_file(source: str) -> LoadResult:
+    path = Path(source).expanduser().resolve()
+    key = ("file", str(path))
+    if key in _LOADED:
+        return _LOADED[key]
+    modname = path.stem
+    res = LoadResult(source, {"kind": "file", "path": str(path), "module": modname,
+                              "sha256": _sha256(path)})
+    if not path.is_file():
+        raise ValueError(f"--checks: no such file {source!r}")
+    if path.suffix != ".py":
+        raise ValueError(f"--checks: {source!r} is not a Python file (.py)")
+    if not modname.isidentifier() or keyword.iskeyword(modname):
+        res.errors.append(f"could not load {origin_label(res.origin)}: its name must be a "
+                          f"Python module name (letters, digits and _), so that its cell "
+                          f"functions can be imported; rename it, e.g. to "
+                          f"{re.sub(r'[^0-9A-Za-z_]', '_', modname)}.py")
+        _LOADED[key] = res
+        return res
+    existing = sys.modules.get(modname)
+    if existing is not None:
+        where = getattr(existing, "__file__", None)
+        if where and Path(where).resolve() == path:  # imported before (e.g. by a test)
+            _adopt(_already_registered(modname), res)
+        else:
+            res.errors.append(f"could not load {origin_label(res.origin)}: the module name "
+                              f"{modname!r} is already taken by "
+                              f"{where or 'a built-in module'}; rename the file")
+        _LOADED[key] = res
+        return res
+    found = importlib.util.find_spec(modname)
+    if found is not None and found.origin and Path(found.origin).resolve() != path:
+        res.errors.append(f"could not load {origin_label(res.origin)}: its module name "
+                          f"{modname!r} is also the name of the installed module "
+                          f"{found.origin}; rename the file")
+        _LOADED[key] = res
+        return res
+    folder = str(path.parent)
+    added = folder not in sys.path
+    if added:
+        sys.path.insert(0, folder)
+        res.added_path = folder
+    spec = importlib.util.spec_from_file_location(modname, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[modname] = module
+    with _collecting() as pending:
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:  # noqa: BLE001 - reported with the file's name
+            sys.modules.pop(modname, None)
+            if added:
+                with contextlib.suppress(ValueError):
+                    sys.path.remove(folder)
+                res.added_path = None
+            _import_failed(res, exc)
+            pending = []
+    _adopt(pending, res)
+    _LOADED[key] = res
+    return res
+
+
+def _load_module(source: str) -> LoadResult:
+    key = ("module", source)
+    if key in _LOADED:
+        return _LOADED[key]
+    if not all(part.isidentifier() for part in source.split(".")):
+        raise ValueError(f"--checks: {source!r} is neither a .py file nor a module name")
+    res = LoadResult(source, {"kind": "module", "module": source})
+    before = source in sys.modules
+    with _collecting() as pending:
+        try:
+            module = importlib.import_module(source)
+        except ModuleNotFoundError as exc:
+            if exc.name is not None and (source == exc.name
+                                         or source.startswith(exc.name + ".")):
+                raise ValueError(f"--checks: no file and no importable module {source!r} "
+                                 f"({exc})") from None
+            _import_failed(res, exc)
+            module = None
+        except Exception as exc:  # noqa: BLE001 - reported with the module's name
+            _import_failed(res, exc)
+            module = None
+    if module is not None:
+        res.origin["path"] = getattr(module, "__file__", None)
+        res.origin["sha256"] = _sha256(res.origin["path"])
+        _adopt(pending + (_already_registered(source) if before else []), res)
+    _LOADED[key] = res
+    return res
+
+
+def _load(source: str | os.PathLike) -> LoadResult:
+    source = os.fspath(source)
+    if not isinstance(source, str) or not source:
+        raise ValueError(f"--checks expects a .py file or a module name, got {source!r}")
+    return _load_file(source) if _is_file_source(source) else _load_module(source)
+
+
+def load_checks(source: str | os.PathLike) -> list[str]:
+    """Load the checks (and their figure drawers and sweeps) of a file or module.
+
+    Loading the same source again does nothing and returns the same names.
+
+    Parameters
+    ----------
+    source : str or os.PathLike
+        A ``.py`` file (imported as the module named by its stem, its folder first on
+        ``sys.path``) or an importable module name such as ``"mypkg.checks"``.
+
+    Returns
+    -------
+    list of str
+        The names of the checks it registered; ``quadnet.harness.run_check`` runs them.
+
+    Raises
+    ------
+    ValueError
+        For a missing file, or a name that is neither a file nor an importable module.
+    CheckError
+        When the source raises on import (chained to that exception) or one of its checks
+        has the name of another check (its other checks are registered); the message names
+        the file or module.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "doc_trace_checks.py").write_text('''
+    ... import numpy as np
+    ... from quadnet.harness import CheckResult, register
+    ...
+    ... @register("doc-trace", "tr(U U^T) equals the squared Frobenius norm of U")
+    ... def run(ctx):
+    ...     res = CheckResult("doc-trace", "tr(U U^T) equals the squared Frobenius norm of U")
+    ...     U = ctx.rng("U").standard_normal((6, 2))
+    ...     res.add("trace identity", abs(np.trace(U @ U.T) - np.sum(U * U)), 1e-12,
+    ...             kind="theorem", source="a textbook identity")
+    ...     return res
+    ... ''')
+    >>> load_checks(folder / "doc_trace_checks.py")
+    ['doc-trace']
+    >>> from quadnet.harness import CheckContext, run_check
+    >>> res = run_check("doc-trace", CheckContext(quick=True))
+    >>> res.status, res.origin["kind"], res.origin["module"]
+    ('PASS', 'file', 'doc_trace_checks')
+    >>> unload_checks(folder / "doc_trace_checks.py")
+    ['doc-trace']
+    """
+    res = _load(source)
+    if res.errors:
+        raise CheckError("; ".join(res.errors)) from res.exception
+    return list(res.checks)
+
+
+def unload_checks(source: str | os.PathLike) -> list[str]:
+    """Forget what :func:`load_checks` loaded from ``source``: its checks, figure drawers,
+    sweeps and module (so that an edited file can be loaded again, e.g. in a notebook).
+
+    Parameters
+    ----------
+    source : str or os.PathLike
+        As given to :func:`load_checks`.
+
+    Returns
+    -------
+    list of str
+        The names of the checks removed (``[]`` if ``source`` was not loaded).
+
+    Examples
+    --------
+    >>> unload_checks("no_such_module_was_loaded")
+    []
+    """
+    from quadnet.harness.sweeps import SWEEPS
+
+    source = os.fspath(source)
+    key = (("file", str(Path(source).expanduser().resolve())) if _is_file_source(source)
+           else ("module", source))
+    res = _LOADED.pop(key, None)
+    if res is None:
+        return []
+    module = res.origin.get("module")
+    removed = [n for n in res.checks if REGISTRY.pop(n, None) is not None]
+    if res.error_check:
+        REGISTRY.pop(res.error_check, None)
+    if module:
+        for stem in [s for s, fn in _base.FIGURES.items() if fn.__module__ == module]:
+            del _base.FIGURES[stem]
+        for name in [n for n, sw in SWEEPS.items() if sw.cell.partition(":")[0] == module]:
+            del SWEEPS[name]
+        if res.origin.get("kind") == "file":
+            sys.modules.pop(module, None)
+    if res.added_path:
+        with contextlib.suppress(ValueError):
+            sys.path.remove(res.added_path)
+    return removed
+
+
+def _autoload_disabled() -> bool:
+    return os.environ.get(AUTOLOAD_ENV, "").strip() not in ("", "0")
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def load_entry_points() -> list[LoadResult]:
+    """Load every entry point of the ``quadnet.checks`` group (see the module docstring).
+
+    Nothing is loaded when ``QUADNET_DISABLE_CHECK_AUTOLOAD`` is set. An entry point that
+    fails is reported in its :class:`LoadResult` (nothing raises), with the distribution's
+    name in the message.
+
+    Returns
+    -------
+    list of LoadResult
+        One per entry point, in the order of ``importlib.metadata.distributions()``.
+
+    Examples
+    --------
+    >>> all(r.origin["kind"] == "entry point" for r in load_entry_points())
+    True
+    """
+    if _autoload_disabled():
+        return []
+    out, seen = [], set()
+    for dist in list(importlib.metadata.distributions()):
+        name = dist.metadata["Name"] or "?"
+        if _canonical(name) in seen:  # a second copy further down sys.path is shadowed
+            continue
+        seen.add(_canonical(name))
+        for ep in dist.entry_points:
+            if ep.group != GROUP:
+                continue
+            key = ("entry point", _canonical(name), ep.name)
+            if key in _LOADED:
+                out.append(_LOADED[key])
+                continue
+            res = LoadResult(f"{ep.name} = {ep.value}", {
+                "kind": "entry point", "dist": name, "version": dist.version,
+                "entry_point": f"{ep.name} = {ep.value}", "module": ep.module})
+            with _collecting() as pending:
+                try:
+                    obj = ep.load()
+                    if not isinstance(obj, types.ModuleType):
+                        if not callable(obj):
+                            raise TypeError(f"{ep.value} is neither a module nor a callable")
+                        obj()
+                except Exception as exc:  # noqa: BLE001 - reported with the dist's name
+                    _import_failed(res, exc)
+                    pending = []
+            mod = sys.modules.get(ep.module)
+            res.origin["path"] = getattr(mod, "__file__", None)
+            res.origin["sha256"] = _sha256(res.origin["path"])
+            _adopt(pending, res)
+            _LOADED[key] = res
+            out.append(res)
+    return out
+
+
+def check_origin(name: str) -> dict[str, Any]:
+    """Where the registered check ``name`` comes from (a copy of its origin dict).
+
+    Examples
+    --------
+    >>> check_origin("quotient")
+    {'kind': 'built-in'}
+    """
+    return dict(_checks.get(name).origin)
+
+
+def list_checks() -> list[dict[str, Any]]:
+    """Every registered check as ``{"name", "claim", "origin", "from"}``, in run order.
+
+    ``from`` is the origin in words (``"built-in"``, ``"file /path/mychecks.py"``, ...).
+
+    Examples
+    --------
+    >>> rows = list_checks()
+    >>> next(r for r in rows if r["name"] == "quotient")["from"]
+    'built-in'
+    """
+    return [{"name": n, "claim": REGISTRY[n].claim, "origin": dict(REGISTRY[n].origin),
+             "from": origin_label(REGISTRY[n].origin)} for n in _checks.available()]
+
+
+# ------------------------------------------------------------------------------ the CLI
+def _error_check(res: LoadResult) -> str:
+    """A failed report entry standing for ``res``'s errors (so the run reports them)."""
+    if res.error_check:
+        return res.error_check
+    kind = res.origin.get("kind")
+    base = (Path(res.origin["path"]).name if kind == "file" else
+            res.origin.get("module") if kind == "module" else
+            f"entry point {res.source.split(' = ')[0]}")
+    name, i = base, 2
+    while name in REGISTRY:
+        name, i = f"{base} ({i})", i + 1
+    message = "; ".join(res.errors)
+    claim = f"the checks of {origin_label(res.origin)} load"
+
+    def run(ctx, _name=name, _claim=claim, _message=message):
+        return CheckResult(_name, _claim, metrics={"error": _message})
+
+    REGISTRY[name] = CheckSpec(name, claim, run, -10**9,
+                               {**res.origin, "load_error": message})
+    res.error_check = name
+    return name
+
+
+def load_for_command(sources: list[str] | None, command: str) -> list[str] | None:
+    """Load the entry points and ``--checks`` sources for ``quadnet COMMAND``.
+
+    Errors are printed (with the traceback of a source that raised) and each failed source
+    becomes a failed report entry; returns their names, or ``None`` after a usage error
+    (a missing file: nothing should run).
+    """
+    results = load_entry_points()
+    for source in sources or []:
+        try:
+            results.append(_load(source))
+        except ValueError as exc:
+            print(f"quadnet {command}: {exc}", file=sys.stderr)
+            return None
+    failed = []
+    for res in results:
+        if not res.errors:
+            continue
+        new = res.error_check is None
+        name = _error_check(res)
+        if new:
+            if res.traceback:
+                sys.stderr.write(res.traceback)
+            for err in res.errors:
+                print(f"quadnet {command}: {err}", file=sys.stderr)
+        if name not in failed:
+            failed.append(name)
+    return failed
+
+
+def format_list(fmt: str = "text") -> str:
+    """``quadnet verify --list``: every check, where it comes from, and its claim."""
+    rows = list_checks()
+    if fmt == "json":
+        return json.dumps(rows, indent=2) + "\n"
+    width = max([len(r["name"]) for r in rows] + [5])
+    out = []
+    for r in rows:
+        where = r["from"]
+        if "load_error" in r["origin"]:
+            where += "  LOAD ERROR: " + r["origin"]["load_error"]
+        out.append(f"{r['name']:<{width}}  {where}")
+        out += textwrap.wrap(r["claim"], 88, initial_indent=" " * (width + 4),
+                             subsequent_indent=" " * (width + 4))
+    n_user = sum(r["origin"].get("kind") != "built-in" for r in rows)
+    out.append(f"{len(rows)} checks ({len(rows) - n_user} built-in, {n_user} loaded from "
+               "--checks or the quadnet.checks entry points)")
+    return "\n".join(out) + "\n"
+
+
+def load_for_report(sources: list[str] | None, report: dict) -> list[str] | None:
+    """``quadnet figures --from REPORT``: load ``--checks``, the entry points and the
+    checks the report names that are not registered yet, from their recorded origin.
+
+    A file is loaded again only if it is still at the recorded path with the recorded
+    SHA-256 (the code that wrote the report); otherwise the message says what to pass.
+    """
+    failed = load_for_command(sources, "figures")
+    if failed is None:
+        return None
+    for chk in report.get("checks", []):
+        origin = chk.get("origin") if isinstance(chk, dict) else None
+        if not isinstance(origin, dict) or chk.get("name") in REGISTRY:
+            continue
+        kind, name = origin.get("kind"), chk.get("name")
+        if kind == "file":
+            path, sha = origin.get("path"), origin.get("sha256")
+            if not path or not Path(path).is_file():
+                print(f"[quadnet] check {name!r} came from {path}, which no longer exists; "
+                      f"pass --checks FILE to redraw its figures", file=sys.stderr)
+                continue
+            if sha and _sha256(path) != sha:
+                print(f"[quadnet] check {name!r} came from {path}, which changed since the "
+                      f"report was written; pass --checks {path} to redraw its figures with "
+                      "the current code", file=sys.stderr)
+                continue
+            print(f"[quadnet] loading check {name!r} from {path} (recorded in the report, "
+                  "same SHA-256)", file=sys.stderr)
+            res = _load(path)
+        elif kind == "module" and origin.get("module"):
+            try:
+                res = _load(origin["module"])
+            except ValueError as exc:
+                print(f"[quadnet] check {name!r}: {exc}", file=sys.stderr)
+                continue
+        else:
+            continue
+        for err in res.errors:
+            print(f"quadnet figures: {err}", file=sys.stderr)
+    return failed

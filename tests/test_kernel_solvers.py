@@ -1,0 +1,306 @@
+"""Tests of quadnet.features.solvers: the direct and iterative kernel solvers of recursive
+feature machines (quadnet theory §6, docs/rfm.md "Kernel solvers")."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tracemalloc
+import warnings
+
+import numpy as np
+import pytest
+
+import quadnet.features.kernels as kernels_mod
+import quadnet.features.solvers as solvers_mod
+from quadnet.exceptions import KernelConvergenceWarning, KernelMemoryError, RFMWarning
+from quadnet.features.kernels import KERNELS, kernel_agop, kernel_fact_matrix, kernel_matrix
+from quadnet.features.rfm import (
+    RecursiveFeatureMachine,
+    accuracy,
+    modular_arithmetic,
+    solve_kernel,
+    sparse_parity,
+)
+from quadnet.features.solvers import (
+    available_memory,
+    choose_solver,
+    fit_kernel_machine,
+    kernel_memory_estimate,
+    kernel_predict,
+    rpcholesky,
+)
+
+
+def _rel(a, b):
+    return float(np.linalg.norm(a - b) / np.linalg.norm(b))
+
+
+def _problem(seed=0, n=300, d=6, c=2):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d)) / np.sqrt(d)
+    Y = rng.standard_normal((n, c))
+    R = rng.standard_normal((d, d))
+    M = R @ R.T / d + 0.1 * np.eye(d)
+    return X, Y, M
+
+
+@pytest.fixture
+def small_blocks(monkeypatch):
+    """Force many row blocks (and output chunks of the per-point AGOP operand)."""
+    monkeypatch.setattr(solvers_mod, "_BLOCK_MAX", 2000)
+    monkeypatch.setattr(solvers_mod, "_block_entries", lambda n: 2000)
+    monkeypatch.setattr(kernels_mod, "_AX_ELEMS", 500)
+
+
+# --------------------------------------------------------------------------- direct
+# K + λI with λ = 1e-3 and ‖K‖ ≤ n: condition ≤ 3e5, so a backward-stable Cholesky and
+# LU (numpy.linalg.solve) agree to ~1e-16 · 3e5 ≈ 3e-11 relative.
+@pytest.mark.parametrize("kernel", sorted(KERNELS))
+def test_direct_matches_dense_reference(kernel):
+    X, Y, M = _problem(1, n=300)
+    fit = fit_kernel_machine(kernel, X, Y, M, 1.5, ridge=1e-3, solver="direct")
+    K = kernel_matrix(kernel, X, X, M, 1.5)
+    A_ref = np.linalg.solve(K + 1e-3 * np.eye(len(X)), Y)
+    assert fit.info.solver == "direct" and fit.info.jitter == 0
+    assert _rel(fit.coef, A_ref) < 1e-10
+    assert _rel(fit.train_pred, K @ A_ref) < 1e-10  # Y − λA = K A
+
+
+@pytest.mark.parametrize("kernel", sorted(KERNELS))
+@pytest.mark.parametrize("centre", [False, True])
+def test_blocked_fact_and_agop_match_closed_forms(kernel, centre, small_blocks):
+    # n ≤ c·d: the direct solver takes the Gram route, the iterative one the per-point route
+    # (chunked over outputs by the small _AX_ELEMS); n > c·d: per-point for both.
+    for n, c in ((40, 8), (120, 1)):
+        X, Y, M = _problem(2, n=n, d=6, c=c)
+        F_ref = A = None
+        for solver, kw in (("direct", {}), ("iterative", {"storage": "recompute"})):
+            fit = fit_kernel_machine(kernel, X, Y, M, 1.5, ridge=1e-2, solver=solver,
+                                     agop="centred" if centre else "plain", **kw)
+            A = fit.coef
+            F_ref = kernel_fact_matrix(kernel, X, A, M, 1.5)
+            G_ref = kernel_agop(kernel, X, A, M, 1.5, centre=centre)
+            # same A on both sides: only the summation order (and, at n = 40 for the
+            # iterative fit, the route: per-point against the reference's Gram route) differ;
+            # the quadratic kernel's coefficients (|a| ~ 60 at λ = 1e-2) cancel in the sums, so
+            # agreement is to ~1e4 ulps of the result rather than a few
+            assert _rel(fit.fact, F_ref) < 1e-11, (solver, n)
+            assert _rel(fit.agop, G_ref) < 1e-11, (solver, n)
+
+
+def test_direct_ridgeless_jitter_rebuilds_in_place():
+    X = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])  # duplicate rows: K singular
+    Y = np.array([[1.0], [1.0], [-1.0]])
+    with pytest.warns(RFMWarning, match="jitter"):
+        fit = fit_kernel_machine("gaussian", X, Y, np.eye(2), 1.0, solver="direct")
+    assert fit.info.jitter > 0
+    K = kernel_matrix("gaussian", X, X, np.eye(2), 1.0)
+    np.testing.assert_allclose(fit.train_pred, K @ fit.coef, atol=1e-12)
+
+
+def test_solve_kernel_alias_leaves_K_intact():
+    X, Y, M = _problem(3, n=100)
+    K = kernel_matrix("gaussian", X, X, M, 1.0)
+    K0 = K.copy()
+    A = solve_kernel(K, Y, 1e-3)
+    assert np.array_equal(K, K0)
+    assert _rel(A, np.linalg.solve(K + 1e-3 * np.eye(100), Y)) < 1e-10
+
+
+def test_direct_peak_memory_is_one_kernel_matrix():
+    # Peak numpy allocation of a direct fit: the n x n float64 array (8 n² bytes) plus row-block
+    # temporaries of n²/32 entries each -- at most ~8 alive at once (kernel block, α block,
+    # A_b Aᵀ, W, W X, ...) = 0.25 · 8n² -- plus O(n(d + c)) vectors: below 1.3 · 8n².
+    ds = sparse_parity(50, 3, 3000, n_test=10, seed=0)
+    X, Y = ds.X_train, ds.y_train
+    n = X.shape[0]
+    tracemalloc.start()
+    try:
+        fit_kernel_machine("gaussian", X, Y, np.eye(50), 7.0, ridge=1e-3, solver="direct")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert 8 * n * n <= peak <= 1.3 * 8 * n * n, peak / (8 * n * n)
+
+
+# --------------------------------------------------------------------------- iterative
+# Agreement target of docs/rfm.md: predictions within 1e-6 relative of the float64 direct
+# solve at n = 2,000 with a ridge. Both storages reach their exact float64 residual tolerance
+# (1e-8 float32 with refinement, 1e-10 recompute); with ‖(K + λI)⁻¹‖ ≤ 1/λ the prediction
+# error K δa is at most ~tol · ‖y‖ · ‖K‖/λ in the worst direction, in practice ~tol.
+def test_iterative_agrees_with_direct_on_sparse_parity():
+    ds = sparse_parity(50, 2, 2000, n_test=500, seed=1)
+    kw = dict(kernel="gaussian", bandwidth=7.0, ridge=1e-3, iters=1)
+    direct = RecursiveFeatureMachine(solver="direct", **kw).fit(ds.X_train, ds.y_train)
+    it = RecursiveFeatureMachine(solver="iterative", storage="float32", **kw).fit(
+        ds.X_train, ds.y_train)
+    for info in it.solver_info_:
+        assert info.solver == "iterative" and info.storage == "float32" and info.converged
+        assert info.residual <= info.tol
+    Pd, Pi = direct.predict(ds.X_test), it.predict(ds.X_test)
+    assert _rel(Pi, Pd) <= 1e-6
+    assert accuracy(Pi, ds.y_test) == accuracy(Pd, ds.y_test)
+    assert direct.accuracy(ds.X_test, ds.y_test) > 0.9  # k = 2 is learned at this n
+
+
+def test_recompute_storage_agrees_with_direct():
+    ds = sparse_parity(50, 2, 2000, n_test=500, seed=1)
+    X, Y, M = ds.X_train, ds.y_train, np.eye(50)
+    d = fit_kernel_machine("gaussian", X, Y, M, 7.0, ridge=1e-3, solver="direct")
+    r = fit_kernel_machine("gaussian", X, Y, M, 7.0, ridge=1e-3, solver="iterative",
+                           storage="recompute", tol=1e-9)
+    assert r.info.converged and r.info.residual <= 1e-9
+    assert _rel(r.train_pred, d.train_pred) <= 1e-8
+    assert _rel(r.fact, d.fact) <= 1e-8
+
+
+def test_iterative_agrees_with_direct_on_modular_arithmetic():
+    ds = modular_arithmetic(61, "add", 0.55, seed=0)  # n = 2,047, c = 61 outputs
+    kw = dict(kernel="exp_inner", bandwidth=3.0, ridge=1e-3, iters=1)
+    direct = RecursiveFeatureMachine(solver="direct", **kw).fit(ds.X_train, ds.y_train)
+    it = RecursiveFeatureMachine(solver="iterative", storage="float32", **kw).fit(
+        ds.X_train, ds.y_train)
+    assert all(i.converged for i in it.solver_info_)
+    Pd, Pi = direct.predict(ds.X_test), it.predict(ds.X_test)
+    assert _rel(Pi, Pd) <= 1e-6
+    assert np.array_equal(Pi.argmax(1), Pd.argmax(1))
+
+
+def test_nonconvergence_warns_and_records():
+    X, Y, M = _problem(4, n=400)
+    with pytest.warns(KernelConvergenceWarning, match="max_iter = 2"):
+        fit = fit_kernel_machine("gaussian", X, Y, M, 1.0, ridge=1e-6, solver="iterative",
+                                 storage="recompute", rank=5, max_iter=2, tol=1e-12)
+    assert not fit.info.converged and fit.info.iterations == 2
+    assert fit.info.residual > 1e-12
+
+
+def test_rpcholesky_pivots_reproducible_and_accurate():
+    X, _, M = _problem(5, n=300)
+    F1, S1 = rpcholesky("gaussian", X, M, 1.0, 80, seed=7)
+    F2, S2 = rpcholesky("gaussian", X, M, 1.0, 80, seed=7)
+    _, S3 = rpcholesky("gaussian", X, M, 1.0, 80, seed=8)
+    assert np.array_equal(S1, S2) and np.array_equal(F1, F2)
+    assert not np.array_equal(S1, S3)
+    K = kernel_matrix("gaussian", X, X, M, 1.0)
+    R = K - F1 @ F1.T
+    assert np.linalg.eigvalsh(R).min() > -1e-10  # a Nyström approximation: K − FFᵀ ⪰ 0
+    F4, _ = rpcholesky("gaussian", X, M, 1.0, 160, seed=7)
+    assert np.trace(K - F4 @ F4.T) < 0.1 * np.trace(R) < 0.01 * np.trace(K)
+
+
+def test_rfm_iterative_is_reproducible_for_a_seed():
+    ds = sparse_parity(10, 2, 400, n_test=20, seed=0)
+    kw = dict(ridge=1e-3, iters=1, solver="iterative", preconditioner_rank=50, bandwidth=3.0)
+    a = RecursiveFeatureMachine(seed=3, **kw).fit(ds.X_train, ds.y_train)
+    b = RecursiveFeatureMachine(seed=3, **kw).fit(ds.X_train, ds.y_train)
+    assert np.array_equal(a.coef_, b.coef_) and np.array_equal(a.M_, b.M_)
+
+
+# --------------------------------------------------------------------------- memory model
+def test_memory_estimates_and_choice():
+    n = 50_000
+    assert kernel_memory_estimate(n, 50, 1, "iterative", storage="float32") <= 12e9
+    assert kernel_memory_estimate(n, 50, 1, "direct") >= 8 * n * n
+    assert kernel_memory_estimate(20_000, 50, 1, "direct") <= 4.5e9
+    plan = choose_solver(n, 50, 1, ridge=1e-3, memory_limit=16e9)
+    assert (plan.solver, plan.storage) == ("iterative", "float32")
+    plan = choose_solver(n, 50, 1, ridge=1e-3, memory_limit=5e9)
+    assert (plan.solver, plan.storage) == ("iterative", "recompute")
+    assert choose_solver(2000, 50, 1, ridge=1e-3, memory_limit=1e9).solver == "direct"
+    assert choose_solver(2000, 50, 1, ridge=0.0, memory_limit=1e9).solver == "direct"
+
+
+def test_auto_refuses_before_allocating():
+    ds = sparse_parity(50, 3, 5000, n_test=10, seed=0)
+    m = RecursiveFeatureMachine(ridge=1e-3, memory_limit=10**6)
+    tracemalloc.start()
+    try:
+        with pytest.raises(KernelMemoryError, match=r"n = 5000 .* GB.* memory limit 0\.001 GB"):
+            m.fit(ds.X_train, ds.y_train)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 20 * ds.X_train.nbytes  # the input checks, nowhere near 8 n² = 200 MB
+    # a million points, ridgeless (direct only) with the machine's memory: refused
+    X = np.zeros((10**6, 2))
+    X[:, 0] = np.arange(10**6)
+    with pytest.raises(KernelMemoryError, match=r"n = 1000000 .*8e\+03 GB") as err:
+        RecursiveFeatureMachine().fit(X, np.ones(10**6))
+    assert isinstance(err.value, MemoryError) and isinstance(err.value, ValueError)
+    assert err.value.n == 10**6 and err.value.estimate >= 8e12
+
+
+def test_available_memory_honours_ulimit():
+    assert 0 < available_memory()
+    code = ("import resource; from quadnet.features.solvers import available_memory; "
+            "s, h = resource.getrlimit(resource.RLIMIT_AS); "
+            "resource.setrlimit(resource.RLIMIT_AS, (3 * 10**9, h)); print(available_memory())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=120).stdout
+    assert 0 < int(out) < 3 * 10**9
+
+
+# --------------------------------------------------------------------------- prediction
+def test_predict_in_blocks_matches_kernel_matrix(small_blocks):
+    X, Y, M = _problem(6, n=150)
+    Z = np.random.default_rng(0).standard_normal((333, 6))
+    for kernel in KERNELS:
+        P = kernel_predict(kernel, Z, X, Y, M, 1.3)
+        np.testing.assert_allclose(P, kernel_matrix(kernel, Z, X, M, 1.3) @ Y, rtol=1e-12,
+                                   atol=1e-12 * np.abs(P).max())
+
+
+def test_progress_lines_on_stderr_when_no_terminal(capfd):
+    ds = sparse_parity(8, 2, 200, n_test=10, seed=0)
+    RecursiveFeatureMachine(iters=2, ridge=1e-3, progress=True).fit(ds.X_train, ds.y_train)
+    err = capfd.readouterr().err
+    assert "[quadnet] RFM (direct, n = 200)" in err
+    RecursiveFeatureMachine(iters=1, ridge=1e-3).fit(ds.X_train, ds.y_train)  # small: quiet
+    assert capfd.readouterr().err == ""
+
+
+# --------------------------------------------------------------------------- bad input
+def test_bad_input():
+    X, Y = np.eye(4), np.ones((4, 1))
+    with pytest.raises(ValueError, match="solver must be one of"):
+        RecursiveFeatureMachine(solver="cholesky")
+    with pytest.raises(TypeError, match="solver must be a string"):
+        RecursiveFeatureMachine(solver=3)
+    with pytest.raises(ValueError, match="memory_limit must be a finite number of bytes > 0"):
+        RecursiveFeatureMachine(memory_limit=-1)
+    with pytest.raises(TypeError, match="memory_limit must be a number of bytes"):
+        RecursiveFeatureMachine(memory_limit="8GB")
+    with pytest.raises(ValueError, match="ridge = 0 .* needs ridge > 0.*ill-posed"):
+        RecursiveFeatureMachine(solver="iterative")
+    with pytest.raises(ValueError, match="needs ridge > 0"):
+        fit_kernel_machine("gaussian", X, Y, np.eye(4), 1.0, solver="iterative")
+    with pytest.raises(ValueError, match="storage must be one of"):
+        RecursiveFeatureMachine(storage="float16")
+    with pytest.raises(ValueError, match="tol must be finite and > 0"):
+        RecursiveFeatureMachine(tol=-1.0)
+    with pytest.raises(ValueError, match="preconditioner_rank must be >= 1"):
+        RecursiveFeatureMachine(preconditioner_rank=0)
+    with pytest.raises(ValueError, match="cg_max_iter must be >= 1"):
+        RecursiveFeatureMachine(cg_max_iter=0)
+    with pytest.raises(TypeError, match="progress must be a bool"):
+        RecursiveFeatureMachine(progress="yes")
+    with pytest.raises(ValueError, match="seed must be an int >= 0"):
+        RecursiveFeatureMachine(seed=-2)
+    m = RecursiveFeatureMachine(iters=1, ridge=1e-3, solver="iterative")
+    bad = X.copy()
+    bad[1, 2] = np.nan
+    with pytest.raises(ValueError, match="X has 1 non-finite"):
+        m.fit(bad, Y)
+    with pytest.raises(ValueError, match="Y has 1 non-finite"):
+        m.fit(X, np.array([[1.0], [np.inf], [0.0], [1.0]]))
+    with pytest.raises(ValueError, match="Y must have shape"):
+        fit_kernel_machine("gaussian", X, np.ones(3), np.eye(4), 1.0)
+    with pytest.raises(ValueError, match="agop must be"):
+        fit_kernel_machine("gaussian", X, Y, np.eye(4), 1.0, agop="yes")
+    with pytest.raises(ValueError, match="rank must be >= 1"):
+        rpcholesky("gaussian", X, np.eye(4), 1.0, 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        RecursiveFeatureMachine(memory_limit=2**33, solver="direct").fit(X, Y)  # valid
