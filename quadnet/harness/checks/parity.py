@@ -18,9 +18,10 @@ Cells not in a store are computed here in increasing ``n`` unless
 
 * two consecutive grid sizes already reached 99% on every seed for that ``k`` and method (the
   larger sizes are then not needed for the threshold and are not run; a row counts them);
-* ``n`` exceeds ``QUADNET_PARITY_MAX_N`` (default 5,000: a dense fit costs ``O(n³)`` per
-  iteration), or the dense fit's memory estimate exceeds what the machine has; these cells
-  are listed in a SKIPPED row with the command that runs them.
+* ``n`` exceeds ``QUADNET_PARITY_MAX_N`` (default 5,000: the sizes a full check computes by
+  itself; a direct fit at ``n = 10,000`` takes about 4 CPU-minutes), or no kernel solver fits
+  in memory (``quadnet.features.solvers.choose_solver``, the estimator's own estimate); these
+  cells are listed in a SKIPPED row with the command that runs them.
 
 Threshold (the smallest ``n`` reaching 99%): the smallest grid ``n`` at which every seed has
 test accuracy ``≥ 0.99`` and so does every seed at every larger grid ``n`` that ran.
@@ -32,7 +33,6 @@ from __future__ import annotations
 
 import math
 import os
-import resource
 
 import numpy as np
 
@@ -40,44 +40,28 @@ from quadnet.harness.cells import PARITY_N
 from quadnet.harness.checks._base import COLUMN_WIDTH, OKABE_ITO, CheckContext, CheckResult, \
     figure, register
 from quadnet.harness.checks._sweep_cells import SweepCells
-from quadnet.harness.recipes import PARITY_RIDGE
+from quadnet.harness.recipes import PARITY_CFG, PARITY_RIDGE, SOLVER_CFG
 
 PAPER = {1: 500, 2: 500, 3: 5000, 4: 50000}  # FACT-RFM, Boix-Adsera et al. (2025)
 METHODS = ("fact", "nfa")
 WHO = {"fact": "FACT-RFM", "nfa": "NFA-RFM"}
 SOURCE = {"fact": "Boix-Adsera et al. (2025)", "nfa": "Radhakrishnan et al. (2024)"}
 LEVEL = 0.99
-#: n x n float64 arrays a dense RFM fit holds at its peak (kernel, its copy for the Cholesky
-#: factor, the kernel weights and one product; measured 0.87 GB at n = 5,000)
-DENSE_ARRAYS = 4.5
 QT = {"kind": "target", "source": "quadnet target"}
 
 
-def dense_fit_bytes(n: int) -> float:
-    """Peak memory of a dense RFM fit on ``n`` points: ``DENSE_ARRAYS · 8 n²`` bytes."""
-    return DENSE_ARRAYS * 8.0 * n * n
+def _solver_plan(n: int, method: str):
+    """The kernel solver a fit of ``n`` points would use here, or the error saying that none
+    fits in memory (``quadnet.features.solvers.choose_solver``, the estimator's own choice)."""
+    from quadnet.exceptions import KernelMemoryError
+    from quadnet.features.solvers import choose_solver
 
-
-def memory_available() -> float:
-    """Bytes this process may still allocate: ``MemAvailable`` of ``/proc/meminfo``, capped by
-    the address-space limit (``ulimit -v``) less what the process maps already."""
-    avail = math.inf
+    cfg = {**PARITY_CFG, **SOLVER_CFG}
     try:
-        with open("/proc/meminfo", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    avail = float(line.split()[1]) * 1024
-    except OSError:
-        pass
-    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-    if soft != resource.RLIM_INFINITY:
-        try:
-            with open("/proc/self/statm", encoding="ascii") as fh:
-                used = float(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-        except (OSError, ValueError):
-            used = 0.0
-        avail = min(avail, soft - used)
-    return avail
+        return choose_solver(n, 50, 1, solver=cfg.get("solver", "auto"), ridge=PARITY_RIDGE,
+                             memory_limit=cfg.get("memory_limit"), agop=method == "nfa"), None
+    except KernelMemoryError as exc:
+        return None, str(exc)
 
 
 def parity_threshold(sizes, acc, level: float = LEVEL, seeds: int | None = None) -> float:
@@ -157,12 +141,13 @@ def run(ctx: CheckContext) -> CheckResult:
                         not_needed.append(c)
                         continue
                     why = None
-                    if n > max_n:
-                        why = (f"n > {max_n:,} (QUADNET_PARITY_MAX_N): a dense fit costs O(n^3) "
-                               "per iteration here")
-                    elif dense_fit_bytes(n) > memory_available():
-                        why = (f"the dense fit needs ~{dense_fit_bytes(n) / 1e9:.1f} GB, more than "
-                               f"the {memory_available() / 1e9:.1f} GB available")
+                    plan, err = _solver_plan(n, m)
+                    if plan is None:
+                        why = f"no kernel solver fits in memory: {err}"
+                    elif n > max_n:
+                        why = (f"n > {max_n:,} (QUADNET_PARITY_MAX_N, the size this check runs "
+                               f"by itself; this machine would use the {plan.solver} solver, "
+                               f"~{plan.estimate / 1e9:.1f} GB)")
                     if why is None and not cells.compute:
                         why = "not in a sweep store and QUADNET_CHECK_COMPUTE=0"
                     if why:
