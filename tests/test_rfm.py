@@ -262,3 +262,41 @@ def test_bad_input():
 def test_check_passes_in_quick_mode():
     res = run_check("rfm", CheckContext(quick=True))
     assert res.passed, [(r.claim, r.measured) for r in res.rows if not r.passed]
+
+
+def test_dataset_built_by_hand_is_checked():
+    from quadnet.features.rfm import Dataset
+
+    good = (np.ones((3, 2)), np.ones(3), np.ones((2, 2)), np.ones(2))
+    ds = Dataset(*good, {})
+    assert ds.y_train.shape == (3, 1) and ds.y_test.shape == (2, 1)
+    with pytest.raises(ValueError, match=r"X_train has 6 non-finite entries"):
+        Dataset(np.full((3, 2), np.nan), *good[1:], {})
+    with pytest.raises(ValueError, match=r"y_train must have one row per row of X_train: got 1"):
+        Dataset(good[0], np.ones((1, 3)), *good[2:], {})          # transposed targets
+    with pytest.raises(ValueError, match=r"X_test must have the 2 columns of X_train"):
+        Dataset(good[0], good[1], np.ones((2, 3)), good[3], {})
+    with pytest.raises(ValueError, match=r"y_test must have the 1 columns of y_train"):
+        Dataset(*good[:3], np.ones((2, 2)), {})
+    with pytest.raises(TypeError, match=r"info must be a dict"):
+        Dataset(*good, "info")
+
+
+@pytest.mark.parametrize("fn", ["kernel_matrix", "kernel_agop", "kernel_fact_matrix",
+                                "input_gradients"])
+def test_kernel_functions_refuse_a_non_symmetric_or_indefinite_metric(fn):
+    from quadnet.features import kernels
+
+    X = np.random.default_rng(0).standard_normal((4, 2))
+    coef = np.ones((4, 1))
+    args = {"kernel_matrix": lambda M: kernels.kernel_matrix("gaussian", X, X, M, 1.0),
+            "kernel_agop": lambda M: kernels.kernel_agop("gaussian", X, coef, M, 1.0),
+            "kernel_fact_matrix": lambda M: kernels.kernel_fact_matrix("gaussian", X, coef, M,
+                                                                       1.0),
+            "input_gradients": lambda M: kernels.input_gradients("gaussian", X, X, coef, M, 1.0)}
+    call = args[fn]
+    with pytest.raises(ValueError, match=r"M must be symmetric"):
+        call(np.array([[1.0, 2.0], [0.0, 1.0]]))
+    with pytest.raises(ValueError, match=r"M must be positive semidefinite"):
+        call(np.diag([1.0, -1.0]))
+    assert np.all(np.isfinite(call(np.eye(2))))

@@ -482,3 +482,24 @@ def test_bad_store_scheduler_or_chunk_leave_nothing_behind(tmp_path, capsys):
     assert main(["sweep", "quotient-gd", "--quick", "--set", "d=x", "--store",
                  str(tmp_path / "g")]) == 2
     assert "d" in capsys.readouterr().err and not (tmp_path / "g").exists()
+
+
+def test_sweep_definitions_are_checked_when_built():
+    from quadnet.harness.sweeps import Sweep, sweep_cells
+
+    ok = {"d": (4,)}
+    cell = "quadnet.harness.cells:quotient_gd_cell"
+    with pytest.raises(ValueError, match=r"no module 'quadnet.nope'"):
+        Sweep("demo", "d", cell="quadnet.nope:cell", quick=ok, full=ok)
+    with pytest.raises(ValueError, match=r"has no function 'nope'"):
+        Sweep("demo", "d", cell="quadnet.harness.cells:nope", quick=ok, full=ok)
+    with pytest.raises(ValueError, match=r"quick grid axis 'd' has a non-finite value nan"):
+        Sweep("demo", "d", cell=cell, quick={"d": (float("nan"),)}, full=ok)
+    with pytest.raises(ValueError, match=r"full grid axis 'd' is empty"):
+        Sweep("demo", "d", cell=cell, quick=ok, full={"d": ()})
+    with pytest.raises(ValueError, match=r"seed_keys \['r'\] are not axes"):
+        Sweep("demo", "d", cell=cell, quick=ok, full=ok, seed_keys=("r",))
+    with pytest.raises(ValueError, match=r"grid axis 'd' has a non-finite value nan"):
+        sweep_cells("quotient-gd", grid={"d": (float("nan"),)})
+    with pytest.raises(ValueError, match=r"grid axis 'd' repeats a value"):
+        sweep_cells("quotient-gd", grid={"d": (3, 3)})

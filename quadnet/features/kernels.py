@@ -36,7 +36,7 @@ import numpy as np
 from scipy import sparse
 
 from quadnet._linalg import sym
-from quadnet._validation import as_matrix, as_positive, as_square
+from quadnet._validation import Symmetric, as_matrix, as_positive, as_square
 
 __all__ = [
     "KERNELS",
@@ -175,9 +175,14 @@ class KernelRows:
 def _check_common(kernel, X, M, bandwidth, name_X="X") -> tuple[str, np.ndarray, np.ndarray, float]:
     kernel = check_kernel(kernel)
     X = as_matrix(X, name_X)
-    M = as_square(M, "M", X.shape[1])
+    M = _METRIC.convert(M, "M", {"d": X.shape[1], "_from_d": name_X})
     L = as_positive(bandwidth, "bandwidth")
     return kernel, X, M, L
+
+
+#: The Mahalanobis matrix of every kernel function: symmetric positive semidefinite, ``d x d``
+#: (the docstrings' requirement; an indefinite ``M`` makes ``‖x − z‖²_M`` negative).
+_METRIC = Symmetric("d", psd=True)
 
 
 def kernel_matrix(kernel: str, Z, X, M, bandwidth: float) -> np.ndarray:

@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from quadnet._linalg import psd_power, sym
-from quadnet._validation import as_int, as_matrix, as_positive, as_rng
+from quadnet._validation import as_array, as_int, as_matrix, as_positive, as_rng
 from quadnet.features.kernels import check_kernel
 from quadnet.features.solvers import (
     PROGRESS_MIN_N,
@@ -65,25 +65,65 @@ NORMALIZATIONS = ("trace", None)
 # data
 
 
-class Dataset(NamedTuple):
-    r"""A train/test split, as the dataset generators return it.
+class _DatasetFields(NamedTuple):
+    X_train: np.ndarray
+    y_train: np.ndarray
+    X_test: np.ndarray
+    y_test: np.ndarray
+    info: dict
 
-    Fields ``X_train``, ``y_train``, ``X_test``, ``y_test`` (float64 arrays) and ``info``
-    (the generating parameters: ``p``/``op`` and the integer pairs for
-    :func:`modular_arithmetic`, ``support`` for :func:`sparse_parity`).
+
+class Dataset(_DatasetFields):
+    r"""A train/test split, as the dataset generators return it, or as a user builds it.
+
+    Fields ``X_train`` ``(n, d)``, ``y_train`` ``(n, c)``, ``X_test`` ``(m, d)``, ``y_test``
+    ``(m, c)`` (finite float64 arrays; 1-d targets become one column) and ``info`` (a dict:
+    the generating parameters, ``p``/``op`` and the integer pairs for
+    :func:`modular_arithmetic`, ``support`` for :func:`sparse_parity`). Built by hand, it is
+    checked like any public input: non-finite entries, a transposed or mismatched array (rows of
+    targets against rows of inputs, the input width of the two halves, the number of target
+    columns) raise a ``ValueError`` naming the array.
 
     Examples
     --------
     >>> ds = modular_arithmetic(5, seed=0)
     >>> ds.X_train.shape, ds.y_train.shape, ds.info["op"]
     ((12, 10), (12, 5), 'add')
+    >>> import numpy as np
+    >>> Dataset(np.ones((3, 2)), np.ones(3), np.ones((2, 2)), np.ones(4), {})
+    Traceback (most recent call last):
+        ...
+    ValueError: y_test must have one row per row of X_test: got 4 rows for 2 inputs
     """
 
-    X_train: np.ndarray
-    y_train: np.ndarray
-    X_test: np.ndarray
-    y_test: np.ndarray
-    info: dict
+    __slots__ = ()
+
+    def __new__(cls, X_train, y_train, X_test, y_test, info=None):
+        X_train = as_matrix(X_train, "X_train")
+        X_test = as_matrix(X_test, "X_test", allow_empty=True)
+        if X_test.shape[1] != X_train.shape[1]:
+            raise ValueError(f"X_test must have the {X_train.shape[1]} columns of X_train, got "
+                             f"shape {X_test.shape}")
+        ys = []
+        for name, y, X, xname in (("y_train", y_train, X_train, "X_train"),
+                                  ("y_test", y_test, X_test, "X_test")):
+            arr = as_array(y, name)
+            if arr.ndim == 1:
+                arr = arr[:, None]
+            if arr.ndim != 2:
+                raise ValueError(f"{name} must be 1- or 2-dimensional, got shape {arr.shape}")
+            if arr.shape[0] != X.shape[0]:
+                raise ValueError(f"{name} must have one row per row of {xname}: got "
+                                 f"{arr.shape[0]} rows for {X.shape[0]} inputs")
+            ys.append(arr)
+        if ys[0].shape[1] != ys[1].shape[1]:
+            raise ValueError(f"y_test must have the {ys[0].shape[1]} columns of y_train, got "
+                             f"{ys[1].shape[1]}")
+        if info is None:
+            info = {}
+        if not isinstance(info, dict):
+            raise TypeError(f"info must be a dict, got {type(info).__name__}")
+        return super().__new__(cls, X_train, ys[0], X_test, ys[1], info)
 
 
 _OPS = {

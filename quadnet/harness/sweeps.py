@@ -42,7 +42,7 @@ import json
 import os
 import sys
 import zlib
-from collections.abc import Callable, Generator, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -116,6 +116,33 @@ class Sweep:
             object.__setattr__(self, "cell", f"{module}:{qual}")
         if not isinstance(self.cell, str) or ":" not in self.cell:
             raise TypeError(f"cell must be a function or 'module:function', got {self.cell!r}")
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise ValueError(f"name must be a non-empty string, got {self.name!r}")
+        if not isinstance(self.description, str):
+            raise TypeError(f"description must be a string, got {type(self.description).__name__}")
+        module, _, attr = self.cell.partition(":")
+        mod = sys.modules.get(module)
+        if mod is None:
+            try:
+                mod = importlib.import_module(module)
+            except ModuleNotFoundError as exc:
+                if exc.name == module or module.startswith(f"{exc.name}."):
+                    raise ValueError(f"cell {self.cell!r}: no module {module!r}") from None
+                mod = None  # the module exists but needs an optional dependency (`requires`)
+        if mod is not None and not callable(getattr(mod, attr, None)):
+            raise ValueError(f"cell {self.cell!r}: module {module!r} has no function {attr!r}")
+        for which in ("quick", "full"):
+            grid = getattr(self, which)
+            if not isinstance(grid, Mapping) or not grid:
+                raise ValueError(f"{which} must be a non-empty mapping of axis names to values, "
+                                 f"got {grid!r}")
+            for key, values in grid.items():
+                check_axis(key, values, f"{which} grid")
+            if self.seed_keys is not None:
+                missing = [k for k in self.seed_keys if k not in grid]
+                if missing:
+                    raise ValueError(f"seed_keys {missing} are not axes of the {which} grid "
+                                     f"{list(grid)}")
 
     def axes(self, quick: bool) -> dict[str, tuple]:
         return {k: tuple(v) for k, v in (self.quick if quick else self.full).items()}
@@ -182,6 +209,41 @@ def cell_seed(seed: int, sweep: str, params: Mapping[str, Any]) -> int:
     return int(np.random.SeedSequence(words).generate_state(1, dtype=np.uint32)[0])
 
 
+def check_axis(key, values, where: str = "grid") -> tuple:
+    """The values of one sweep axis as a tuple, checked: a non-empty sequence of finite scalars
+    (int, float, bool or str; no NaN or inf), no repeats.
+
+    Examples
+    --------
+    >>> check_axis("d", [4, 8])
+    (4, 8)
+    >>> check_axis("d", (float("nan"),))
+    Traceback (most recent call last):
+        ...
+    ValueError: grid axis 'd' has a non-finite value nan
+    """
+    import math
+
+    if not isinstance(key, str) or not key:
+        raise TypeError(f"{where} axis names must be non-empty strings, got {key!r}")
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise TypeError(f"{where} axis {key!r} must be a sequence of values, got "
+                        f"{type(values).__name__}")
+    vals = tuple(values)
+    if not vals:
+        raise ValueError(f"{where} axis {key!r} is empty")
+    for v in vals:
+        if not isinstance(v, (bool, int, float, str)) and not hasattr(v, "item"):
+            raise TypeError(f"{where} axis {key!r} must hold int, float, bool or str values, got "
+                            f"{type(v).__name__}")
+        if isinstance(v, float) or (hasattr(v, "dtype") and getattr(v, "dtype").kind == "f"):
+            if not math.isfinite(float(v)):
+                raise ValueError(f"{where} axis {key!r} has a non-finite value {float(v)}")
+    if len(set(vals)) != len(vals):
+        raise ValueError(f"{where} axis {key!r} repeats a value: {vals}")
+    return vals
+
+
 def _axes(sweep: Sweep, quick: bool, grid: Mapping[str, tuple] | None) -> dict[str, tuple]:
     axes = sweep.axes(quick)
     if grid:
@@ -190,10 +252,7 @@ def _axes(sweep: Sweep, quick: bool, grid: Mapping[str, tuple] | None) -> dict[s
             raise ValueError(f"sweep {sweep.name!r} has no axis {', '.join(map(repr, unknown))}; "
                              f"its axes are {', '.join(axes)}")
         for k, v in grid.items():
-            v = tuple(v)
-            if not v:
-                raise ValueError(f"grid axis {k!r} is empty")
-            axes[k] = v
+            axes[k] = check_axis(k, v, "grid")
     return axes
 
 
