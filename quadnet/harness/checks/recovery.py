@@ -308,6 +308,7 @@ def _figure(data: dict):
 
 @register("recovery", "Gaussian rank-one sensing: exact O(mdr) derivatives, T_m -> T at 1/sqrt(m), "
           "recovery from ~2 n_h samples, explicit bound orders of magnitude above", order=20)
+@single_threaded()  # one BLAS thread here too; the sweep's workers have one each
 def run(ctx: CheckContext) -> CheckResult:
     result = CheckResult("recovery", "rank-one sensing: operators, phase transition, sample bound")
     t0 = time.perf_counter()
