@@ -11,7 +11,14 @@ machine they also contend with other processes' pools. The policy:
   once per loop rather than once per call;
 * large dense products (``effective_hessian`` at ``n_h`` in the thousands, the moment
   matrix at ``d >= 400``, kernel solves of a recursive feature machine) keep the default
-  pool: they are compute-bound and scale with the threads;
+  pool in library calls: they are compute-bound and scale with the threads on an idle
+  machine;
+* the built-in checks of ``quadnet verify`` run with one BLAS thread per process (the
+  ``rfm`` and ``beyond`` checks under :func:`single_threaded`, the phase-transition workers
+  of ``recovery`` with one thread each): on a shared 2-core machine spinning BLAS threads
+  cost several times the arithmetic (one FACT-RFM fit at ``p = 61``, 35 iterations: 14.7
+  CPU-s with one thread, 54.5 CPU-s and 3.9x the wall time with two, load ~18; 40 recovery
+  cells in two worker processes: 2.4 against 36.6 CPU-s, load ~10);
 * ``QUADNET_BLAS_POLICY=off`` in the environment disables the policy (every
   :func:`single_threaded` block then leaves the pools alone), for measuring it.
 

@@ -28,6 +28,7 @@ import warnings
 
 import numpy as np
 
+from quadnet._threads import single_threaded
 from quadnet.commuting.experiments import (
     commutator_path,
     commuting_cross_check,
@@ -74,6 +75,7 @@ def _eps_grid(quick: bool) -> np.ndarray:
 
 
 @register("beyond", CLAIM, order=65)
+@single_threaded()  # one BLAS thread: CPU seconds, see quadnet._threads
 def run(ctx: CheckContext) -> CheckResult:
     import matplotlib.pyplot as plt
 

@@ -26,6 +26,8 @@ import math
 import time
 
 import numpy as np
+
+from quadnet._threads import single_threaded
 import scipy.linalg
 
 from quadnet.curvature.hessian import (
@@ -98,6 +100,7 @@ def _steep_family(s: float, X: np.ndarray, Qo: np.ndarray) -> GaussianSensing:
 
 
 @register("curvature", CLAIM, order=30)
+@single_threaded()  # one BLAS thread: CPU seconds, see quadnet._threads
 def run(ctx: CheckContext) -> CheckResult:
     res = CheckResult("curvature", CLAIM)
     q = ctx.quick

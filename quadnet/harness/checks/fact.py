@@ -23,6 +23,8 @@ import warnings
 
 import numpy as np
 
+from quadnet._threads import single_threaded
+
 from quadnet._linalg import sym
 from quadnet.features.counterexample import counterexample_prediction, nfa_counterexample
 from quadnet.exceptions import NotCriticalWarning
@@ -210,6 +212,7 @@ def _part_d(ctx, res, steps):
 
 
 @register("fact", CLAIM, order=50)
+@single_threaded()  # one BLAS thread: CPU seconds, see quadnet._threads
 def run(ctx: CheckContext) -> CheckResult:
     res = CheckResult("fact", CLAIM)
     quick = ctx.quick

@@ -31,6 +31,8 @@ import math
 
 import numpy as np
 
+from quadnet._threads import single_threaded
+
 from quadnet.geometry.barycenter import bw_barycenter
 from quadnet._linalg import random_orthogonal
 from quadnet.geometry.manifold import PSDQuotient, align, lyapunov_skew
@@ -389,6 +391,7 @@ def _bad_input(res: CheckResult) -> None:
 
 
 @register("geometry", CLAIM, order=15)
+@single_threaded()  # one BLAS thread: CPU seconds, see quadnet._threads
 def run(ctx: CheckContext) -> CheckResult:
     res = CheckResult("geometry", CLAIM)
     q = ctx.quick

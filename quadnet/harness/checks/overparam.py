@@ -32,6 +32,8 @@ import math
 import time
 
 import numpy as np
+
+from quadnet._threads import single_threaded
 import scipy.optimize
 
 from quadnet.curvature.hessian import boundary_spectrum
@@ -87,6 +89,7 @@ def _learned_time(T, U0, k, lam_k, t_hi) -> float:
 
 
 @register("overparam", CLAIM, order=35)
+@single_threaded()  # one BLAS thread: CPU seconds, see quadnet._threads
 def run(ctx: CheckContext) -> CheckResult:
     res = CheckResult("overparam", CLAIM)
     q = ctx.quick

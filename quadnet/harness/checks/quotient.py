@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from quadnet._threads import single_threaded
+
 from quadnet.dynamics import (
     congruence_recursion,
     congruence_step,
@@ -208,4 +210,5 @@ def _figure(f: dict):
     return fig
 
 
-register("quotient", CLAIM, order=10)(run)
+# one BLAS thread: CPU seconds, see quadnet._threads
+register("quotient", CLAIM, order=10)(single_threaded()(run))

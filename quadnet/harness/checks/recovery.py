@@ -24,8 +24,8 @@ Quick mode: ``d = 20``, ``r in {1, 2}``, ratios ``{1.5, 2.5, 4}``, 5 trials, spe
 only plus the best method, no SDP, one process. Full mode: ``d in {20, 40}``,
 ``r in {1, 2, 4}``, ratios ``{1.5, 2, 2.5, 3, 4}``, 20 trials, both starts; best method at
 ratios ``>= 2``; SDP at ``d = 20``, ``r in {1, 2}``, 8 trials; cells spread over two
-processes (:func:`quadnet.harness.cells.phase_transition_cell` is pure, so the numbers do not
-depend on scheduling). The ``(restarts)`` "best" curve: L-BFGS from the spectral start with
+processes with one BLAS thread each (:func:`quadnet.harness.cells.phase_transition_cell` is
+pure, so the numbers do not depend on scheduling). The ``(restarts)`` "best" curve: L-BFGS from the spectral start with
 up to ``BEST_RESTARTS`` restarts from small random starts while ``L(U)/L(0) > 1e-20``.
 """
 
@@ -39,6 +39,7 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 
 from quadnet._linalg import sym
+from quadnet._threads import single_threaded
 from quadnet.geometry import horizontal_dimension
 from quadnet.harness.cells import phase_transition_cell
 from quadnet.harness.checks._base import (
@@ -51,7 +52,7 @@ from quadnet.harness.checks._base import (
     register,
     rel_diff,
 )
-from quadnet.harness.sweeps import _exit_with_parent
+from quadnet.harness.sweeps import _worker_init
 from quadnet.sensing.bounds import sufficient_sample_size
 from quadnet.sensing.gaussian import (
     GaussianSensing,
@@ -179,13 +180,17 @@ def _sweep(ctx: CheckContext, seed: int, have_cvxpy: bool) -> list[dict]:
     args = [(d, r, m, t, init, method, seed, restarts)
             for d, r, m, t, init, method, restarts in jobs]
     if workers > 1:  # cells are pure functions: the result does not depend on scheduling
-        # workers exit when this process dies (a killed verify leaves no orphans computing)
-        with ProcessPoolExecutor(workers, initializer=_exit_with_parent,
+        # one BLAS thread per worker (a cell's matrices are m x d with d <= 40: two workers
+        # with two BLAS threads each oversubscribe two cores, and OpenBLAS's spinning threads
+        # then cost ~15x the CPU time of the arithmetic, measured); workers exit when this
+        # process dies (a killed verify leaves no orphans computing)
+        with ProcessPoolExecutor(workers, initializer=_worker_init,
                                  initargs=(os.getpid(),)) as pool:
             cells = list(ctx.progress(pool.map(_cell, args, chunksize=8), "phase transition",
                                       total=len(args)))
     else:
-        cells = [_cell(a) for a in ctx.progress(args, "phase transition")]
+        with single_threaded():
+            cells = [_cell(a) for a in ctx.progress(args, "phase transition")]
     return cells
 
 
@@ -303,6 +308,7 @@ def _figure(data: dict):
 
 @register("recovery", "Gaussian rank-one sensing: exact O(mdr) derivatives, T_m -> T at 1/sqrt(m), "
           "recovery from ~2 n_h samples, explicit bound orders of magnitude above", order=20)
+@single_threaded()  # one BLAS thread here too; the sweep's workers have one each
 def run(ctx: CheckContext) -> CheckResult:
     result = CheckResult("recovery", "rank-one sensing: operators, phase transition, sample bound")
     t0 = time.perf_counter()

@@ -25,6 +25,7 @@ import warnings
 
 import numpy as np
 
+from quadnet._threads import single_threaded
 from quadnet.features.kernels import KERNELS, kernel_agop, kernel_fact_matrix, kernel_matrix
 from quadnet.features.rfm import RecursiveFeatureMachine, modular_arithmetic, sparse_parity
 from quadnet.harness.checks._base import (
@@ -111,6 +112,7 @@ _threshold = threshold
 
 
 @register("rfm", "FACT-RFM groks (x+y) mod 61 and learns sparse parity, like NFA-RFM", order=60)
+@single_threaded()  # one BLAS thread: CPU seconds, see quadnet._threads
 def run(ctx: CheckContext) -> CheckResult:
     res = CheckResult("rfm", "FACT-RFM groks (x+y) mod 61 and learns sparse parity, like NFA-RFM")
     q = ctx.quick

@@ -24,6 +24,8 @@ import warnings
 
 import numpy as np
 
+from quadnet._threads import single_threaded
+
 from quadnet._linalg import sym
 from quadnet.commuting.algebra import CommutingSensing
 from quadnet.commuting.bregman import (
@@ -107,6 +109,7 @@ def _matrix_flow_limit(loss: Loss, U0: np.ndarray, t0: float, tol: float):
 
 
 @register("selection", _CLAIM, order=40)
+@single_threaded()  # one BLAS thread: CPU seconds, see quadnet._threads
 def run(ctx: CheckContext) -> CheckResult:
     import matplotlib.pyplot as plt
 
