@@ -18,7 +18,7 @@ import numpy as np
 import scipy.linalg
 from scipy.integrate import solve_ivp
 
-from quadnet._linalg import psd_eigh, sym
+from quadnet._linalg import sym
 from quadnet._validation import (
     Array,
     Converted,
@@ -30,11 +30,6 @@ from quadnet._validation import (
     Symmetric,
     TimeGrid,
     as_array,
-    as_factor,
-    as_int,
-    as_matrix,
-    as_positive,
-    as_symmetric,
     validate_params,
 )
 from quadnet.losses import LOSS, Loss, as_loss

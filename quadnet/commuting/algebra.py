@@ -30,7 +30,6 @@ from quadnet._validation import (
     as_positive,
     as_rng,
     as_square,
-    as_symmetric,
 )
 from quadnet.commuting.bregman import _EXP_MAX, _log_start, bregman_projection
 from quadnet.dynamics import Trajectory

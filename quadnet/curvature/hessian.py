@@ -54,7 +54,7 @@ import numpy as np
 import scipy.sparse.linalg as spla
 
 from quadnet._linalg import sym
-from quadnet._validation import (RANK_RTOL, Boolean, Converted, Factor, Integer, IsCallable, Optional,
+from quadnet._validation import (RANK_RTOL, Boolean, Converted, Factor, Integer, Optional,
                                  Options, Real, Seed, as_factor, as_matrix, memory_guard,
                                  renamed_keyword, to_rng, validate_params)
 from quadnet.exceptions import RankDeficientSpectrumWarning

@@ -52,7 +52,6 @@ from scipy.integrate import solve_ivp
 from quadnet._validation import (Array, Factor, Instance, Integer, Optional, Real, Seed,
                                  to_rng, validate_params)
 from quadnet.losses import LOSS
-from quadnet.losses import as_loss as _check_loss
 from quadnet.curvature.hessian import (ZERO_RTOL, _excess_block, _split, effective_hessian,
                                       effective_spectrum, horizontal_dimension)
 from quadnet.losses import Loss

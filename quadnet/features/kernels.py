@@ -36,7 +36,7 @@ import numpy as np
 from scipy import sparse
 
 from quadnet._linalg import sym
-from quadnet._validation import Symmetric, as_matrix, as_positive, as_square
+from quadnet._validation import Symmetric, as_matrix, as_positive
 
 __all__ = [
     "KERNELS",
