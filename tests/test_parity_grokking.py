@@ -169,3 +169,25 @@ def test_group_circulant_score_sees_characters_in_group_order():
         group_circulant_score(np.eye(5), p, "div")
     with pytest.raises(ValueError, match="op must be one of"):
         group_order(p, "pow")
+
+
+def test_heavy_checks_run_only_when_named_or_with_all(monkeypatch):
+    from quadnet.harness import cli
+    from quadnet.harness.checks import available, default_checks
+
+    assert set(available()) - set(default_checks()) == {"parity", "grokking"}
+    ran = []
+
+    def fake_run_one(checks, name, ctx):
+        ran.append(name)
+        return checks.CheckResult(name, "stand-in")
+
+    monkeypatch.setattr(cli, "_run_one", fake_run_one)
+    cli.main(["verify", "--quick", "--no-progress"])
+    assert ran == default_checks()
+    ran.clear()
+    cli.main(["verify", "--quick", "--no-progress", "--all"])
+    assert ran == available()
+    ran.clear()
+    cli.main(["verify", "--quick", "--no-progress", "parity"])
+    assert ran == ["parity"]

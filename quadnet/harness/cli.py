@@ -674,7 +674,8 @@ def cmd_verify(args) -> int:
     from quadnet.harness import checks
 
     registered = checks.available()
-    wanted = list(args.names or (prior or {}).get("requested") or registered)
+    default = registered if args.all else checks.default_checks()
+    wanted = list(args.names or (prior or {}).get("requested") or default)
     wanted = wanted + [n for n in load_errors if n not in wanted]  # failed sources: FAIL rows
     if _unknown_checks(checks, wanted, "verify"):
         return EXIT_USAGE
@@ -1047,6 +1048,9 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--checks", action="append", metavar="FILE_OR_MODULE",
                    help="also load the checks of this .py file or importable module "
                    "(repeatable); they are then named like the built-in ones")
+    v.add_argument("--all", action="store_true",
+                   help="also run the heavy checks (parity, grokking), which a plain "
+                   "`quadnet verify` leaves out; they also run when named")
     v.add_argument("--list", action="store_true",
                    help="list every check with its claim and where it comes from, and exit")
     v.set_defaults(func=cmd_verify)

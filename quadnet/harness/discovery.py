@@ -499,6 +499,8 @@ def format_list(fmt: str = "text") -> str:
         where = r["from"]
         if "load_error" in r["origin"]:
             where += "  LOAD ERROR: " + r["origin"]["load_error"]
+        if REGISTRY.get(r["name"]) is not None and REGISTRY[r["name"]].heavy:
+            where += "  (heavy: runs when named, or with --all)"
         out.append(f"{r['name']:<{width}}  {where}")
         out += textwrap.wrap(r["claim"], 88, initial_indent=" " * (width + 4),
                              subsequent_indent=" " * (width + 4))

@@ -28,6 +28,7 @@ __all__ = [
     "CheckSpec",
     "Row",
     "available",
+    "default_checks",
     "get",
     "register",
     "run_check",
@@ -55,6 +56,19 @@ def available() -> list[str]:
     """
     _load_all()
     return [s.name for s in sorted(REGISTRY.values(), key=lambda s: (s.order, s.name))]
+
+
+def default_checks() -> list[str]:
+    """The checks a plain ``quadnet verify`` runs: :func:`available` without the heavy ones
+    (registered with ``heavy=True``: ``parity`` and ``grokking``), which run when named or
+    with ``quadnet verify --all``.
+
+    Examples
+    --------
+    >>> "quotient" in default_checks() and "parity" not in default_checks()
+    True
+    """
+    return [n for n in available() if not REGISTRY[n].heavy]
 
 
 def get(name: str) -> CheckSpec:

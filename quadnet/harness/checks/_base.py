@@ -1027,6 +1027,9 @@ class CheckSpec:
     run: Callable[[CheckContext], CheckResult]
     order: int = 100
     origin: dict[str, Any] = field(default_factory=lambda: dict(BUILT_IN))
+    #: run only when named (or with ``quadnet verify --all``): a check whose full mode costs
+    #: far more than the others (the sparse-parity and grokking sweeps)
+    heavy: bool = False
 
 
 REGISTRY: dict[str, CheckSpec] = {}
@@ -1082,7 +1085,7 @@ def _origin_of(name: str) -> dict[str, Any]:
     return dict(spec.origin) if spec is not None else {"kind": "unknown"}
 
 
-def register(name: str, claim: str, order: int = 100):
+def register(name: str, claim: str, order: int = 100, *, heavy: bool = False):
     """Decorator: register ``run(ctx) -> CheckResult`` as the check ``name``.
 
     ``quadnet verify NAME`` then runs it like a built-in check: its rows go into the table,
@@ -1096,6 +1099,9 @@ def register(name: str, claim: str, order: int = 100):
         One line saying what the check verifies (``quadnet verify --list`` shows it).
     order : int, optional
         Checks run sorted by ``(order, name)``; the built-in ones use 0 to 100.
+    heavy : bool, optional
+        Leave the check out of a plain ``quadnet verify`` (it runs when named, or with
+        ``--all``): for checks whose full mode takes far longer than the others.
 
     Returns
     -------
@@ -1124,7 +1130,7 @@ def register(name: str, claim: str, order: int = 100):
     """
 
     def deco(fn: Callable[[CheckContext], CheckResult]):
-        spec = CheckSpec(name, claim, fn, order, _default_origin(fn))
+        spec = CheckSpec(name, claim, fn, order, _default_origin(fn), heavy=bool(heavy))
         if _PENDING is not None:
             _PENDING.append(spec)
             return fn

@@ -102,7 +102,7 @@ def frac_min(fracs, grokked) -> float | None:
 
 
 @register("grokking", "FACT-RFM and NFA-RFM grok a∘b mod p for add/sub/mul/div once frac·p is "
-          "large enough", order=61)
+          "large enough", order=61, heavy=True)
 def run(ctx: CheckContext) -> CheckResult:
     res = CheckResult("grokking", "FACT-RFM and NFA-RFM grok a∘b mod p for add/sub/mul/div once "
                       "frac·p is large enough")

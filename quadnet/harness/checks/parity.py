@@ -107,7 +107,7 @@ def _fmt(n: float) -> str:
 
 
 @register("parity", "FACT-RFM and NFA-RFM learn sparse parity k = 1..4 at d = 50 from a "
-          "sample size like the paper's", order=62)
+          "sample size like the paper's", order=62, heavy=True)
 def run(ctx: CheckContext) -> CheckResult:
     res = CheckResult("parity", "FACT-RFM and NFA-RFM learn sparse parity k = 1..4 at d = 50 "
                       "from a sample size like the paper's")
