@@ -130,7 +130,9 @@ def as_symmetric(x, name: str, n: int | None = None, *, rtol: float = 1e-10) -> 
             f"{name} must be symmetric: ||{name} - {name}^T||_F / ||{name}||_F = "
             f"{asym / scale:.3e} > {rtol:g}"
         )
-    return 0.5 * (arr + arr.T)  # = quadnet._linalg.sym (no import: _validation sits beside _linalg)
+    # = quadnet._linalg.sym, halved first so entries near 1.8e308 do not overflow (no import:
+    # _validation sits beside _linalg)
+    return 0.5 * arr + 0.5 * arr.T
 
 
 def rank_deficiency(U: np.ndarray) -> float:

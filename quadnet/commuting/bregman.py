@@ -262,6 +262,10 @@ _MULT = Optional(Array(ndim=1))
 _PROBLEM = Relation(("A", "y", "multiplicities"), _check_problem,
                     "``len(y)`` is the number of rows of ``A``; ``multiplicities`` has one "
                     "entry > 0 per column")
+#: Smallest ``rc_tol`` of :func:`min_trace_solution`: reduced costs carry rounding errors of
+#: ~1e-16 of the data scale, so a smaller tolerance misses the minimum-trace face (an
+#: outside run found ``rc_tol = 1e-300`` reported a feasible problem as infeasible).
+RC_TOL_MIN = 1e-13
 #: Largest Newton budget of :func:`bregman_projection` (it converges in tens of iterations; a
 #: tolerance below the rounding floor stops as ``"stagnated"``).
 MAX_NEWTON_ITER = 10**5
@@ -458,7 +462,8 @@ _FLOOR_OK = 1e-10
                   "multiplicities": _MULT, "tol": Real(0, 1, closed="neither"),
                   "max_iter": Integer(1, MAX_NEWTON_ITER), "start": Options("auto", "zero", "lp"),
                   "detect_support": Boolean()},
-                 relations=[_PROBLEM, _start_relation()])
+                 relations=[_PROBLEM, _start_relation()],
+                 finite_result=False)   # log_q = -inf off the support is part of the answer
 def bregman_projection(A, y, q0=None, *, log_q0=None, multiplicities=None, tol: float = 1e-14,
                        max_iter: int = 200, start: str = "auto",
                        detect_support: bool = False) -> BregmanResult:
@@ -655,7 +660,7 @@ def _positive_weights(args) -> str | None:
 
 
 @validate_params({"A": _A, "y": _Y, "weights": Optional(_Y), "multiplicities": _MULT,
-                  "rc_tol": Real(0, 1, closed="neither")},
+                  "rc_tol": Real(RC_TOL_MIN, 1, closed="left")},
                  relations=[_PROBLEM, Relation(("weights",), _positive_weights,
                                                "``weights`` has one entry > 0 per column")])
 def min_trace_solution(A, y, weights=None, multiplicities=None, *,
@@ -689,7 +694,7 @@ def min_trace_solution(A, y, weights=None, multiplicities=None, *,
     multiplicities : array_like, shape (d,), optional
         Block ranks ``m_k > 0`` (default all 1).
     rc_tol : float, default 1e-9
-        Relative reduced-cost tolerance in ``(0, 1)``.
+        Relative reduced-cost tolerance in ``[1e-13, 1)`` (``RC_TOL_MIN``).
 
     Returns
     -------

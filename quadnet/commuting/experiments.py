@@ -38,6 +38,7 @@ from quadnet._validation import (
 from quadnet.commuting.algebra import CommutingSensing, random_commuting_instance
 from quadnet.commuting.bregman import bregman_projection, min_trace_solution
 from quadnet.commuting.greedy import (
+    FACTOR_EPS_MIN,
     greedy_low_rank_learning,
     min_trace_interpolant,
     small_init_limit,
@@ -64,7 +65,6 @@ __all__ = [
 _SEED = Integer(0)
 _POS = Real(0, None, closed="neither")
 _POS_OPT = Optional(_POS)
-_EPS_GRID = Array(ndim=1)
 #: Largest budgets of the experiment loops (Newton iterations, reduced descent steps).
 MAX_NEWTON_ITER = 10**4
 MAX_STEPS = 10**8
@@ -88,12 +88,13 @@ def _y_per_row(key: str):
 
 def _eps_list(value, name: str) -> np.ndarray:
     e = np.atleast_1d(Array(ndim=None).convert(value, name, {}))
-    if e.ndim != 1 or np.any(e <= 0):
-        raise ValueError(f"{name} must be a number or a 1-d list of numbers > 0, got {value!r}")
+    if e.ndim != 1 or np.any(e < FACTOR_EPS_MIN) or np.any(e > 1):
+        raise ValueError(f"{name} must be a number or a 1-d list of numbers in [1e-150, 1] (the "
+                         f"factor dynamics underflow below), got {value!r}")
     return e
 
 
-_EPS_LIST = Converted(_eps_list, "a finite number > 0 or a non-empty 1-d list of them",
+_EPS_LIST = Converted(_eps_list, "a finite number in [1e-150, 1] or a non-empty 1-d list of them",
                       bad=[("string", "abc"), ("None", None), ("negative", (-1.0,)),
                            ("empty", ()), ("nan", (np.nan,))])
 
@@ -158,8 +159,8 @@ def fit_power_law(eps, dist, *, floor: float = 1e-11, ceiling: float = 0.2) -> d
     return {"alpha": float(a), "C": float(math.exp(b)), "points": int(keep.sum())}
 
 
-@validate_params({"loss": LOSS, "d": Integer(1), "eps_grid": _EPS_GRID, "m": Optional(Integer(1)),
-                  "glrl_eps": _POS, "with_sdp": Boolean(), "max_time_factor": _POS_OPT,
+@validate_params({"loss": LOSS, "d": Integer(1), "eps_grid": _EPS_LIST, "m": Optional(Integer(1)),
+                  "glrl_eps": Real(FACTOR_EPS_MIN, 1), "with_sdp": Boolean(), "max_time_factor": _POS_OPT,
                   "progress": Boolean()})
 def limit_distances(loss, d: int, eps_grid, *, m: int | None = None, glrl_eps: float = 1e-14,
                     with_sdp: bool = True, max_time_factor: float | None = None,
@@ -359,7 +360,7 @@ def von_neumann_projection(A, y, log_eps: float, *, nu0=None, tol: float = 1e-13
 
 
 @validate_params({"seed": _SEED, "ts": Array(ndim=1), "d": Integer(2), "m": Integer(2),
-                  "eps": Real(1e-300, 1, closed="neither"), "progress": Boolean()})
+                  "eps": Real(FACTOR_EPS_MIN, 1), "progress": Boolean()})
 def commutator_path(seed, ts, *, d: int = 4, m: int = 3, eps: float = 1e-4,
                     progress: bool = False) -> dict:
     r"""Rotate ``A_0`` of a commuting instance by ``R(t) = exp(t Omega)`` (``Omega`` random skew,

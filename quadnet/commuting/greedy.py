@@ -175,7 +175,6 @@ def _loss_d(args) -> str | None:
 
 
 _LOSS_D = Relation(("loss", "d"), _loss_d, "``d`` equals ``loss.d``")
-_EPS = Real(0, None, closed="neither")
 _TOL = Real(0, 1, closed="neither")
 #: Relative tolerances of the convergence tests: below the rounding floor they never pass.
 _REL_TOL = Real(1e-16, 1, closed="left")
@@ -187,8 +186,19 @@ _POS_OPT = Optional(Real(0, None, closed="neither"))
 MAX_STEPS = 5 * 10**7
 
 
+#: Smallest ``eps`` of the factor dynamics: ``Q = eps W W^T`` and its products (``~eps^2``)
+#: must stay above float64's underflow; the reduced path (log coordinates) takes any ``eps``.
+FACTOR_EPS_MIN = 1e-150
+
+
 def _w_and_method(args) -> str | None:
     W = args["W"]
+    reduced = isinstance(args["loss"], CommutingSensing) and W is None and \
+        args["method"] != "factor"
+    if not reduced and args["eps"] < FACTOR_EPS_MIN:
+        return (f"eps = {args['eps']:g} underflows the factor dynamics (Q = eps W W^T, its "
+                f"products ~ eps^2); use eps >= {FACTOR_EPS_MIN:g}, or a CommutingSensing loss "
+                f"with W = None and method='auto' (exact log coordinates)")
     if W is not None:
         if W.shape[0] != args["d"]:
             return f"W must have shape ({args['d']}, *), got {W.shape}"
@@ -385,14 +395,16 @@ def _budget(eps, scale, width_factor):
 
 
 # ------------------------------------------------------------------------------ public
-@validate_params({"loss": LOSS, "d": Integer(1), "eps": _EPS, "eta": _POS_OPT,
+@validate_params({"loss": LOSS, "d": Integer(1), "eps": Real(0, 1e100, closed="right"),
+                  "eta": _POS_OPT,
                   "W": Optional(Factor(d=None, r=None, full_rank=False)),
                   "method": Options("auto", "factor", "reduced"),
                   "max_steps": Optional(Integer(1, MAX_STEPS)), "max_time": _POS_OPT,
                   "qtol": _REL_TOL, "gtol": _REL_TOL, "rank_tol": _TOL, "growth_tol": _TOL,
                   "rtol": _IVP_RTOL, "check_every": Integer(1), "progress": Boolean()},
-                 relations=[_LOSS_D, Relation(("W", "method"), _w_and_method,
-                                              "``W`` is ``d x r`` and nonzero; "
+                 relations=[_LOSS_D, Relation(("W", "method", "eps"), _w_and_method,
+                                              "``W`` is ``d x r`` and nonzero; ``eps >= 1e-150`` "
+                                              "on the factor dynamics; "
                                               "``method='reduced'`` needs a CommutingSensing "
                                               "loss and ``W = None``")])
 def small_init_limit(loss, d, eps, *, eta=None, W=None, method: str = "auto",
@@ -419,7 +431,8 @@ def small_init_limit(loss, d, eps, *, eta=None, W=None, method: str = "auto",
     d : int
         Dimension of ``Q``.
     eps : float
-        Initial scale, ``Q_0 = eps W W^T``; finite and ``> 0``.
+        Initial scale, ``Q_0 = eps W W^T``, in ``(0, 1e100]``; at least ``1e-150``
+        (``FACTOR_EPS_MIN``) on the factor dynamics, where ``eps^2`` must not underflow.
     eta : float or None
         Step size of descent; ``None`` for the flow.
     W : array (d, r), optional
@@ -505,7 +518,8 @@ def _reduced_limit(loss: CommutingSensing, eps, eta, max_steps, max_time, qtol):
                            {"q": q, "log_q": tr.info["log_q_final"]})
 
 
-@validate_params({"loss": LOSS, "d": Integer(1), "eps": _EPS, "max_rank": Optional(Integer(1)),
+@validate_params({"loss": LOSS, "d": Integer(1), "eps": Real(FACTOR_EPS_MIN, 1),
+                  "max_rank": Optional(Integer(1)),
                   "neg_tol": _TOL, "degeneracy_tol": _TOL, "loss_tol": _TOL, "rtol": _IVP_RTOL,
                   "max_stage_time": _POS_OPT, "progress": Boolean()},
                  relations=[_LOSS_D, Relation(("max_rank",), _max_rank, "``max_rank <= d``")])
@@ -538,7 +552,7 @@ def greedy_low_rank_learning(loss, d, *, eps: float = 1e-12, max_rank: int | Non
     loss : quadnet.Loss
     d : int
     eps : float
-        Scale of each added direction (``> 0``).
+        Scale of each added direction, in ``[1e-150, 1]`` (``FACTOR_EPS_MIN``).
     max_rank : int, optional
         Rank budget (default ``d``).
     neg_tol, degeneracy_tol, loss_tol, rtol : tolerances (stopping rule, eigenvalue clusters,
