@@ -123,8 +123,12 @@ def as_symmetric(x, name: str, n: int | None = None, *, rtol: float = 1e-10) -> 
     Returns the exact symmetric part, so later algebra is symmetric to the last bit.
     """
     arr = as_square(x, name, n)
-    scale = np.linalg.norm(arr)
-    asym = np.linalg.norm(arr - arr.T)
+    with np.errstate(over="ignore"):
+        scale = np.linalg.norm(arr)
+        asym = np.linalg.norm(arr - arr.T)
+    if not (np.isfinite(scale) and np.isfinite(asym)):   # entries near 1.8e308: rescale first
+        m = float(np.abs(arr).max())
+        scale, asym = np.linalg.norm(arr / m), np.linalg.norm(arr / m - arr.T / m)
     if asym > rtol * max(scale, np.finfo(float).tiny):
         raise ValueError(
             f"{name} must be symmetric: ||{name} - {name}^T||_F / ||{name}||_F = "

@@ -71,7 +71,7 @@ def test_other_loop_budgets_are_bounded():
 # ----------------------------------------------------------------- sizes refused up front
 @pytest.mark.parametrize("call, match", [
     (lambda: qn.GaussianSensing.random(4, 2, 10**9, seed=0),
-     r"d = 4, r = 2, m = 1000000000: the design X .* needs about 37.3 GiB"),
+     r"d = 4, r = 2, m = 1000000000: the design X .* needs about [0-9.]+ GiB, more than"),
     (lambda: qn.GaussianSensing.random(10**6, 2, 10**4, seed=0), r"d = 1000000, .*GiB"),
     (lambda: qn.commuting.random_commuting_instance(0, d=10**9, m=3),
      r"d = 1000000000, m = 3: the spectra .* GiB"),
