@@ -50,6 +50,8 @@ STRATA = [
     ("r = d", 3, 3, 3, 2.0, 1.0),
     ("r = d deficient", 4, 4, 2, 2.0, 1.0),
     ("ill conditioned (SVD route)", 5, 3, 3, 1e4, 1.0),
+    ("ill conditioned, scaled", 5, 3, 3, 1e3, 10.0),
+    ("full rank, scaled", 5, 3, 3, 3.0, 10.0),
     ("huge (rescaled)", 4, 2, 2, 2.0, 1e200),
     ("tiny (rescaled)", 4, 2, 2, 2.0, 1e-200),
     ("tiny rank deficient", 4, 3, 2, 2.0, 1e-200),
@@ -137,11 +139,13 @@ class TestFibreBundleKernels:
                                    rtol=0, atol=1e-12 * fr.sigma.max())
         np.testing.assert_allclose(P[:, keep].T @ P[:, keep], np.eye(keep.sum()), atol=1e-12)
         np.testing.assert_allclose(fr.E.T @ fr.E, np.eye(stratum["r"]), atol=1e-12)
-        conditioned = stratum["scale"] == 1.0 and k == stratum["r"] and \
-            "ill" not in stratum["name"]
+        rescaled = stratum["scale"] not in (1.0, 10.0)
+        conditioned = not rescaled and k == stratum["r"] and "ill" not in stratum["name"]
         assert (fr.P is None) == conditioned            # the Gram route only when safe
-        if stratum["scale"] != 1.0:
+        if rescaled:
             assert fr.scale == pytest.approx(np.abs(U).max(), rel=1e-15)
+        else:
+            assert fr.scale == 1.0
 
     def test_pair_inverse_drops_exactly_the_rank_deficient_pairs(self, stratum):
         fr = stratum["fr"]
@@ -156,11 +160,23 @@ class TestFibreBundleKernels:
     def test_frame_from_eig_matches_frame(self, stratum):
         U, fr = stratum["U"], stratum["fr"]
         assert K.frame_from_eig(U, fr) is fr
-        fe = K.frame_from_eig(U, np.linalg.eigh(U.T @ U))
+        eig = np.linalg.eigh(U.T @ U)
+        fe = K.frame_from_eig(U, eig)
         assert fe.rank == fr.rank and (fe.P is None) == (fr.P is None)
+        assert fe.scale == fr.scale and fe.tol == pytest.approx(fr.tol, rel=1e-12)
+        np.testing.assert_allclose(np.sort(fe.sigma), np.sort(fr.sigma), rtol=1e-10)
+        np.testing.assert_allclose(np.sort(fe.s), np.sort(fr.s), rtol=1e-10)
+        if fe.P is None:                # the caller's eigendecomposition is used as it is
+            assert fe.E is eig[1] and fe.s is eig[0]
         Z = stratum["Z"]
         np.testing.assert_allclose(K.vertical_part(fe, Z), K.vertical_part(fr, Z),
                                    atol=1e-9 * K.fro_norm(Z))
+        np.testing.assert_allclose(K.vertical_generator(fe, Z), K.vertical_generator(fr, Z),
+                                   atol=1e-9 * np.abs(K.vertical_generator(fr, Z)).max() + 1e-300)
+        Un = fr.Un
+        Qn = Z @ Un.T + Un @ Z.T
+        np.testing.assert_allclose(K.lift(fe, Qn)[0], K.lift(fr, Qn)[0],
+                                   atol=1e-9 * K.fro_norm(K.lift(fr, Qn)[0]))
 
     # --------------------------------------------------------------- Lyapunov
     def test_lyapunov_is_the_minimum_norm_solution(self, stratum):
@@ -341,23 +357,70 @@ def test_procrustes_batched_equals_one_by_one_and_handles_extremes():
 @np.errstate(over="ignore", under="ignore")
 def test_fro_norm_without_overflow_or_underflow(scale):
     A = np.array([[3.0, 0.0], [0.0, 4.0]])
-    assert K.fro_norm(scale * A) == pytest.approx(5.0 * scale, rel=1e-15)
+    assert K.fro_norm(scale * A) == pytest.approx(5.0 * scale, rel=1e-15, abs=0)
+
+
+def test_fro_norm_is_numpy_s_norm_in_the_safe_range():
+    """Inside (1e-140, 1e140) it is numpy's norm itself, bit for bit (no rescaling)."""
+    rng = np.random.default_rng(4)
+    for e in (-100, -50, -10, -3, -1, 0, 1, 10, 100):
+        A = rng.standard_normal((3, 4)) * 10.0 ** e / 7.0
+        assert K.fro_norm(A) == float(np.linalg.norm(A))
 
 
 def test_fro_norm_edge_cases():
     assert K.fro_norm(np.zeros((2, 2))) == 0.0
     assert K.fro_norm(np.array([[np.inf, 1.0]])) == np.inf
-    assert K.fro_norm(np.array([[5e-324, 0.0]])) == pytest.approx(5e-324)
+    assert K.fro_norm(np.array([[5e-324, 0.0]])) == 5e-324           # the norm underflows
+    assert K.fro_norm(np.array([[1e-200, 0.0]])) == pytest.approx(1e-200, rel=1e-15, abs=0)
     assert K.fro_norm(np.array([[1e140, 1e140]])) == pytest.approx(math.sqrt(2) * 1e140)
 
 
 def test_zero_factor_frame():
     fr = K.frame(np.zeros((3, 2)))
-    assert fr.rank == 0 and fr.scale == 1.0 and not fr.inv.any()
+    assert fr.rank == 0 and fr.scale == 1.0 and not fr.inv.any() and fr.tol == 0.0
+    np.testing.assert_array_equal(fr.s, np.zeros(2))
+    np.testing.assert_array_equal(fr.sigma, np.zeros(2))
     Z = np.arange(6.0).reshape(3, 2)
     np.testing.assert_array_equal(K.horizontal_part(fr, Z), Z)
     assert K.vertical_basis(fr).shape == (6, 0)
     np.testing.assert_array_equal(K.horizontal_basis(fr), np.eye(6))
+
+
+@np.errstate(over="ignore", under="ignore")
+def test_frame_from_eig_falls_back_with_the_callers_rtol():
+    U = _factor(5, 3, 3, 1e5, 1.0, 7)            # sigma ratio 1e-5: the Gram route is unsafe
+    eig = np.linalg.eigh(U.T @ U)
+    assert K.frame_from_eig(U, eig).rank == 3
+    fr = K.frame_from_eig(U, eig, rtol=1e-3)     # the SVD fallback keeps rtol
+    assert fr.P is not None and fr.rank == 2
+
+
+@np.errstate(over="ignore", under="ignore", invalid="ignore")
+def test_procrustes_rescales_where_svd_would_lose_digits():
+    """U^T V near the subnormal range (~1e-320) or beyond 1e308 is rescaled first: the result
+    equals the one of the moderate pair, to rounding."""
+    rng = np.random.default_rng(8)
+    U, V = rng.standard_normal((5, 3)), rng.standard_normal((5, 3))
+    R = K.procrustes(U, V)
+    for su, sv in ((1e-160, 1e-160), (1e200, 1e200), (1e-300, 1e-20), (1e160, 1e150)):
+        np.testing.assert_allclose(K.procrustes(su * U, sv * V), R, atol=1e-12,
+                                   err_msg=f"{su}, {sv}")
+        Us, Vs = np.stack([U, V]), np.stack([V, U])
+        Rs = np.stack([R, K.procrustes(V, U)])
+        np.testing.assert_allclose(K.procrustes(su * Us, sv * Vs), Rs, atol=1e-12,
+                                   err_msg=f"batched {su}, {sv}")
+    # a stack against one matrix broadcasts
+    Us = rng.standard_normal((3, 5, 3))
+    np.testing.assert_allclose(K.procrustes(Us, V), np.stack([K.procrustes(u, V) for u in Us]),
+                               atol=1e-12)
+    np.testing.assert_allclose(K.procrustes(V, Us), np.stack([K.procrustes(V, u) for u in Us]),
+                               atol=1e-12)
+    # a zero matrix in a batch: the identity for it, the others unchanged
+    Z = np.stack([np.zeros((5, 3)), U])
+    out = K.procrustes(Z * 1e-200, np.stack([V, V]) * 1e-200)
+    np.testing.assert_allclose(out[1], R, atol=1e-12)
+    assert np.all(np.isfinite(out))
 
 
 @np.errstate(over="ignore", under="ignore")
