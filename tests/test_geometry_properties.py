@@ -41,7 +41,8 @@ def _factor(d, r, k, cond, scale, seed):
     return scale * (P * sig) @ E.T
 
 
-#: (name, d, r, k, cond, scale): every stratum and route of the kernels
+#: (name, d, r, k, cond, scale): every stratum and route of the kernels (1e-155: U^T U is
+#: subnormal, ~1e-310, so the Gram route would lose its digits)
 STRATA = [
     ("full rank", 5, 3, 3, 3.0, 1.0),
     ("rank deficient", 5, 3, 2, 3.0, 1.0),
@@ -55,6 +56,7 @@ STRATA = [
     ("huge (rescaled)", 4, 2, 2, 2.0, 1e200),
     ("tiny (rescaled)", 4, 2, 2, 2.0, 1e-200),
     ("tiny rank deficient", 4, 3, 2, 2.0, 1e-200),
+    ("subnormal Gram matrix (rescaled)", 4, 2, 2, 2.0, 1e-155),
 ]
 
 
@@ -347,7 +349,8 @@ def test_procrustes_batched_equals_one_by_one_and_handles_extremes():
     assert np.all(np.isfinite(zero))
     np.testing.assert_allclose(K.procrustes(np.zeros((5, 2)), Vs[0]), np.eye(2))
     np.testing.assert_allclose(K.procrustes(Us[0], np.zeros((5, 2))), np.eye(2))
-    assert np.isnan(K.procrustes(np.full((5, 2), np.inf), Vs[0])).all()
+    bad = K.procrustes(np.full((5, 2), np.inf), Vs[0])
+    assert bad.shape == (2, 2) and np.isnan(bad).all()
     with np.errstate(all="ignore"):
         assert np.isnan(K.procrustes(np.full((5, 2), np.nan), Vs[0])).all()
 
@@ -403,7 +406,8 @@ def test_procrustes_rescales_where_svd_would_lose_digits():
     rng = np.random.default_rng(8)
     U, V = rng.standard_normal((5, 3)), rng.standard_normal((5, 3))
     R = K.procrustes(U, V)
-    for su, sv in ((1e-160, 1e-160), (1e200, 1e200), (1e-300, 1e-20), (1e160, 1e150)):
+    for su, sv in ((1e-160, 1e-160), (1e200, 1e200), (1e-300, 1e-20), (1e160, 1e150),
+                   (1e-310, 1.0), (1.0, 1e-310)):
         np.testing.assert_allclose(K.procrustes(su * U, sv * V), R, atol=1e-12,
                                    err_msg=f"{su}, {sv}")
         Us, Vs = np.stack([U, V]), np.stack([V, U])

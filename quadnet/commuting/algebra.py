@@ -590,7 +590,7 @@ class CommutingSensing(Loss):
         log_q0 : array_like, shape (d,), optional
             ``log q0``, for starts below ``1e-308``.
         rtol, atol : float
-            Integration tolerances: ``rtol`` in ``[1e-13, 1)`` (below, the integrators' own
+            Integration tolerances: ``rtol`` in ``[1e-13, 1)`` (below, the ODE solvers' own
             floor of ``100 eps`` would take over or the steps never end), ``atol >= 0``
             absolute on ``log q``.
         method : str, default "LSODA"
