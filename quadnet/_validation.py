@@ -123,14 +123,20 @@ def as_symmetric(x, name: str, n: int | None = None, *, rtol: float = 1e-10) -> 
     Returns the exact symmetric part, so later algebra is symmetric to the last bit.
     """
     arr = as_square(x, name, n)
-    scale = np.linalg.norm(arr)
-    asym = np.linalg.norm(arr - arr.T)
+    with np.errstate(over="ignore"):
+        scale = np.linalg.norm(arr)
+        asym = np.linalg.norm(arr - arr.T)
+    if not (np.isfinite(scale) and np.isfinite(asym)):   # entries near 1.8e308: rescale first
+        m = float(np.abs(arr).max())
+        scale, asym = np.linalg.norm(arr / m), np.linalg.norm(arr / m - arr.T / m)
     if asym > rtol * max(scale, np.finfo(float).tiny):
         raise ValueError(
             f"{name} must be symmetric: ||{name} - {name}^T||_F / ||{name}||_F = "
             f"{asym / scale:.3e} > {rtol:g}"
         )
-    return 0.5 * (arr + arr.T)  # = quadnet._linalg.sym (no import: _validation sits beside _linalg)
+    # = quadnet._linalg.sym, halved first so entries near 1.8e308 do not overflow (no import:
+    # _validation sits beside _linalg)
+    return 0.5 * arr + 0.5 * arr.T
 
 
 def rank_deficiency(U: np.ndarray) -> float:
@@ -337,6 +343,10 @@ __all__ += [
     "nested",
     "to_rng",
     "as_solver",
+    "CvxpySolver",
+    "LinAlgFailure",
+    "solver_failure",
+    "SolverFailure",
 ]
 
 #: True while a validated callable runs: nested validated callables skip their checks.
@@ -638,7 +648,7 @@ class Array(Constraint):
     >>> Array(shape=("m", "d")).convert([[1, 2, 3]], "Z", dims)
     Traceback (most recent call last):
         ...
-    ValueError: Z has d = 3, but X has d = 2
+    ValueError: Z has d = 3, but X has d = 2 (mismatched shapes)
     """
 
     def __init__(self, *, ndim: int | None = None, shape: tuple | None = None,
@@ -992,6 +1002,53 @@ def as_solver(value, name: str = "solver", *, allow_none: bool = False):
     return value.upper()
 
 
+class CvxpySolver(Options):
+    """A cvxpy solver name: :class:`Options` over ``cvxpy.installed_solvers()``, read when first
+    checked (cvxpy takes seconds to import); case-insensitive, returned upper-cased. ``None``
+    (cvxpy's own choice) is accepted with ``allow_none=True``.
+
+    Examples
+    --------
+    >>> CvxpySolver().describe()
+    'one of the installed cvxpy solvers (cvxpy.installed_solvers())'
+    """
+
+    def __init__(self, *, allow_none: bool = False):
+        self.allow_none = allow_none
+
+    @property
+    def choices(self) -> tuple:
+        try:
+            import cvxpy
+        except ImportError:  # pragma: no cover - the callable raises ImportError itself
+            return ()
+        return tuple(cvxpy.installed_solvers())
+
+    def convert(self, value, name, dims):
+        return as_solver(value, name, allow_none=self.allow_none)
+
+    def describe(self) -> str:
+        none = "None (cvxpy's choice) or " if self.allow_none else ""
+        return f"{none}one of the installed cvxpy solvers (cvxpy.installed_solvers())"
+
+    def bad_values(self):
+        out = [("unknown solver", "__NOT_A_SOLVER__"), ("int", 3)]
+        if not self.allow_none:
+            out.append(("None", None))
+        return out
+
+
+class SolverFailure(ValueError):
+    """A third-party solver failed (cvxpy's ``SolverError``); the message names ``solver``."""
+
+
+def solver_failure(solver, exc: BaseException, what: str) -> SolverFailure:
+    """A :class:`SolverFailure` naming ``solver`` for a third-party solver failure (cvxpy's
+    ``SolverError``), to be raised ``from exc``."""
+    return SolverFailure(f"solver = {solver!r} failed on {what}: {type(exc).__name__}: {exc}; "
+                      f"try another installed cvxpy solver")
+
+
 def to_rng(seed) -> np.random.Generator:
     """A Generator from a seed already checked by a ``Seed(raw=True)`` constraint (no record)."""
     if isinstance(seed, np.random.Generator):
@@ -1128,6 +1185,19 @@ def _nonfinite(res, depth: int = 0) -> bool:
     return False
 
 
+class LinAlgFailure(np.linalg.LinAlgError):
+    """A LAPACK failure (``numpy.linalg.LinAlgError``, e.g. "SVD did not converge") inside a
+    validated callable, re-raised naming the arguments; ``LinAlgError`` is a ``ValueError``."""
+
+
+def _linalg_failure(qualname: str, exc: BaseException, args: dict) -> LinAlgFailure:
+    extreme = _extreme_arguments(args)
+    arrays = [n for n, v in args.items() if isinstance(v, np.ndarray)]
+    blame = (", ".join(extreme) if extreme else ", ".join(arrays)) or "the arguments"
+    return LinAlgFailure(f"{qualname}: LAPACK failed ({exc}) on {blame}; the matrices are too "
+                         f"extreme or ill-conditioned for this computation")
+
+
 def _check_result(qualname: str, res, args: dict):
     if _nonfinite(res):
         extreme = _extreme_arguments(args)
@@ -1253,24 +1323,34 @@ def validate_params(constraints: dict, *, relations=(), finite_result: bool = Tr
                 _TRACE = None  # the helpers a converter calls are not counted again
             try:
                 dims: dict = {}
-                for name in order:
-                    values[name] = constraints[name].convert(values[name], name, dims)
-                if relations:
-                    for rel in relations:
-                        rel(values)
+                name = None
+                try:
+                    for name in order:
+                        values[name] = constraints[name].convert(values[name], name, dims)
+                    if relations:
+                        for rel in relations:
+                            name = ", ".join(rel.names)
+                            rel(values)
+                except np.linalg.LinAlgError as exc:
+                    raise LinAlgFailure(f"{name}: checking it failed in LAPACK ({exc}); its "
+                                        f"entries are extreme or not finite-conditioned") from exc
             finally:
                 if trace is not None:
                     _TRACE = trace
                     trace.extend((qualname, name) for name in recorded)
             return values
 
-        def _run(call):
+        def _run(call, args):
             tok = _NESTED.set(True)
             try:
                 if finite_result:
                     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
                         return call()
                 return call()
+            except np.linalg.LinAlgError as exc:
+                if isinstance(exc, LinAlgFailure):
+                    raise
+                raise _linalg_failure(qualname, exc, args) from exc
             finally:
                 _NESTED.reset(tok)
 
@@ -1305,7 +1385,7 @@ def validate_params(constraints: dict, *, relations=(), finite_result: bool = Tr
                    f"        return _fn({', '.join(call)})\n"
                    f"    _v = _validate({{{checked}}})\n"
                    f"{unpack}"
-                   f"    _res = _run(lambda: _fn({', '.join(call)}))\n")
+                   f"    _res = _run(lambda: _fn({', '.join(call)}), _v)\n")
             if finite_result:
                 src += f"    return _check_result(_qualname, _res, {{{allargs}}})\n"
             else:
@@ -1321,7 +1401,7 @@ def validate_params(constraints: dict, *, relations=(), finite_result: bool = Tr
                 bound.apply_defaults()
                 values = _validate(dict(bound.arguments))
                 bound.arguments.update({n: values[n] for n in order})
-                res = _run(lambda: fn(*bound.args, **bound.kwargs))
+                res = _run(lambda: fn(*bound.args, **bound.kwargs), values)
                 return _check_result(qualname, res, dict(bound.arguments)) if finite_result \
                     else res
 

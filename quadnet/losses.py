@@ -20,15 +20,23 @@ import numpy as np
 
 from quadnet._linalg import sym as _sym
 from quadnet._validation import (
+    Array,
     Converted,
+    Factor,
+    Integer,
+    IsCallable,
+    Optional,
+    Relation,
+    Symmetric,
     as_array,
     as_directions,
     as_factor,
-    as_int,
     as_matrix,
     as_square,
     as_symmetric,
+    declare_params,
     nested,
+    validate_params,
 )
 
 __all__ = [
@@ -42,6 +50,12 @@ __all__ = [
 ]
 
 
+_SQUARE = Converted(lambda v, name: as_square(v, name), "a finite real square matrix",
+                    bad=[("string", "abc"), ("None", None), ("non-square", np.ones((2, 3))),
+                         ("1-d", np.ones(3)), ("nan", np.full((2, 2), np.nan))])
+
+
+@validate_params({"A": _SQUARE})
 def sym(A) -> np.ndarray:
     r"""Symmetric part of a square matrix.
 
@@ -60,13 +74,6 @@ def sym(A) -> np.ndarray:
     numpy.ndarray, shape (n, n)
         ``(A + A^T) / 2`` in float64.
 
-    Raises
-    ------
-    TypeError
-        If ``A`` is not an array of real numbers.
-    ValueError
-        If ``A`` is not a finite square 2-d array.
-
     Examples
     --------
     >>> import numpy as np
@@ -74,7 +81,7 @@ def sym(A) -> np.ndarray:
     array([[1., 1.],
            [1., 3.]])
     """
-    return _sym(as_square(A, "A"))
+    return _sym(A)
 
 
 def stacked_directions(one: Callable[[np.ndarray], np.ndarray], shape: tuple[int, int]
@@ -91,6 +98,11 @@ def stacked_directions(one: Callable[[np.ndarray], np.ndarray], shape: tuple[int
             stack, single = as_directions(xi, "xi", shape)
         return one(stack[0]) if single else np.stack([one(z) for z in stack])
     return apply
+
+
+#: The declared tables of the factor-level loss methods (checked inline, skipped when nested).
+FACTOR_U = Factor(full_rank=False)
+TANGENT_XI = Array(shape=("d", "r"))
 
 
 class Loss(ABC):
@@ -159,6 +171,7 @@ class Loss(ABC):
             return H
         return as_symmetric(H, name, self.d)
 
+    @declare_params({"U": FACTOR_U})
     def factor_value(self, U) -> float:
         """``L(U) = ell(U U^T)``.
 
@@ -173,6 +186,7 @@ class Loss(ABC):
         U = self._factor(U)
         return float(self.value(U @ U.T))
 
+    @declare_params({"U": FACTOR_U})
     def factor_gradient(self, U) -> np.ndarray:
         """``grad L(U) = 2 S U``.
 
@@ -187,6 +201,7 @@ class Loss(ABC):
         U = self._factor(U)
         return 2.0 * self.gradient(U @ U.T) @ U
 
+    @declare_params({"U": FACTOR_U, "xi": TANGENT_XI})
     def factor_hvp(self, U, xi) -> np.ndarray:
         """``D^2 L(U)[xi] = 2 S xi + 2 DS[xi U^T + U xi^T] U`` (one direction; see :meth:`hvp_at`).
 
@@ -201,6 +216,7 @@ class Loss(ABC):
         U = self._factor(U)
         return self.hvp_at(U)(self._tangent(xi, U))
 
+    @declare_params({"U": FACTOR_U})
     def hvp_at(self, U) -> Callable[[np.ndarray], np.ndarray]:
         """The map ``xi -> D^2 L(U)[xi]`` with the work that depends on ``U`` alone done once.
 
@@ -232,6 +248,7 @@ class Loss(ABC):
             return S2 @ xi + 2.0 * self.hessian_vector(Q, P + P.T) @ U
         return stacked_directions(one, U.shape)
 
+    @declare_params({"U": FACTOR_U})
     def default_preconditioner(self, U):
         """The preconditioner ``preconditioner="auto"`` uses for :func:`quadnet.effective_spectrum`.
 
@@ -289,11 +306,6 @@ class FrobeniusLoss(Loss):
     target : array_like, shape (d, d)
         Finite real symmetric matrix ``T``.
 
-    Raises
-    ------
-    TypeError, ValueError
-        If ``target`` is not a finite real symmetric square matrix.
-
     Examples
     --------
     >>> import numpy as np
@@ -302,8 +314,9 @@ class FrobeniusLoss(Loss):
     0.5
     """
 
+    @validate_params({"target": Symmetric("d")})
     def __init__(self, target):
-        self.target = as_symmetric(target, "target")
+        self.target = np.asarray(target, dtype=float)   # checked once (also when nested)
         self.d = self.target.shape[0]
 
     def value(self, Q) -> float:
@@ -315,6 +328,36 @@ class FrobeniusLoss(Loss):
     def hessian_vector(self, Q, H) -> np.ndarray:
         self._predictor(Q)
         return self._sym_direction(H)
+
+
+def _symmetric_stack(value, name: str) -> np.ndarray:
+    A = as_array(value, name, ndim=3)
+    m, d, d2 = A.shape
+    if d != d2 or m == 0 or d == 0:
+        raise ValueError(f"{name} must have shape (m, d, d) with m, d >= 1, got {A.shape}")
+    if np.linalg.norm(A - A.transpose(0, 2, 1)) > 1e-10 * np.linalg.norm(A):
+        raise ValueError(f"{name} must hold symmetric matrices A_i = A_i^T")
+    return A
+
+
+_SYMMETRIC_STACK = Converted(
+    lambda v, name: _symmetric_stack(v, name),
+    "a finite real (m, d, d) array of symmetric matrices",
+    bad=[("string", "abc"), ("None", None), ("2-d", np.eye(2)), ("non-square", np.ones((1, 2, 3))),
+         ("non-symmetric", np.array([[[1.0, 2.0], [0.0, 1.0]]])), ("nan", np.full((1, 2, 2), np.nan)),
+         ("empty", np.ones((0, 2, 2)))])
+
+
+def _one_y_per_a(args) -> str | None:
+    m, n = args["A"].shape[0], args["y"].shape[0]
+    if m != n:
+        return (f"y must have one entry per matrix of A: len(y) = {n} but A has m = {m} "
+                f"matrices")
+    return None
+
+
+_ONE_Y_PER_A = Relation(("A", "y"), _one_y_per_a, "``len(y)`` equals the number of matrices "
+                        "in ``A``")
 
 
 class MeasurementLoss(Loss):
@@ -335,11 +378,6 @@ class MeasurementLoss(Loss):
     y : array_like, shape (m,)
         Measurements.
 
-    Raises
-    ------
-    TypeError, ValueError
-        For non-finite, mis-shaped or non-symmetric ``A``, or ``y`` of the wrong length.
-
     Examples
     --------
     >>> import numpy as np
@@ -348,14 +386,12 @@ class MeasurementLoss(Loss):
     0.0
     """
 
+    @validate_params({"A": _SYMMETRIC_STACK, "y": Array(ndim=1)},
+                     relations=[_ONE_Y_PER_A])
     def __init__(self, A, y):
-        A = as_array(A, "A", ndim=3)
-        m, d, d2 = A.shape
-        if d != d2:
-            raise ValueError(f"A must have shape (m, d, d), got {A.shape}")
-        if np.linalg.norm(A - A.transpose(0, 2, 1)) > 1e-10 * np.linalg.norm(A):
-            raise ValueError("A must hold symmetric matrices A_i = A_i^T")
-        self.y = as_array(y, "y", shape=(m,))
+        A = np.asarray(A, dtype=float)
+        m, d, _ = A.shape
+        self.y = np.asarray(y, dtype=float)
         self.A = _sym(A)
         self._flat = self.A.reshape(m, d * d)
         self.m, self.d = m, d
@@ -391,11 +427,6 @@ class AutogradLoss(Loss):
     d : int, optional
         Dimension of ``Q`` (``>= 1``); ``None`` accepts any.
 
-    Raises
-    ------
-    TypeError, ValueError
-        If ``fn`` is not callable or ``d`` is not an integer ``>= 1``.
-
     Examples
     --------
     >>> import numpy as np
@@ -404,13 +435,12 @@ class AutogradLoss(Loss):
     [12.0, 0.0]
     """
 
+    @validate_params({"fn": IsCallable("a callable fn(Q) -> float"), "d": Optional(Integer(1))})
     def __init__(self, fn: Callable, d: int | None = None):
-        if not callable(fn):
-            raise TypeError(f"fn must be callable, got {type(fn).__name__}")
         import autograd
 
         self.fn = fn
-        self.d = None if d is None else as_int(d, "d", minimum=1)
+        self.d = d
         self._grad = autograd.grad(fn)
         self._hvp = autograd.grad(lambda Q, H: np.sum(self._grad(Q) * H))
 
@@ -429,6 +459,19 @@ class AutogradLoss(Loss):
         return _sym(np.asarray(self._hvp(Q, H), dtype=float))
 
 
+def _as_manifold(value, name: str):
+    d, r = getattr(value, "d", None), getattr(value, "r", None)
+    if not (isinstance(d, int) and isinstance(r, int)) or not callable(
+            getattr(value, "horizontal_projection", None)):
+        raise TypeError(f"{name} must be a quadnet.PSDQuotient (a pymanopt manifold with sizes d, "
+                        f"r), got {type(value).__name__}")
+    return value
+
+
+@validate_params({"loss": LOSS,
+                  "manifold": Converted(_as_manifold, "a quadnet.PSDQuotient of the same d",
+                                        bad=[("string", "abc"), ("None", None), ("int", 3)],
+                                        dims={"d": "d"})})
 def pymanopt_problem(loss: Loss, manifold):
     r"""A :class:`pymanopt.Problem` for ``L(U) = ell(U U^T)`` on ``manifold`` (a PSDQuotient).
 
@@ -447,13 +490,6 @@ def pymanopt_problem(loss: Loss, manifold):
     -------
     pymanopt.Problem
 
-    Raises
-    ------
-    TypeError
-        If ``loss`` is not a :class:`Loss`.
-    ValueError
-        If the dimensions disagree.
-
     Examples
     --------
     >>> import numpy as np
@@ -463,11 +499,6 @@ def pymanopt_problem(loss: Loss, manifold):
     1.0
     """
     import pymanopt
-
-    if not isinstance(loss, Loss):
-        raise TypeError(f"loss must be a quadnet.Loss, got {type(loss).__name__}")
-    if loss.d is not None and loss.d != getattr(manifold, "d", loss.d):
-        raise ValueError(f"loss is for d = {loss.d} but the manifold has d = {manifold.d}")
 
     @pymanopt.function.numpy(manifold)
     def cost(U):

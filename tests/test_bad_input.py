@@ -499,6 +499,8 @@ def _specs() -> dict[str, Spec]:
                                             skip=("solver",))
     A3, y3 = inst["spectra"], inst["y"]
     S[f"{br}.BregmanResult"] = record()
+    S[f"{br}.BregmanResult.underflow"] = prop(
+        lambda: qn.bregman_projection(A3, y3, q6, max_iter=50), "underflow")
     S[f"{br}.MinTraceResult"] = record()
     S[f"{br}.bregman_divergence"] = Spec(qn.bregman_divergence,
                                          {"q": q6, "q0": 2 * q6, "multiplicities": q6},
@@ -1126,7 +1128,7 @@ def test_validation_counts_in_one_gradient_descent_run():
     (lambda **k: qn.recover(sensing(), R, **k), {"max_iter": 0}, "max_iter",
      r"max_iter must be >= 1"),
     (lambda **k: qn.min_trace_solution(np.array([[1.0, 2.0]]), np.array([2.0]), **k),
-     {"rc_tol": 1e300}, "rc_tol", r"rc_tol must be a relative reduced-cost tolerance"),
+     {"rc_tol": 1e300}, "rc_tol", r"rc_tol must be a finite real number in \[1e-13, 1\)"),
 ])
 def test_findings_are_refused_naming_the_argument(fn, kwargs, arg, match):
     with pytest.raises((TypeError, ValueError), match=match) as info:

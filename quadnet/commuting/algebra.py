@@ -24,12 +24,21 @@ from scipy.integrate import solve_ivp
 from quadnet._linalg import sym
 from quadnet._threads import single_threaded
 from quadnet._validation import (
+    Array,
+    Bind,
+    Converted,
+    Integer,
+    Optional,
+    Options,
+    Real,
+    Relation,
+    Seed,
+    TimeGrid,
     as_array,
     as_int,
-    as_matrix,
-    as_positive,
-    as_rng,
     as_square,
+    memory_guard,
+    validate_params,
 )
 from quadnet.commuting.bregman import _EXP_MAX, _log_start, bregman_projection
 from quadnet.dynamics import Trajectory
@@ -210,6 +219,60 @@ def _split(As: np.ndarray, tol: float, rng: np.random.Generator, depth: int = 0)
     return out
 
 
+def _orthogonal_basis(value, name: str) -> np.ndarray:
+    V = as_square(value, name)
+    err = np.max(np.abs(V.T @ V - np.eye(V.shape[0])))
+    if err > 1e-10:
+        raise ValueError(f"{name} must be orthogonal: max |V^T V - I| = {err:.3e} > 1e-10")
+    return V
+
+
+def _data_shapes(args) -> str | None:
+    d, spectra, y = args["basis"].shape[0], args["spectra"], args["y"]
+    if spectra.shape[1] != d:
+        return (f"spectra must have {d} columns (the basis is {d} x {d}), got shape "
+                f"{spectra.shape}")
+    if y.shape[0] != spectra.shape[0]:
+        return f"y must have length {spectra.shape[0]} (rows of spectra), got {y.shape[0]}"
+    return None
+
+
+def _matrices_shapes(args) -> str | None:
+    m, d, d2 = args["As"].shape
+    if d != d2 or m == 0:
+        return f"As must have shape (m, d, d) with m >= 1, got {args['As'].shape}"
+    if args["y"].shape[0] != m:
+        return f"y must have length {m} (one per matrix), got {args['y'].shape[0]}"
+    return None
+
+
+def _one_start(args) -> str | None:
+    """Exactly one of ``q0``/``log_q0``, of length ``d`` (parsed by ``_log_start`` in the body)."""
+    q0, log_q0, d = args["q0"], args["log_q0"], args["self"].d
+    if (q0 is None) == (log_q0 is None):
+        raise TypeError("give exactly one of q0= or log_q0=")
+    for name, v in (("q0", q0), ("log_q0", log_q0)):
+        if v is not None and v.shape[0] != d:
+            return f"{name} must have shape ({d},), got {v.shape}"
+    return None
+
+
+_START = Relation(("q0", "log_q0"), _one_start,
+                  "exactly one of ``q0`` (entries >= 0, one > 0) and ``log_q0`` is given, of "
+                  "length ``d``")
+_VEC = Optional(Array(ndim=1))
+#: Largest ``steps`` of :meth:`CommutingSensing.gradient_descent` (10^8 reduced steps run for
+#: minutes; 10^9 is a run without end).
+MAX_STEPS = 10**8
+#: The ``solve_ivp`` methods of :meth:`CommutingSensing.mirror_flow`.
+IVP_METHODS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
+
+
+def _trajectory_bytes(args) -> float:
+    n = args["steps"] // args["record_every"] + 2
+    return 8.0 * n * (args["self"].d + 2)
+
+
 def _worst_commutator(As: np.ndarray) -> tuple[int, int, float]:
     m = As.shape[0]
     norms = np.linalg.norm(As, axis=(1, 2))
@@ -253,11 +316,6 @@ class CommutingSensing(Loss):
     blocks : AlgebraBlocks
         Joint eigenspaces and their multiplicities.
 
-    Raises
-    ------
-    TypeError, ValueError
-        For a non-orthogonal basis or mis-shaped / non-finite data.
-
     Examples
     --------
     >>> import numpy as np
@@ -266,21 +324,16 @@ class CommutingSensing(Loss):
     0.0
     """
 
+    @validate_params({"basis": Converted(_orthogonal_basis, "a finite real orthogonal d x d "
+                                         "matrix", bad=[("string", "abc"), ("None", None),
+                                                        ("not orthogonal", 2 * np.eye(2)),
+                                                        ("non-square", np.ones((2, 3)))]),
+                      "spectra": Array(ndim=2), "y": Array(ndim=1),
+                      "block_tol": Real(0, 1, closed="neither")},
+                     relations=[Relation(("spectra", "y"), _data_shapes,
+                                         "``spectra`` is ``m x d``, ``y`` has length ``m``")])
     def __init__(self, basis, spectra, y, *, block_tol: float = 1e-12):
-        V = as_square(basis, "basis")
-        d = V.shape[0]
-        err = np.max(np.abs(V.T @ V - np.eye(d)))
-        if err > 1e-10:
-            raise ValueError(f"basis must be orthogonal: max |V^T V - I| = {err:.3e} > 1e-10")
-        spectra = as_matrix(spectra, "spectra")
-        if spectra.shape[1] != d:
-            raise ValueError(f"spectra must have {d} columns (the basis is {d} x {d}), got shape "
-                             f"{spectra.shape}")
-        y = as_array(y, "y", ndim=1)
-        if y.shape[0] != spectra.shape[0]:
-            raise ValueError(f"y must have length {spectra.shape[0]} (rows of spectra), got "
-                             f"{y.shape[0]}")
-        block_tol = as_positive(block_tol, "block_tol")
+        V, spectra, y = (np.asarray(a, dtype=float) for a in (basis, spectra, y))
         self.basis, self.spectra, self.y = V, spectra, y
         self.m, self.d = spectra.shape
         labels = _group_columns(spectra, block_tol)
@@ -290,6 +343,11 @@ class CommutingSensing(Loss):
 
     # ---------------------------------------------------------------- construction
     @classmethod
+    @validate_params({"As": Array(ndim=3), "y": Array(ndim=1), "tol": Real(0, 1, closed="neither"),
+                      "seed": Seed()},
+                     relations=[Relation(("As", "y"), _matrices_shapes,
+                                         "``As`` is ``m x d x d`` (``m >= 1``), ``y`` has "
+                                         "length ``m``")])
     def from_matrices(cls, As, y, *, tol: float = 1e-10, seed: int = 0) -> CommutingSensing:
         """Build from symmetric commuting ``A_i`` (``As``: ``m x d x d`` or a list).
 
@@ -306,20 +364,14 @@ class CommutingSensing(Loss):
         >>> bool(np.allclose(cs.matrices()[0], np.diag([1.0, 2.0])))
         True
         """
-        As = as_array(As, "As", ndim=3)
-        m, d, d2 = As.shape
-        if d != d2 or m == 0:
-            raise ValueError(f"As must have shape (m, d, d) with m >= 1, got {As.shape}")
+        As, y = np.asarray(As, dtype=float), np.asarray(y, dtype=float)
+        m, d, _ = As.shape
         asym = np.max(np.abs(As - np.swapaxes(As, 1, 2)), axis=(1, 2))
         big = np.max(np.abs(As), axis=(1, 2))
         bad = np.flatnonzero(asym > 1e-10 * np.maximum(big, np.finfo(float).tiny))
         if bad.size:
             raise ValueError(f"As[{bad[0]}] is not symmetric (max asymmetry {asym[bad[0]]:.3e})")
         As = sym(As)
-        y = as_array(y, "y", ndim=1)
-        if y.shape[0] != m:
-            raise ValueError(f"y must have length {m} (one per matrix), got {y.shape[0]}")
-        tol = as_positive(tol, "tol")
         # work with A_i / max|A_i| (all measures are relative per matrix): no under/overflow
         amax = np.max(np.abs(As), axis=(1, 2))
         amax = np.where(amax > 0, amax, 1.0)
@@ -329,7 +381,7 @@ class CommutingSensing(Loss):
             raise ValueError(f"the measurement matrices do not commute: worst pair (A_{i}, A_{j}) "
                              f"has ||[A_{i}, A_{j}]||_F / (||A_{i}||_F ||A_{j}||_F) = {c:.3e} > "
                              f"tol = {tol:g}")
-        rng = as_rng(seed)
+        rng = seed
         parts = _split(As, tol, rng)
         V = np.hstack(parts)
         D = np.einsum("ba,ibc,ca->ia", V, As, V, optimize=True)
@@ -512,6 +564,10 @@ class CommutingSensing(Loss):
         z = _log_start(q0, log_q0, self.d, allow_zero=True)
         return z, np.isfinite(z)
 
+    @validate_params({"self": Bind(d="d"), "q0": _VEC, "times": TimeGrid(nonnegative=False),
+                      "log_q0": _VEC, "rtol": Real(1e-13, 1, closed="left"), "atol": Real(0),
+                      "method": Options(*IVP_METHODS)},
+                     relations=[_START])
     def mirror_flow(self, q0=None, times=None, *, log_q0=None, rtol: float = 1e-10,
                     atol: float = 1e-12, method: str = "LSODA") -> SpectralTrajectory:
         r"""The reduced flow ``q' = -4 g(q) q``, integrated as ``d/dt log q = -4 g`` on the
@@ -534,7 +590,9 @@ class CommutingSensing(Loss):
         log_q0 : array_like, shape (d,), optional
             ``log q0``, for starts below ``1e-308``.
         rtol, atol : float
-            Integration tolerances (``atol`` absolute on ``log q``).
+            Integration tolerances: ``rtol`` in ``[1e-13, 1)`` (below, the ODE solvers' own
+            floor of ``100 eps`` would take over or the steps never end), ``atol >= 0``
+            absolute on ``log q``.
         method : str, default "LSODA"
             A :func:`scipy.integrate.solve_ivp` method.
 
@@ -544,8 +602,6 @@ class CommutingSensing(Loss):
 
         Raises
         ------
-        TypeError, ValueError
-            For bad arguments.
         quadnet.exceptions.DivergenceError
             If the integration fails.
 
@@ -559,9 +615,7 @@ class CommutingSensing(Loss):
         (True, (3, 2, 2))
         """
         z0, pos = self._start(q0, log_q0)
-        t = as_array(times, "times", ndim=1)
-        if t.size < 2 or np.any(np.diff(t) <= 0):
-            raise ValueError("times must be a strictly increasing 1-d array with >= 2 entries")
+        t = times
         A = self.spectra[:, pos]
 
         def rhs(_t, z):
@@ -585,6 +639,11 @@ class CommutingSensing(Loss):
                                                "log_q_final": _full(sol.y[:, -1], pos)},
                                   basis=self.basis)
 
+    @validate_params({"self": Bind(d="d"), "q0": _VEC, "eta": Real(0, None, closed="neither"),
+                      "steps": Integer(0, MAX_STEPS), "log_q0": _VEC, "record_every": Integer(1),
+                      "rtol": Optional(Real(0, 1, closed="neither"))},
+                     relations=[_START, memory_guard(("steps", "record_every"), _trajectory_bytes,
+                                                     "the recorded trajectory")])
     def gradient_descent(self, q0=None, eta: float | None = None,
                          steps: int | None = None, *, log_q0=None,
                          record_every: int = 1, rtol: float | None = None) -> SpectralTrajectory:
@@ -601,7 +660,7 @@ class CommutingSensing(Loss):
         eta : float
             Step size ``> 0``.
         steps : int
-            Number of steps ``>= 0``.
+            Number of steps, ``0 <= steps <= MAX_STEPS = 10**8``.
         log_q0 : array_like, shape (d,), optional
             ``log q0``.
         record_every : int, default 1
@@ -622,9 +681,6 @@ class CommutingSensing(Loss):
         ([0.0, 500.0, 1000.0, 1500.0, 2000.0], True)
         """
         z, pos = self._start(q0, log_q0)
-        eta = as_positive(eta, "eta")
-        steps = as_int(steps, "steps", minimum=0)
-        record_every = as_int(record_every, "record_every", minimum=1)
         A, y = self.spectra, self.y
         c = (2.0 * eta / self.m) * A.T           # 2 eta g = c @ (A q - y)
         ynorm = max(np.max(np.abs(y)), np.finfo(float).tiny)
@@ -674,6 +730,28 @@ def _full(zpos: np.ndarray, pos: np.ndarray) -> np.ndarray:
 
 
 # --------------------------------------------------------------------- sweep unit
+def _commuting_seed(value, name: str):
+    if isinstance(value, np.random.Generator):
+        return value
+    return Integer(0).convert(value, name, {})
+
+
+def _m_below_d(args) -> str | None:
+    return None if args["m"] < args["d"] else f"m must be <= d - 1 = {args['d'] - 1}, got {args['m']}"
+
+
+def _instance_bytes(args) -> float:
+    d, m = args["d"], args["m"]
+    return 8.0 * (m * d + 3 * d + m)
+
+
+@validate_params({"seed": Converted(_commuting_seed, "an int >= 0 or a numpy.random.Generator",
+                                    bad=[("string", "abc"), ("negative", -1), ("float", 1.5),
+                                         ("None", None)]),
+                  "d": Integer(2), "m": Integer(1)},
+                 relations=[Relation(("m", "d"), _m_below_d, "``m < d``"),
+                            memory_guard(("d", "m"), _instance_bytes,
+                                         "the spectra (m x d float64)")])
 def random_commuting_instance(seed, d: int = 24, m: int = 6) -> dict:
     r"""A reproducible commuting instance with a strictly positive interpolant (quadnet target).
 
@@ -696,11 +774,6 @@ def random_commuting_instance(seed, d: int = 24, m: int = 6) -> dict:
     dict
         ``"spectra"`` ``(m, d)``, ``"y"`` ``(m,)``, ``"q_star"`` ``(d,)``, ``"w"`` ``(d,)``.
 
-    Raises
-    ------
-    TypeError, ValueError
-        For a bad ``seed``, ``d`` or ``m``.
-
     Examples
     --------
     >>> import numpy as np
@@ -708,12 +781,9 @@ def random_commuting_instance(seed, d: int = 24, m: int = 6) -> dict:
     >>> inst["spectra"].shape, bool(np.allclose(inst["spectra"] @ inst["q_star"], inst["y"]))
     ((2, 5), True)
     """
-    d = as_int(d, "d", minimum=2)
-    m = as_int(m, "m", minimum=1, maximum=d - 1)
     if isinstance(seed, np.random.Generator):
         rng = seed
     else:
-        seed = as_int(seed, "seed", minimum=0)
         rng = np.random.default_rng([seed, d, m])
     A = rng.standard_normal((m, d))
     q_star = rng.uniform(0.5, 1.5, d)

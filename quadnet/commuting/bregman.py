@@ -30,7 +30,20 @@ import scipy.sparse as sp
 from scipy.optimize import linprog
 
 from quadnet._threads import single_threaded
-from quadnet._validation import as_array, as_int, as_matrix, as_positive
+from quadnet._validation import (
+    Array,
+    Boolean,
+    CvxpySolver,
+    Integer,
+    Optional,
+    Options,
+    Real,
+    Relation,
+    as_array,
+    as_matrix,
+    solver_failure,
+    validate_params,
+)
 
 from quadnet.exceptions import InfeasibleError
 
@@ -193,6 +206,71 @@ def _log_start(q0, log_q0, d: int, name: str = "q0", *, allow_zero: bool = False
     return np.log(q0)
 
 
+def _mult(multiplicities, d: int) -> np.ndarray:
+    """The multiplicities of a checked problem (default all 1)."""
+    return np.ones(d) if multiplicities is None else np.asarray(multiplicities, dtype=float)
+
+
+def _ell(q0, log_q0) -> np.ndarray:
+    """``log q0`` of a checked start (exactly one of them given)."""
+    if log_q0 is not None:
+        return np.asarray(log_q0, dtype=float)
+    with np.errstate(divide="ignore"):
+        return np.log(np.asarray(q0, dtype=float))
+
+
+def _check_problem(args) -> str | None:
+    """The relation of ``A``, ``y`` and ``multiplicities`` (messages of :func:`_problem`)."""
+    A, y = args["A"], args["y"]
+    m, d = A.shape
+    if y.shape[0] != m:
+        return f"y must have length {m} (the number of rows of A), got {y.shape[0]}"
+    mult = args.get("multiplicities")
+    if mult is None:
+        return None
+    if mult.shape[0] != d:
+        return f"multiplicities must have length {d} (columns of A), got {mult.shape[0]}"
+    if np.any(mult <= 0):
+        return f"multiplicities must be positive, got min {mult.min():.3g}"
+    return None
+
+
+def _start_relation(*, allow_zero: bool = False, both: bool = True) -> Relation:
+    """The start of a projection: exactly one of ``q0``/``log_q0``, of length ``d``, ``q0 > 0``
+    (:func:`_log_start`)."""
+
+    def check(args):
+        q0, log_q0 = args["q0"], args.get("log_q0")
+        d = args["A"].shape[1]
+        if both and (q0 is None) == (log_q0 is None):
+            raise TypeError("give exactly one of q0= or log_q0=")
+        for name, v in (("q0", q0), ("log_q0", log_q0)):
+            if v is not None and v.shape[0] != d:
+                return f"{name} must have shape ({d},), got {v.shape}"
+        _log_start(q0, log_q0, d, allow_zero=allow_zero)   # q0 > 0 (messages name q0)
+        return None
+
+    names = ("q0", "log_q0") if both else ("q0",)
+    what = ("exactly one of ``q0`` (entries > 0) and ``log_q0`` is given, of length ``d``"
+            if both else "``q0`` has length ``d`` and entries > 0")
+    return Relation(names, check, what)
+
+
+_A = Array(ndim=2)
+_Y = Array(ndim=1)
+_MULT = Optional(Array(ndim=1))
+_PROBLEM = Relation(("A", "y", "multiplicities"), _check_problem,
+                    "``len(y)`` is the number of rows of ``A``; ``multiplicities`` has one "
+                    "entry > 0 per column")
+#: Smallest ``rc_tol`` of :func:`min_trace_solution`: reduced costs carry rounding errors of
+#: ~1e-16 of the data scale, so a smaller tolerance misses the minimum-trace face (an
+#: outside run found ``rc_tol = 1e-300`` reported a feasible problem as infeasible).
+RC_TOL_MIN = 1e-13
+#: Largest Newton budget of :func:`bregman_projection` (it converges in tens of iterations; a
+#: tolerance below the rounding floor stops as ``"stagnated"``).
+MAX_NEWTON_ITER = 10**5
+
+
 # ------------------------------------------------------------------------------- LP tools
 def _farkas(B: np.ndarray, y: np.ndarray) -> np.ndarray:
     """A ``nu`` in the box ``[-1, 1]^m`` maximising ``y^T nu`` subject to ``B^T nu <= 0``."""
@@ -212,6 +290,7 @@ def _raise_infeasible(B: np.ndarray, y: np.ndarray) -> None:
         "(see the exception's .certificate)", nu)
 
 
+@validate_params({"A": _A, "y": _Y, "multiplicities": _MULT}, relations=[_PROBLEM])
 def feasible_support(A, y, multiplicities=None) -> np.ndarray:
     """The coordinates that are positive at some point of ``{q >= 0 : A diag(m) q = y}``.
 
@@ -246,7 +325,7 @@ def feasible_support(A, y, multiplicities=None) -> np.ndarray:
     >>> feasible_support(np.array([[1.0, 1.0]]), np.array([1.0])).tolist()
     [True, True]
     """
-    A, y, mult = _problem(A, y, multiplicities)
+    mult = _mult(multiplicities, A.shape[1])
     B = A * mult
     m, d = B.shape
     # The support is invariant under scaling y and the columns: normalise both.
@@ -379,6 +458,12 @@ def _newton(A, y, mult, ell, nu, tol, max_iter) -> tuple[np.ndarray, int, float,
 _FLOOR_OK = 1e-10
 
 
+@validate_params({"A": _A, "y": _Y, "q0": Optional(_Y), "log_q0": Optional(_Y),
+                  "multiplicities": _MULT, "tol": Real(0, 1, closed="neither"),
+                  "max_iter": Integer(1, MAX_NEWTON_ITER), "start": Options("auto", "zero", "lp"),
+                  "detect_support": Boolean()},
+                 relations=[_PROBLEM, _start_relation()],
+                 finite_result=False)   # log_q = -inf off the support is part of the answer
 def bregman_projection(A, y, q0=None, *, log_q0=None, multiplicities=None, tol: float = 1e-14,
                        max_iter: int = 200, start: str = "auto",
                        detect_support: bool = False) -> BregmanResult:
@@ -438,13 +523,8 @@ def bregman_projection(A, y, q0=None, *, log_q0=None, multiplicities=None, tol: 
     >>> res.q.round(12).tolist(), res.converged                  # q = q0 / 2
     ([0.5, 1.5], True)
     """
-    A, y, mult = _problem(A, y, multiplicities)
     d = A.shape[1]
-    ell = _log_start(q0, log_q0, d)
-    tol = as_positive(tol, "tol")
-    max_iter = as_int(max_iter, "max_iter", minimum=1)
-    if not isinstance(start, str) or start not in ("auto", "zero", "lp"):
-        raise ValueError(f"start must be 'auto', 'zero' or 'lp', got {start!r}")
+    mult, ell = _mult(multiplicities, d), _ell(q0, log_q0)
     with single_threaded():   # Newton on an m x m dual: small matrices
         support = feasible_support(A, y, mult) if detect_support else np.ones(d, bool)
         out = _solve_on(A, y, mult, ell, support, tol, max_iter, start)
@@ -518,6 +598,21 @@ def _solve_on(A, y, mult, ell, support, tol, max_iter, start) -> BregmanResult:
     return BregmanResult(q, log_q, nu, kkt, its, ok, support, info)
 
 
+def _divergence_args(args) -> str | None:
+    q, q0, mult = args["q"], args["q0"], args["multiplicities"]
+    if mult is not None and np.any(mult <= 0):
+        return f"multiplicities must be positive, got min {mult.min():.3g}"
+    if np.any(q < 0):
+        return f"q must be >= 0, got min {q.min():.3g}"
+    if np.any(q0 <= 0):
+        return f"q0 must be > 0, got min {q0.min():.3g}"
+    return None
+
+
+@validate_params({"q": Array(shape=("d",)), "q0": Array(shape=("d",)),
+                  "multiplicities": Optional(Array(shape=("d",)))},
+                 relations=[Relation(("q", "q0", "multiplicities"), _divergence_args,
+                                     "``q >= 0``, ``q0 > 0``, ``multiplicities > 0``")])
 def bregman_divergence(q, q0, multiplicities=None) -> float:
     r"""The (weighted) relative entropy of ``q`` from ``q0`` (quadnet theory §5).
 
@@ -538,29 +633,13 @@ def bregman_divergence(q, q0, multiplicities=None) -> float:
     -------
     float
 
-    Raises
-    ------
-    TypeError, ValueError
-        For non-finite or mis-shaped input, ``q < 0``, ``q0 <= 0`` or a multiplicity ``<= 0``.
-
     Examples
     --------
     >>> import numpy as np
     >>> round(bregman_divergence(np.array([1.0, 0.0]), np.array([1.0, 1.0])), 12)
     1.0
     """
-    q = as_array(q, "q", ndim=1)
-    q0 = as_array(q0, "q0", ndim=1, shape=q.shape)
-    if multiplicities is None:
-        mult = np.ones_like(q)
-    else:
-        mult = as_array(multiplicities, "multiplicities", ndim=1, shape=q.shape)
-        if np.any(mult <= 0):
-            raise ValueError(f"multiplicities must be positive, got min {mult.min():.3g}")
-    if np.any(q < 0):
-        raise ValueError(f"q must be >= 0, got min {q.min():.3g}")
-    if np.any(q0 <= 0):
-        raise ValueError(f"q0 must be > 0, got min {q0.min():.3g}")
+    mult = _mult(multiplicities, q.shape[0])
     pos = q > 0
     xlogx = np.zeros_like(q)
     xlogx[pos] = q[pos] * np.log(q[pos] / q0[pos])
@@ -568,6 +647,22 @@ def bregman_divergence(q, q0, multiplicities=None) -> float:
 
 
 # ---------------------------------------------------------------------------- min trace
+def _positive_weights(args) -> str | None:
+    w = args["weights"]
+    d = args["A"].shape[1]
+    if w is None:
+        return None
+    if w.shape[0] != d:
+        return f"weights must have shape ({d},), got {w.shape}"
+    if np.any(w <= 0):
+        return "weights must be strictly positive"
+    return None
+
+
+@validate_params({"A": _A, "y": _Y, "weights": Optional(_Y), "multiplicities": _MULT,
+                  "rc_tol": Real(RC_TOL_MIN, 1, closed="left")},
+                 relations=[_PROBLEM, Relation(("weights",), _positive_weights,
+                                               "``weights`` has one entry > 0 per column")])
 def min_trace_solution(A, y, weights=None, multiplicities=None, *,
                        rc_tol: float = 1e-9) -> MinTraceResult:
     r"""The minimum-trace interpolant: the ``eps -> 0`` limit of the projection of ``eps * weights``.
@@ -599,7 +694,7 @@ def min_trace_solution(A, y, weights=None, multiplicities=None, *,
     multiplicities : array_like, shape (d,), optional
         Block ranks ``m_k > 0`` (default all 1).
     rc_tol : float, default 1e-9
-        Reduced-cost tolerance ``> 0``.
+        Relative reduced-cost tolerance in ``[1e-13, 1)`` (``RC_TOL_MIN``).
 
     Returns
     -------
@@ -619,18 +714,9 @@ def min_trace_solution(A, y, weights=None, multiplicities=None, *,
     >>> res.q.round(12).tolist(), round(res.trace, 12), res.face_dimension
     ([0.0, 1.0], 1.0, 0)
     """
-    A, y, mult = _problem(A, y, multiplicities)
     d = A.shape[1]
-    if weights is None:
-        w = np.ones(d)
-    else:
-        w = as_array(weights, "weights", ndim=1, shape=(d,))
-        if np.any(w <= 0):
-            raise ValueError("weights must be strictly positive")
-    rc_tol = as_positive(rc_tol, "rc_tol")
-    if not rc_tol < 1:
-        raise ValueError(f"rc_tol must be a relative reduced-cost tolerance in (0, 1), got "
-                         f"{rc_tol}")
+    mult = _mult(multiplicities, d)
+    w = np.ones(d) if weights is None else np.asarray(weights, dtype=float)
     B = A * mult
     res = linprog(mult, A_eq=B, b_eq=y, bounds=[(0, None)] * d, method="highs")
     if res.status == 2:
@@ -664,6 +750,9 @@ def min_trace_solution(A, y, weights=None, multiplicities=None, *,
 
 
 # ------------------------------------------------------------------------- cvxpy baseline
+@validate_params({"A": _A, "y": _Y, "q0": _Y, "multiplicities": _MULT,
+                  "solver": CvxpySolver(allow_none=True)},
+                 relations=[_PROBLEM, _start_relation(both=False)])
 def bregman_projection_cvxpy(A, y, q0, multiplicities=None, solver: str | None = None,
                              **solver_options) -> tuple[np.ndarray, dict]:
     """Independent baseline: the same projection as an exponential-cone program in cvxpy.
@@ -681,15 +770,14 @@ def bregman_projection_cvxpy(A, y, q0, multiplicities=None, solver: str | None =
     """
     import cvxpy as cp
 
-    from quadnet._validation import as_solver
-
-    solver = as_solver(solver, "solver", allow_none=True)
-    A, y, mult = _problem(A, y, multiplicities)
-    ell = _log_start(q0, None, A.shape[1])
+    mult, ell = _mult(multiplicities, A.shape[1]), _ell(q0, None)
     q = cp.Variable(A.shape[1])
     obj = cp.sum(cp.multiply(mult, -cp.entr(q) - cp.multiply(ell, q) - q))
     prob = cp.Problem(cp.Minimize(obj), [(A * mult) @ q == y])
-    prob.solve(solver=solver, **solver_options)
+    try:
+        prob.solve(solver=solver, **solver_options)
+    except cp.error.SolverError as exc:
+        raise solver_failure(solver, exc, "the exponential-cone Bregman projection") from exc
     if prob.status in ("infeasible", "infeasible_inaccurate"):
         raise InfeasibleError(f"A diag(m) q = y has no solution q >= 0 (cvxpy status "
                               f"{prob.status})")

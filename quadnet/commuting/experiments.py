@@ -25,17 +25,27 @@ import scipy.linalg
 from scipy.optimize import linprog
 
 from quadnet._linalg import sym
-from quadnet._validation import as_array, as_int, as_positive
+from quadnet._validation import (
+    Array,
+    Boolean,
+    Converted,
+    Integer,
+    Optional,
+    Real,
+    Relation,
+    validate_params,
+)
 from quadnet.commuting.algebra import CommutingSensing, random_commuting_instance
 from quadnet.commuting.bregman import bregman_projection, min_trace_solution
 from quadnet.commuting.greedy import (
+    FACTOR_EPS_MIN,
     greedy_low_rank_learning,
     min_trace_interpolant,
     small_init_limit,
 )
 from quadnet.exceptions import ConvergenceWarning
 from quadnet.geometry import horizontal_dimension
-from quadnet.losses import MeasurementLoss, as_loss
+from quadnet.losses import LOSS, MeasurementLoss
 
 __all__ = [
     "commutator_path",
@@ -52,10 +62,49 @@ __all__ = [
 ]
 
 
+_SEED = Integer(0)
+_POS = Real(0, None, closed="neither")
+_POS_OPT = Optional(_POS)
+#: Largest budgets of the experiment loops (Newton iterations, reduced descent steps).
+MAX_NEWTON_ITER = 10**4
+MAX_STEPS = 10**8
+
+
+def _r_le_d(args) -> str | None:
+    return None if args["r"] <= args["d"] else f"r must be <= {args['d']}, got {args['r']}"
+
+
+def _y_per_row(key: str):
+    def check(args) -> str | None:
+        m = args[key].shape[0]
+        if args["y"].shape[0] != m:
+            return f"y must have shape ({m},), got {args['y'].shape}"
+        nu0 = args.get("nu0")
+        if nu0 is not None and nu0.shape[0] != m:
+            return f"nu0 must have shape ({m},), got {nu0.shape}"
+        return None
+    return Relation((key, "y"), check, f"``y`` has one entry per row of ``{key}``")
+
+
+def _eps_list(value, name: str) -> np.ndarray:
+    e = np.atleast_1d(Array(ndim=None).convert(value, name, {}))
+    if e.ndim != 1 or np.any(e < FACTOR_EPS_MIN) or np.any(e > 1):
+        raise ValueError(f"{name} must be a number or a 1-d list of numbers in [1e-150, 1] (the "
+                         f"factor dynamics underflow below), got {value!r}")
+    return e
+
+
+_EPS_LIST = Converted(_eps_list, "a finite number in [1e-150, 1] or a non-empty 1-d list of them",
+                      bad=[("string", "abc"), ("None", None), ("negative", (-1.0,)),
+                           ("empty", ()), ("nan", (np.nan,))])
+
+
 def _rel(a, b) -> float:
     return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-300))
 
 
+@validate_params({"seed": _SEED, "d": Integer(2), "m": Integer(1), "r": Integer(1)},
+                 relations=[Relation(("r", "d"), _r_le_d, "``r <= d``")])
 def gaussian_symmetric_instance(seed, d: int = 5, m: int = 6, r: int = 1) -> MeasurementLoss:
     r"""``A_i = (G_i + G_i^T)/2`` with Gaussian ``G_i``, ``y_i = <A_i, Z Z^T>``, ``Z`` Gaussian ``d x r``.
 
@@ -67,10 +116,7 @@ def gaussian_symmetric_instance(seed, d: int = 5, m: int = 6, r: int = 1) -> Mea
     >>> loss.A.shape, round(loss.value(loss.Q_star), 12)
     ((6, 5, 5), 0.0)
     """
-    rng = np.random.default_rng(as_int(seed, "seed", minimum=0))
-    d = as_int(d, "d", minimum=2)
-    m = as_int(m, "m", minimum=1)
-    r = as_int(r, "r", minimum=1, maximum=d)
+    rng = np.random.default_rng(seed)
     G = rng.standard_normal((m, d, d))
     A = sym(G)
     Z = rng.standard_normal((d, r))
@@ -79,6 +125,20 @@ def gaussian_symmetric_instance(seed, d: int = 5, m: int = 6, r: int = 1) -> Mea
     return loss
 
 
+def _power_law_args(args) -> str | None:
+    if args["eps"].shape != args["dist"].shape:
+        return f"dist must have the shape of eps {args['eps'].shape}, got {args['dist'].shape}"
+    if np.any(args["eps"] <= 0):
+        return "eps must be > 0 (a log-log fit)"
+    if not args["floor"] < args["ceiling"]:
+        return f"floor must be < ceiling, got {args['floor']} >= {args['ceiling']}"
+    return None
+
+
+@validate_params({"eps": Array(ndim=1), "dist": Array(ndim=1), "floor": Real(0), "ceiling": _POS},
+                 relations=[Relation(("eps", "dist", "floor", "ceiling"), _power_law_args,
+                                     "``eps > 0`` and ``dist`` have one shape; "
+                                     "``floor < ceiling``")], finite_result=False)
 def fit_power_law(eps, dist, *, floor: float = 1e-11, ceiling: float = 0.2) -> dict:
     r"""Least-squares fit ``log dist = log C + alpha log eps`` on the points with
     ``floor < dist < ceiling`` (the asymptotic regime above the solver floor).
@@ -91,7 +151,7 @@ def fit_power_law(eps, dist, *, floor: float = 1e-11, ceiling: float = 0.2) -> d
     >>> round(fit_power_law(e, 3 * e**0.5)["alpha"], 9)
     0.5
     """
-    e, dd = as_array(eps, "eps", ndim=1), as_array(dist, "dist", ndim=1)
+    e, dd = eps, dist
     keep = (dd > floor) & (dd < ceiling)
     if keep.sum() < 2:
         return {"alpha": math.nan, "C": math.nan, "points": int(keep.sum())}
@@ -99,6 +159,9 @@ def fit_power_law(eps, dist, *, floor: float = 1e-11, ceiling: float = 0.2) -> d
     return {"alpha": float(a), "C": float(math.exp(b)), "points": int(keep.sum())}
 
 
+@validate_params({"loss": LOSS, "d": Integer(1), "eps_grid": _EPS_LIST, "m": Optional(Integer(1)),
+                  "glrl_eps": Real(FACTOR_EPS_MIN, 1), "with_sdp": Boolean(), "max_time_factor": _POS_OPT,
+                  "progress": Boolean()})
 def limit_distances(loss, d: int, eps_grid, *, m: int | None = None, glrl_eps: float = 1e-14,
                     with_sdp: bool = True, max_time_factor: float | None = None,
                     progress: bool = False) -> dict:
@@ -112,11 +175,10 @@ def limit_distances(loss, d: int, eps_grid, *, m: int | None = None, glrl_eps: f
     ``max_time_factor`` caps each flow (and each GLRL stage) at ``max_time_factor / ||S_0||_2``
     time units.
     """
-    loss = as_loss(loss)
-    eps_grid = np.sort(as_array(eps_grid, "eps_grid", ndim=1))[::-1]
-    m = getattr(loss, "m", None) if m is None else as_int(m, "m", minimum=1)
+    eps_grid = np.sort(eps_grid)[::-1]
+    m = getattr(loss, "m", None) if m is None else m
     scale = max(float(np.linalg.norm(loss.gradient(np.zeros((d, d))), 2)), 1e-300)
-    T = None if max_time_factor is None else as_positive(max_time_factor, "max_time_factor") / scale
+    T = None if max_time_factor is None else max_time_factor / scale
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         g = greedy_low_rank_learning(loss, d, eps=glrl_eps, max_stage_time=T)
@@ -172,6 +234,8 @@ def limit_distances(loss, d: int, eps_grid, *, m: int | None = None, glrl_eps: f
 
 
 # ------------------------------------------------------------------------- (b) counterexamples
+@validate_params({"seeds": Array(ndim=1), "d": Integer(2), "m": Integer(1), "r": Integer(1)},
+                 relations=[Relation(("r", "d"), _r_le_d, "``r <= d``")])
 def counterexample_search(seeds, *, d: int = 5, m: int = 6, r: int = 1) -> list[dict]:
     """GLRL trace vs minimum trace on :func:`gaussian_symmetric_instance` for each seed.
 
@@ -189,13 +253,14 @@ def counterexample_search(seeds, *, d: int = 5, m: int = 6, r: int = 1) -> list[
     return sorted(out, key=lambda x: -x["gap_rel"])
 
 
+@validate_params({"loss": LOSS, "d": Integer(1), "eps_list": _EPS_LIST, "eta": _POS_OPT,
+                  "progress": Boolean()})
 def verify_counterexample(loss, d: int, eps_list=(1e-3, 1e-6, 1e-9, 1e-12), *,
                           eta: float | None = None, progress: bool = False) -> dict:
     r"""Trace of the descent limit (step ``eta``; default ``0.02 / ||S_0||_2``) from
     ``sqrt(eps) I`` for each ``eps``, of GLRL and of the SDP minimum-trace interpolant."""
-    loss = as_loss(loss)
     S0 = loss.gradient(np.zeros((d, d)))
-    eta = 0.02 / float(np.linalg.norm(S0, 2)) if eta is None else as_positive(eta, "eta")
+    eta = 0.02 / float(np.linalg.norm(S0, 2)) if eta is None else eta
     g = greedy_low_rank_learning(loss, d)
     mt = min_trace_interpolant(loss)
     rows = []
@@ -232,6 +297,10 @@ def razin_cohen_dilation() -> tuple[MeasurementLoss, np.ndarray]:
 
 
 # --------------------------------------------------------------------- (c) commuting -> not
+@validate_params({"A": Array(ndim=3), "y": Array(ndim=1), "log_eps": Real(-700, 100),
+                  "nu0": Optional(Array(ndim=1)), "tol": Real(0, 1, closed="neither"),
+                  "max_iter": Integer(1, MAX_NEWTON_ITER), "return_dual": Boolean()},
+                 relations=[_y_per_row("A")])
 def von_neumann_projection(A, y, log_eps: float, *, nu0=None, tol: float = 1e-13,
                            max_iter: int = 200, return_dual: bool = False):
     r"""``argmin { D(Q, eps I) : <A_i, Q> = y_i }``, ``D`` the von Neumann divergence
@@ -251,10 +320,8 @@ def von_neumann_projection(A, y, log_eps: float, *, nu0=None, tol: float = 1e-13
     >>> np.round(np.diag(Q), 4).tolist()
     [0.0001, 0.9999]
     """
-    A = as_array(A, "A", ndim=3)
-    y = as_array(y, "y", ndim=1, shape=(A.shape[0],))
     m, d, _ = A.shape
-    nu = np.zeros(m) if nu0 is None else as_array(nu0, "nu0", ndim=1, shape=(m,)).copy()
+    nu = np.zeros(m) if nu0 is None else nu0.copy()
 
     def state(nu):
         M = log_eps * np.eye(d) + np.tensordot(nu, A, 1)
@@ -292,6 +359,8 @@ def von_neumann_projection(A, y, log_eps: float, *, nu0=None, tol: float = 1e-13
     raise RuntimeError("von_neumann_projection: Newton did not converge")
 
 
+@validate_params({"seed": _SEED, "ts": Array(ndim=1), "d": Integer(2), "m": Integer(2),
+                  "eps": Real(FACTOR_EPS_MIN, 1), "progress": Boolean()})
 def commutator_path(seed, ts, *, d: int = 4, m: int = 3, eps: float = 1e-4,
                     progress: bool = False) -> dict:
     r"""Rotate ``A_0`` of a commuting instance by ``R(t) = exp(t Omega)`` (``Omega`` random skew,
@@ -304,7 +373,7 @@ def commutator_path(seed, ts, *, d: int = 4, m: int = 3, eps: float = 1e-4,
     ``||Q_flow - Q_vN|| / ||Q_vN||``; the power laws deviation ~ C commutator^p and
     |trace gap| ~ commutator^p_tr fitted where the deviation is below 0.1.
     """
-    rng = np.random.default_rng([as_int(seed, "seed", minimum=0), 7003])
+    rng = np.random.default_rng([seed, 7003])
     V = np.linalg.qr(rng.standard_normal((d, d)))[0]
     spec = rng.standard_normal((m, d))
     qstar = rng.uniform(0.5, 1.5, d)
@@ -317,7 +386,7 @@ def commutator_path(seed, ts, *, d: int = 4, m: int = 3, eps: float = 1e-4,
     rows = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        for t in as_array(ts, "ts", ndim=1):
+        for t in ts:
             R = scipy.linalg.expm(float(t) * Om)
             As = As0.copy()
             As[0] = R @ As0[0] @ R.T
@@ -345,6 +414,9 @@ def commutator_path(seed, ts, *, d: int = 4, m: int = 3, eps: float = 1e-4,
 
 
 # ------------------------------------------------------------------ (d) joint (eta, eps) limit
+@validate_params({"spectra": Array(ndim=2), "y": Array(ndim=1), "eta": _POS, "log_inv_eps": _POS,
+                  "max_steps": Integer(1, MAX_STEPS), "rtol": Real(0, 1, closed="neither")},
+                 relations=[_y_per_row("spectra")])
 def descent_effective_start(spectra, y, eta: float, log_inv_eps: float, *,
                             max_steps: int = 200_000, rtol: float = 1e-13) -> dict:
     r"""Factor descent in spectral coordinates from ``q0 = eps 1`` and its exact selection law.
@@ -361,10 +433,7 @@ def descent_effective_start(spectra, y, eta: float, log_inv_eps: float, *,
 
     Returns ``q``, ``beta``, ``kappa = -beta / log(1/eps)``, ``steps``, ``residual``.
     """
-    A = as_array(spectra, "spectra", ndim=2)
-    y = as_array(y, "y", ndim=1, shape=(A.shape[0],))
-    eta = as_positive(eta, "eta")
-    L = as_positive(log_inv_eps, "log_inv_eps")
+    A, L = spectra, log_inv_eps
     m = A.shape[0]
     z = np.full(A.shape[1], -L)
     beta = np.zeros_like(z)
@@ -395,6 +464,8 @@ def _weighted_lp(A, y, w) -> np.ndarray:
     return np.asarray(sol.x, float)
 
 
+@validate_params({"eta_scale": _POS, "log_inv_eps": _POS, "instance_seed": _SEED, "d": Integer(2),
+                  "m": Integer(1)})
 def joint_limit(eta_scale: float, log_inv_eps: float, instance_seed: int, *, d: int = 24,
                 m: int = 6) -> dict:
     r"""One ``(eta, eps)`` cell of the commuting joint limit on :func:`random_commuting_instance`.
@@ -408,8 +479,8 @@ def joint_limit(eta_scale: float, log_inv_eps: float, instance_seed: int, *, d: 
     inst = random_commuting_instance(instance_seed, d, m)
     A, y = inst["spectra"], inst["y"]
     g0 = -A.T @ y / m
-    eta = as_positive(eta_scale, "eta_scale") / float(np.max(np.abs(g0)))
-    L = as_positive(log_inv_eps, "log_inv_eps")
+    eta = eta_scale / float(np.max(np.abs(g0)))
+    L = log_inv_eps
     out = descent_effective_start(A, y, eta, L)
     q = out["q"]
     mt = min_trace_solution(A, y).q
@@ -423,6 +494,7 @@ def joint_limit(eta_scale: float, log_inv_eps: float, instance_seed: int, *, d: 
             "trace": float(q.sum()), "min_trace": float(mt.sum())}
 
 
+@validate_params({"seed": _SEED, "d": Integer(2), "m": Integer(1), "eps": _EPS_LIST})
 def commuting_cross_check(seed: int = 0, *, d: int = 5, m: int = 3, eps=(1e-4,)) -> dict:
     r"""The new generic code against the proved commuting laws (quadnet theory §5).
 
@@ -445,7 +517,7 @@ def commuting_cross_check(seed: int = 0, *, d: int = 5, m: int = 3, eps=(1e-4,))
     g = greedy_low_rank_learning(loss, d)
     mt = loss.to_matrix(min_trace_solution(A, y).q)
     flow, red, status = [], [], []
-    for e in np.atleast_1d(as_array(eps, "eps")):
+    for e in np.atleast_1d(np.asarray(eps, dtype=float)):
         res = small_init_limit(loss, d, float(e), method="factor")
         br = loss.to_matrix(bregman_projection(A, y, np.full(d, float(e))).q)
         flow.append(_rel(res.Q, br))

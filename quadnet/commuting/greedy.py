@@ -30,10 +30,21 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 from quadnet._linalg import sym
-from quadnet._validation import as_factor, as_int, as_positive, as_symmetric
+from quadnet._validation import (
+    Boolean,
+    CvxpySolver,
+    Factor,
+    Integer,
+    Optional,
+    Options,
+    Real,
+    Relation,
+    solver_failure,
+    validate_params,
+)
 from quadnet.commuting.algebra import CommutingSensing
 from quadnet.exceptions import ConvergenceWarning, DivergenceError
-from quadnet.losses import Loss, as_loss
+from quadnet.losses import LOSS
 
 __all__ = [
     "GLRLResult",
@@ -156,22 +167,52 @@ class MinTraceSDP:
 
 
 # ------------------------------------------------------------------------------ helpers
-def _check_loss(loss, d) -> tuple[Loss, int]:
-    loss = as_loss(loss)
-    d = as_int(d, "d", minimum=1)
+def _loss_d(args) -> str | None:
+    loss, d = args["loss"], args["d"]
     if loss.d is not None and loss.d != d:
-        raise ValueError(f"d = {d} but the loss is for {loss.d} x {loss.d} predictors")
-    return loss, d
+        return f"d = {d} but the loss is for {loss.d} x {loss.d} predictors"
+    return None
 
 
-def _check_eps(eps, name: str = "eps") -> float:
-    return as_positive(eps, name)
+_LOSS_D = Relation(("loss", "d"), _loss_d, "``d`` equals ``loss.d``")
+_TOL = Real(0, 1, closed="neither")
+#: Relative tolerances of the convergence tests: below the rounding floor they never pass.
+_REL_TOL = Real(1e-16, 1, closed="left")
+#: ``rtol`` of the DOP853 flows: below ``100 eps`` SciPy clamps it, and the steps shrink
+#: without end.
+_IVP_RTOL = Real(1e-14, 1e-2)
+_POS_OPT = Optional(Real(0, None, closed="neither"))
+#: Largest step budget (the default budget is capped at 5e7 too).
+MAX_STEPS = 5 * 10**7
 
 
-def _as_flag(x, name: str) -> bool:
-    if not isinstance(x, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {type(x).__name__}")
-    return bool(x)
+#: Smallest ``eps`` of the factor dynamics: ``Q = eps W W^T`` and its products (``~eps^2``)
+#: must stay above float64's underflow; the reduced path (log coordinates) takes any ``eps``.
+FACTOR_EPS_MIN = 1e-150
+
+
+def _w_and_method(args) -> str | None:
+    W = args["W"]
+    reduced = isinstance(args["loss"], CommutingSensing) and W is None and \
+        args["method"] != "factor"
+    if not reduced and args["eps"] < FACTOR_EPS_MIN:
+        return (f"eps = {args['eps']:g} underflows the factor dynamics (Q = eps W W^T, its "
+                f"products ~ eps^2); use eps >= {FACTOR_EPS_MIN:g}, or a CommutingSensing loss "
+                f"with W = None and method='auto' (exact log coordinates)")
+    if W is not None:
+        if W.shape[0] != args["d"]:
+            return f"W must have shape ({args['d']}, *), got {W.shape}"
+        if not np.any(W):
+            return "W must not be zero"
+    if args["method"] == "reduced" and not (isinstance(args["loss"], CommutingSensing)
+                                            and W is None):
+        return "method='reduced' needs a CommutingSensing loss and W = None"
+    return None
+
+
+def _max_rank(args) -> str | None:
+    k, d = args["max_rank"], args["d"]
+    return None if k is None or k <= d else f"max_rank must be <= {d}, got {k}"
 
 
 def _excess(U: np.ndarray, rank_tol: float) -> tuple[float, int, float]:
@@ -354,6 +395,18 @@ def _budget(eps, scale, width_factor):
 
 
 # ------------------------------------------------------------------------------ public
+@validate_params({"loss": LOSS, "d": Integer(1), "eps": Real(0, 1e100, closed="right"),
+                  "eta": _POS_OPT,
+                  "W": Optional(Factor(d=None, r=None, full_rank=False)),
+                  "method": Options("auto", "factor", "reduced"),
+                  "max_steps": Optional(Integer(1, MAX_STEPS)), "max_time": _POS_OPT,
+                  "qtol": _REL_TOL, "gtol": _REL_TOL, "rank_tol": _TOL, "growth_tol": _TOL,
+                  "rtol": _IVP_RTOL, "check_every": Integer(1), "progress": Boolean()},
+                 relations=[_LOSS_D, Relation(("W", "method", "eps"), _w_and_method,
+                                              "``W`` is ``d x r`` and nonzero; ``eps >= 1e-150`` "
+                                              "on the factor dynamics; "
+                                              "``method='reduced'`` needs a CommutingSensing "
+                                              "loss and ``W = None``")])
 def small_init_limit(loss, d, eps, *, eta=None, W=None, method: str = "auto",
                      max_steps: int | None = None, max_time: float | None = None,
                      qtol: float = 1e-10, gtol: float = 1e-9, rank_tol: float = 1e-8,
@@ -378,7 +431,8 @@ def small_init_limit(loss, d, eps, *, eta=None, W=None, method: str = "auto",
     d : int
         Dimension of ``Q``.
     eps : float
-        Initial scale, ``Q_0 = eps W W^T``; finite and ``> 0``.
+        Initial scale, ``Q_0 = eps W W^T``, in ``(0, 1e100]``; at least ``1e-150``
+        (``FACTOR_EPS_MIN``) on the factor dynamics, where ``eps^2`` must not underflow.
     eta : float or None
         Step size of descent; ``None`` for the flow.
     W : array (d, r), optional
@@ -397,10 +451,6 @@ def small_init_limit(loss, d, eps, *, eta=None, W=None, method: str = "auto",
 
     Raises
     ------
-    TypeError
-        ``loss`` is not a :class:`quadnet.Loss`.
-    ValueError
-        ``eps`` or ``eta`` not finite and positive, ``W`` of the wrong shape or zero.
     DivergenceError
         Descent blew up (step too large).
 
@@ -413,42 +463,20 @@ def small_init_limit(loss, d, eps, *, eta=None, W=None, method: str = "auto",
     >>> res.report.status, np.round(np.diag(res.Q), 4).tolist()
     ('converged', [0.0001, 0.9999])
     """
-    loss, d = _check_loss(loss, d)
-    eps = _check_eps(eps)
-    if eta is not None:
-        eta = as_positive(eta, "eta")
-    if method not in ("auto", "factor", "reduced"):
-        raise ValueError(f"method must be 'auto', 'factor' or 'reduced', got {method!r}")
-    if W is None:
-        W0 = np.eye(d)
-    else:
-        W0 = as_factor(W, "W", d=d, full_rank=False)
-        if not np.any(W0):
-            raise ValueError("W must not be zero")
+    W0 = np.eye(d) if W is None else W
     reducible = isinstance(loss, CommutingSensing) and W is None
-    if method == "reduced" and not reducible:
-        raise ValueError("method='reduced' needs a CommutingSensing loss and W = None")
-    check_every = as_int(check_every, "check_every", minimum=1)
-    if max_steps is not None:
-        max_steps = as_int(max_steps, "max_steps", minimum=1)
-    if max_time is not None:
-        max_time = as_positive(max_time, "max_time")
-    qtol, gtol, rtol = (as_positive(qtol, "qtol"), as_positive(gtol, "gtol"),
-                        as_positive(rtol, "rtol"))
-    rank_tol, growth_tol = as_positive(rank_tol, "rank_tol"), as_positive(growth_tol, "growth_tol")
-    progress = _as_flag(progress, "progress")
     if reducible and method != "factor":
         return _reduced_limit(loss, eps, eta, max_steps, max_time, qtol)
     U0 = math.sqrt(eps) * W0
     mon = _Monitor(loss, U0, full_width=W0.shape[1] == d, qtol=qtol, gtol=gtol,
                    rank_tol=rank_tol, growth_tol=growth_tol)
     if eta is None:
-        T = _budget(eps, mon.scale, 1.0) if max_time is None else as_positive(max_time, "max_time")
+        T = _budget(eps, mon.scale, 1.0) if max_time is None else max_time
         U, _t, nfev = _flow(loss, U0, T, mon, rtol, progress, "small-init flow")
         hist = {"nfev": nfev}
     else:
-        n = (as_int(max_steps, "max_steps", minimum=1) if max_steps is not None
-             else int(min(_budget(eps, mon.scale, 1.0) / eta, 5e7)))
+        n = (max_steps if max_steps is not None
+             else int(min(_budget(eps, mon.scale, 1.0) / eta, MAX_STEPS)))
         U, k = _descend(loss, U0, eta, n, check_every, mon, progress, "small-init descent")
         hist = {"steps": k}
     rep = mon.finish("budget used up before the convergence tests passed")
@@ -467,12 +495,12 @@ def _reduced_limit(loss: CommutingSensing, eps, eta, max_steps, max_time, qtol):
     z0 = np.full(loss.d, -L)
     scale = max(float(np.max(np.abs(loss.reduced_gradient(np.zeros(loss.d))))), 1e-300)
     if eta is None:
-        T = _budget(eps, scale, 1.0) if max_time is None else as_positive(max_time, "max_time")
+        T = _budget(eps, scale, 1.0) if max_time is None else max_time
         times = np.concatenate([[0.0], np.geomspace(1e-3 / scale, T, 64)])
         tr = loss.mirror_flow(log_q0=z0, times=times, rtol=1e-12, atol=1e-13)
     else:
-        n = (as_int(max_steps, "max_steps", minimum=1) if max_steps is not None
-             else int(min(_budget(eps, scale, 1.0) / eta, 5e7)))
+        n = (max_steps if max_steps is not None
+             else int(min(_budget(eps, scale, 1.0) / eta, MAX_STEPS)))
         tr = loss.gradient_descent(log_q0=z0, eta=eta, steps=n, record_every=max(n // 64, 1),
                                    rtol=1e-14)
     q = tr.q[-1]
@@ -490,6 +518,11 @@ def _reduced_limit(loss: CommutingSensing, eps, eta, max_steps, max_time, qtol):
                            {"q": q, "log_q": tr.info["log_q_final"]})
 
 
+@validate_params({"loss": LOSS, "d": Integer(1), "eps": Real(FACTOR_EPS_MIN, 1),
+                  "max_rank": Optional(Integer(1)),
+                  "neg_tol": _TOL, "degeneracy_tol": _TOL, "loss_tol": _TOL, "rtol": _IVP_RTOL,
+                  "max_stage_time": _POS_OPT, "progress": Boolean()},
+                 relations=[_LOSS_D, Relation(("max_rank",), _max_rank, "``max_rank <= d``")])
 def greedy_low_rank_learning(loss, d, *, eps: float = 1e-12, max_rank: int | None = None,
                              neg_tol: float = 1e-9, degeneracy_tol: float = 1e-6,
                              loss_tol: float = 1e-20, rtol: float = 1e-11,
@@ -519,7 +552,7 @@ def greedy_low_rank_learning(loss, d, *, eps: float = 1e-12, max_rank: int | Non
     loss : quadnet.Loss
     d : int
     eps : float
-        Scale of each added direction (``> 0``).
+        Scale of each added direction, in ``[1e-150, 1]`` (``FACTOR_EPS_MIN``).
     max_rank : int, optional
         Rank budget (default ``d``).
     neg_tol, degeneracy_tol, loss_tol, rtol : tolerances (stopping rule, eigenvalue clusters,
@@ -534,12 +567,6 @@ def greedy_low_rank_learning(loss, d, *, eps: float = 1e-12, max_rank: int | Non
         ``.Q``, ``.path``, ``.stages``, ``.status`` (``"interpolating"``, ``"stationary"`` or
         ``"rank_budget"``; the last also warns).
 
-    Raises
-    ------
-    TypeError
-        ``loss`` is not a :class:`quadnet.Loss`.
-    ValueError
-        ``eps`` not finite and positive, ``max_rank`` not in ``1..d``.
 
     Examples
     --------
@@ -549,14 +576,7 @@ def greedy_low_rank_learning(loss, d, *, eps: float = 1e-12, max_rank: int | Non
     >>> g.status, g.rank, np.round(np.diag(g.Q), 6).tolist()
     ('stationary', 2, [3.0, 1.0, 0.0])
     """
-    loss, d = _check_loss(loss, d)
-    eps = _check_eps(eps)
-    max_rank = d if max_rank is None else as_int(max_rank, "max_rank", minimum=1, maximum=d)
-    degeneracy_tol = as_positive(degeneracy_tol, "degeneracy_tol")
-    neg_tol, loss_tol = as_positive(neg_tol, "neg_tol"), as_positive(loss_tol, "loss_tol")
-    if max_stage_time is not None:
-        max_stage_time = as_positive(max_stage_time, "max_stage_time")
-    rtol, progress = as_positive(rtol, "rtol"), _as_flag(progress, "progress")
+    max_rank = d if max_rank is None else max_rank
     if isinstance(loss, CommutingSensing) and not np.array_equal(loss.basis, np.eye(d)):
         # exact structure: run in the joint eigenbasis, where S is exactly diagonal, so the
         # stage flows never leave the commutant through rounding (quadnet theory §5)
@@ -632,6 +652,7 @@ def _measurement_rows(loss):
                     f"CommutingSensing or rank-one sensing loss), got {type(loss).__name__}")
 
 
+@validate_params({"loss": LOSS, "solver": CvxpySolver(), "tol": Real(0, 1e-2, closed="neither")})
 def min_trace_interpolant(loss, *, solver: str = "CLARABEL", tol: float = 1e-10) -> MinTraceSDP:
     r"""``argmin { tr Q : <A_i, Q> = y_i, Q PSD }`` by cvxpy (imported lazily).
 
@@ -671,13 +692,7 @@ def min_trace_interpolant(loss, *, solver: str = "CLARABEL", tol: float = 1e-10)
     """
     import cvxpy as cp
 
-    rows, X, y = _measurement_rows(as_loss(loss))
-    tol = as_positive(tol, "tol")
-    if not tol < 1e-2:
-        raise ValueError(f"tol must be in (0, 1e-2), got {tol}")
-    from quadnet._validation import as_solver
-
-    solver = as_solver(solver, "solver")
+    rows, X, y = _measurement_rows(loss)
     d = X.shape[1] if X is not None else int(round(math.sqrt(rows.shape[1])))
     Q = cp.Variable((d, d), PSD=True)
     if X is not None:
@@ -688,10 +703,14 @@ def min_trace_interpolant(loss, *, solver: str = "CLARABEL", tol: float = 1e-10)
     kw = {"tol_gap_abs": tol, "tol_gap_rel": tol, "tol_feas": tol} if solver == "CLARABEL" else {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        prob.solve(solver=solver, **kw)
+        try:
+            prob.solve(solver=solver, **kw)
+        except cp.error.SolverError as exc:
+            raise solver_failure(solver, exc, "the minimum-trace SDP") from exc
     if Q.value is None or prob.status not in ("optimal", "optimal_inaccurate"):
-        raise ValueError(f"min_trace_interpolant: solver {solver} returned status {prob.status}")
-    Qv = as_symmetric(sym(Q.value), "Q")
+        raise ValueError(f"min_trace_interpolant: solver = {solver!r} returned status "
+                         f"{prob.status}")
+    Qv = sym(Q.value)
     lam, V = np.linalg.eigh(Qv)
     Qv = (V * np.maximum(lam, 0.0)) @ V.T
     m_hat = (np.einsum("ij,jk,ik->i", X, Qv, X) if X is not None else rows @ Qv.reshape(-1))

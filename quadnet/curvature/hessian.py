@@ -305,9 +305,10 @@ class EffectiveSpectrum:
 
     def __post_init__(self):
         if self.overall_eigenvalues is None:   # full rank: the whole operator's eigenvalues
-            vals = np.asarray(self.eigenvalues)
-            object.__setattr__(self, "overall_eigenvalues", vals)   # frozen: set once, here
-            object.__setattr__(self, "overall_parts", ("signal",) * len(vals))
+            # frozen: the defaults are set once here, through object.__setattr__
+            overall = np.asarray(self.eigenvalues)
+            object.__setattr__(self, "overall_eigenvalues", overall)
+            object.__setattr__(self, "overall_parts", ("signal",) * len(overall))
 
     @property
     def error_bound(self) -> np.ndarray:

@@ -21,9 +21,25 @@ import numpy as np
 
 import quadnet.geometry._kernels as K
 from quadnet._linalg import random_orthogonal as _random_orthogonal
-from quadnet._validation import as_array, as_int, as_matrix, as_rng
+from quadnet._validation import (
+    Array,
+    Boolean,
+    Converted,
+    Integer,
+    IsCallable,
+    Optional,
+    Real,
+    Relation,
+    Seed,
+    Sequence,
+    Options,
+    Symmetric,
+    as_array,
+    memory_guard,
+    validate_params,
+)
 from quadnet.geometry.manifold import bures_wasserstein, lyapunov_skew
-from quadnet.losses import FrobeniusLoss, Loss, as_loss
+from quadnet.losses import LOSS, FrobeniusLoss, Loss
 
 __all__ = [
     "BOUNDARY_EXCEPTIONS",
@@ -38,6 +54,9 @@ __all__ = [
 ]
 
 
+@validate_params({"r": Integer(1), "rng": Seed(), "improper": Optional(Boolean())},
+                 relations=[memory_guard(("r",), lambda a: 24.0 * a["r"] ** 2,
+                                         "the r x r Gaussian matrix and its QR factors")])
 def random_orthogonal(r: int, rng, *, improper: bool | None = None) -> np.ndarray:
     """A Haar-random ``R`` in ``O(r)`` (``quadnet._linalg.random_orthogonal``, Mezzadri 2007).
 
@@ -54,10 +73,6 @@ def random_orthogonal(r: int, rng, *, improper: bool | None = None) -> np.ndarra
     -------
     ndarray, shape (r, r)
 
-    Raises
-    ------
-    TypeError, ValueError
-        Bad ``r`` or ``rng``.
 
     Examples
     --------
@@ -66,8 +81,7 @@ def random_orthogonal(r: int, rng, *, improper: bool | None = None) -> np.ndarra
     >>> bool(np.allclose(R.T @ R, np.eye(3))), round(float(np.linalg.det(R)), 12)
     (True, -1.0)
     """
-    r = as_int(r, "r", minimum=1)
-    return _random_orthogonal(r, as_rng(rng, "rng"), improper=improper)
+    return _random_orthogonal(r, rng, improper=improper)
 
 
 def _real(x, name: str, *, positive: bool = False) -> float:
@@ -100,10 +114,21 @@ def _manifold(M):
     return M
 
 
-def _direction(M, x, name: str) -> np.ndarray:
-    return as_matrix(x, name, shape=(M.d, M.r))
+_STEPS = Converted(lambda v, name: _steps(v, name), "a non-empty 1-d array of step sizes > 0",
+                   bad=[("string", "abc"), ("None", None), ("negative", np.array([-1.0])),
+                        ("empty", np.array([])), ("nan", np.array([np.nan]))])
+_MANIFOLD = Converted(lambda v, name: _manifold(v), "a PSDQuotient-like manifold",
+                      bad=[("string", "abc"), ("int", 3)], dims={"d": "d", "r": "r"})
+_DR = Array(shape=("d", "r"))
+_SCALAR = Real()
+#: Largest ``trials`` of :func:`check_manifold` and ``max_iterations`` of
+#: :func:`compare_pymanopt_optimisers` (both run dense work per unit).
+MAX_TRIALS = 1000
+MAX_OPTIMISER_ITERATIONS = 10**5
 
 
+@validate_params({"f": IsCallable("a callable f(t) -> float"), "f0": _SCALAR, "linear": _SCALAR,
+                  "quad": Optional(_SCALAR), "ts": _STEPS}, finite_result=False)
 def taylor_errors(f, f0: float, linear: float, quad: float | None, ts) -> np.ndarray:
     """Taylor remainders ``|f(t) - f0 - t linear - t^2/2 quad|`` at each step ``t``.
 
@@ -136,17 +161,31 @@ def taylor_errors(f, f0: float, linear: float, quad: float | None, ts) -> np.nda
     >>> bool(e[1] / e[0] > 500)                 # third order: ratio ~ 1000
     True
     """
-    if not callable(f):
-        raise TypeError(f"f must be callable, got {type(f).__name__}")
-    f0, linear = _real(f0, "f0"), _real(linear, "linear")
-    q = 0.0 if quad is None else _real(quad, "quad")
-    ts = _steps(ts)
+    q = 0.0 if quad is None else quad
     out = np.array([abs(f(t) - f0 - t * linear - 0.5 * t * t * q) for t in ts], dtype=float)
     if not np.all(np.isfinite(out)):
         raise ValueError("taylor_errors: f(t) returned a non-finite value")
     return out
 
 
+def _slope_args(args) -> str | None:
+    ts, errs, window = args["ts"], args["errs"], args["window"]
+    if errs.shape != ts.shape:
+        return f"errs must have the shape of ts {ts.shape}, got {errs.shape}"
+    if np.any(errs < 0):
+        return "errs must be non-negative remainders"
+    if window > ts.size:
+        return f"window must be <= {ts.size}, got {window}"
+    if np.unique(ts).size != ts.size:
+        return "ts must hold distinct step sizes (a log-log fit needs them)"
+    return None
+
+
+@validate_params({"ts": _STEPS, "errs": Array(ndim=1), "floor": Real(0, None, closed="neither"),
+                  "window": Integer(3)},
+                 relations=[Relation(("ts", "errs", "window"), _slope_args,
+                                     "``errs >= 0`` has the shape of ``ts`` (distinct steps); "
+                                     "``window <= len(ts)``")])
 def taylor_slope(ts, errs, floor: float, window: int = 6) -> float:
     """Log-log slope of a Taylor remainder in its asymptotic regime.
 
@@ -184,16 +223,6 @@ def taylor_slope(ts, errs, floor: float, window: int = 6) -> float:
     >>> round(taylor_slope(ts, 0.3 * ts**3, 1e-16), 6)
     3.0
     """
-    ts = _steps(ts)
-    errs = as_array(errs, "errs", ndim=1)
-    if errs.shape != ts.shape:
-        raise ValueError(f"errs must have the shape of ts {ts.shape}, got {errs.shape}")
-    if np.any(errs < 0):
-        raise ValueError("errs must be non-negative remainders")
-    floor = _real(floor, "floor", positive=True)
-    window = as_int(window, "window", minimum=3, maximum=ts.size)
-    if np.unique(ts).size != ts.size:
-        raise ValueError("ts must hold distinct step sizes (a log-log fit needs them)")
     order = np.argsort(ts)
     ts, errs = ts[order], errs[order]
     keep = np.flatnonzero(errs > 100 * floor)[:window]
@@ -206,6 +235,8 @@ def _floor(f0: float) -> float:
     return 10 * np.finfo(float).eps * max(abs(f0), 1.0)
 
 
+@validate_params({"manifold": _MANIFOLD, "loss": LOSS, "U": _DR, "xi": _DR,
+                  "ts": Optional(_STEPS)})
 def check_gradient(manifold, loss: Loss, U, xi, ts=None) -> float:
     """Slope of the first-order Taylor remainder of ``L`` along ``retraction(U, t xi)``
     (2 expected for a correct Riemannian gradient; quadnet theory §1, §7).
@@ -223,10 +254,6 @@ def check_gradient(manifold, loss: Loss, U, xi, ts=None) -> float:
     -------
     float
 
-    Raises
-    ------
-    TypeError, ValueError
-        Bad manifold, loss, point, direction or steps.
 
     Examples
     --------
@@ -237,11 +264,8 @@ def check_gradient(manifold, loss: Loss, U, xi, ts=None) -> float:
     >>> bool(abs(check_gradient(M, loss, U, M.random_tangent_vector(U, 0)) - 2) < 0.1)
     True
     """
-    M = _manifold(manifold)
-    loss = as_loss(loss)
-    U = _direction(M, U, "U")
-    xi = _direction(M, xi, "xi")
-    ts = np.logspace(-8, 0, 33) if ts is None else _steps(ts)
+    M = manifold
+    ts = np.logspace(-8, 0, 33) if ts is None else ts
     grad = M.euclidean_to_riemannian_gradient(U, loss.factor_gradient(U))
     f0 = loss.factor_value(U)
     errs = taylor_errors(lambda t: loss.factor_value(M.retraction(U, t * xi)), f0,
@@ -249,12 +273,23 @@ def check_gradient(manifold, loss: Loss, U, xi, ts=None) -> float:
     return taylor_slope(ts, errs, _floor(f0), window=min(6, ts.size) if ts.size >= 3 else 3)
 
 
+@validate_params({"manifold": _MANIFOLD, "loss": LOSS, "U": _DR, "xi": _DR})
 def riemannian_hessian(manifold, loss: Loss, U, xi) -> np.ndarray:
-    """``Hess L(U)[xi]`` through the manifold's Euclidean-to-Riemannian conversion."""
+    """``Hess L(U)[xi]`` through the manifold's Euclidean-to-Riemannian conversion.
+
+    Examples
+    --------
+    >>> import numpy as np, quadnet as qn
+    >>> M, loss = qn.PSDQuotient(2, 1), qn.FrobeniusLoss(np.diag([1.0, 0.0]))
+    >>> riemannian_hessian(M, loss, np.array([[1.0], [0.0]]), np.array([[1.0], [0.0]])).ravel()
+    array([4., 0.])
+    """
     return manifold.euclidean_to_riemannian_hessian(U, loss.factor_gradient(U),
                                                     loss.factor_hvp(U, xi), xi)
 
 
+@validate_params({"manifold": _MANIFOLD, "loss": LOSS, "U": _DR, "xi": _DR,
+                  "eta": Optional(_DR), "ts": Optional(_STEPS)})
 def check_hessian(manifold, loss: Loss, U, xi, eta=None, ts=None) -> dict[str, float]:
     """Slope of the second-order remainder (3 expected), Hessian symmetry, and the size of
     the Hessian on a vertical direction (0 expected on the quotient; quadnet theory §3, §7).
@@ -274,10 +309,6 @@ def check_hessian(manifold, loss: Loss, U, xi, eta=None, ts=None) -> dict[str, f
     dict
         ``slope``, ``vertical`` and (with ``eta``) ``symmetry``.
 
-    Raises
-    ------
-    TypeError, ValueError
-        Bad manifold, loss, point, directions or steps.
 
     Examples
     --------
@@ -289,12 +320,8 @@ def check_hessian(manifold, loss: Loss, U, xi, eta=None, ts=None) -> dict[str, f
     >>> bool(out["slope"] > 2.9), bool(out["vertical"] < 1e-12)
     (True, True)
     """
-    M = _manifold(manifold)
-    loss = as_loss(loss)
-    U = _direction(M, U, "U")
-    xi = _direction(M, xi, "xi")
-    eta = None if eta is None else _direction(M, eta, "eta")
-    ts = np.logspace(-6, 0, 33) if ts is None else _steps(ts)
+    M = manifold
+    ts = np.logspace(-6, 0, 33) if ts is None else ts
     grad = M.euclidean_to_riemannian_gradient(U, loss.factor_gradient(U))
     H = riemannian_hessian(M, loss, U, xi)
     f0 = loss.factor_value(U)
@@ -339,6 +366,8 @@ def _rank_k_factor(d: int, r: int, k: int, rng: np.random.Generator) -> np.ndarr
     return (P * sigma) @ W.T
 
 
+@validate_params({"manifold": _MANIFOLD, "seed": Seed(), "trials": Integer(1, MAX_TRIALS),
+                  "rtol": Real(0, 1, closed="neither"), "boundary": Boolean()})
 def check_manifold(manifold, *, seed=0, trials: int = 3, rtol: float = 1e-9,
                    boundary: bool = True) -> dict[str, float]:
     r"""Conformance suite for a quotient manifold of PSD factors (quadnet theory §1, stratified).
@@ -389,11 +418,8 @@ def check_manifold(manifold, *, seed=0, trials: int = 3, rtol: float = 1e-9,
     >>> worst["P_h + P_v = I"] < 1e-12, worst["P_h + P_v = I (rank < r)"] < 1e-12
     (True, True)
     """
-    M = _manifold(manifold)
-    trials = as_int(trials, "trials", minimum=1)
-    if isinstance(rtol, bool) or not isinstance(rtol, (int, float)) or not 0 < rtol < 1:
-        raise ValueError(f"rtol must be a real number in (0, 1), got {rtol!r}")
-    rng = as_rng(seed)
+    M = manifold
+    rng = seed
     d, r = M.d, M.r
     worst: dict[str, float] = {}
     points = [(M.random_point(rng), r) for _ in range(trials)]
@@ -524,6 +550,7 @@ def _check_point(M, U, k, rng, rtol, worst) -> None:
 
 
 # ------------------------------------------------------------------ pymanopt optimisers
+@validate_params({"target": Symmetric("d"), "r": Integer(1)})
 def eckart_young_value(target, r: int) -> float:
     r"""``min_{Q psd, rank Q <= r} 1/2 ||Q - T||_F^2``: half the sum of squares of the
     eigenvalues of ``T`` other than its ``r`` largest positive ones (Eckart & Young 1936 on the
@@ -551,11 +578,7 @@ def eckart_young_value(target, r: int) -> float:
     >>> eckart_young_value(np.diag([3.0, 1.0, -2.0]), 1)   # (1 + 4) / 2
     2.5
     """
-    from quadnet._validation import as_symmetric
-
-    T = as_symmetric(target, "target")
-    r = as_int(r, "r", minimum=1)
-    w = np.linalg.eigvalsh(T)
+    w = np.linalg.eigvalsh(target)
     keep = np.zeros(w.size, dtype=bool)
     pos = np.flatnonzero(w > 0)[::-1][:r]
     keep[pos] = True
@@ -565,6 +588,20 @@ def eckart_young_value(target, r: int) -> float:
 _OPTIMISERS = ("TrustRegions", "SteepestDescent", "ConjugateGradient")
 
 
+def _loss_d_r(args) -> str | None:
+    loss, d, r = args["loss"], args["d"], args["r"]
+    if r > d:
+        return f"r must be <= {d}, got {r}"
+    if loss.d is not None and loss.d != d:
+        return f"d = {d} but the loss is for {loss.d} x {loss.d} predictors"
+    return None
+
+
+@validate_params({"loss": LOSS, "d": Integer(1), "r": Integer(1), "seed": Seed(),
+                  "optimisers": Sequence(Options(*_OPTIMISERS)),
+                  "max_iterations": Integer(1, MAX_OPTIMISER_ITERATIONS),
+                  "reference_cost": Optional(Real())},
+                 relations=[Relation(("loss", "d", "r"), _loss_d_r, "``r <= d = loss.d``")])
 def compare_pymanopt_optimisers(loss, d: int, r: int, seed=0, *, optimisers=_OPTIMISERS,
                                 max_iterations: int = 5000, reference_cost: float | None = None
                                 ) -> list[dict]:
@@ -595,10 +632,6 @@ def compare_pymanopt_optimisers(loss, d: int, r: int, seed=0, *, optimisers=_OPT
         |ref|``, ``nan`` without a reference), ``time_s``, ``stopping``, ``error`` (the text
         of an exception, ``None`` if none).
 
-    Raises
-    ------
-    TypeError, ValueError
-        Bad loss, sizes or optimiser names.
 
     Examples
     --------
@@ -614,16 +647,9 @@ def compare_pymanopt_optimisers(loss, d: int, r: int, seed=0, *, optimisers=_OPT
     from quadnet.geometry.manifold import PSDQuotient
     from quadnet.losses import pymanopt_problem
 
-    loss = as_loss(loss)
-    d = as_int(d, "d", minimum=1)
-    r = as_int(r, "r", minimum=1, maximum=d)
-    max_iterations = as_int(max_iterations, "max_iterations", minimum=1)
-    for name in optimisers:
-        if name not in _OPTIMISERS:
-            raise ValueError(f"optimisers must be among {_OPTIMISERS}, got {name!r}")
     if reference_cost is None and isinstance(loss, FrobeniusLoss):
         reference_cost = eckart_young_value(loss.target, r)
-    U0 = as_rng(seed).standard_normal((d, r))
+    U0 = seed.standard_normal((d, r))
     rows = []
     for name in optimisers:
         for label, M in (("PSDQuotient", PSDQuotient(d, r)),

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from quadnet._linalg import sym
-from quadnet._validation import as_positive
+from quadnet._validation import CvxpySolver, Instance, Real, solver_failure, validate_params
 from quadnet.sensing.gaussian import GaussianSensing
 
 __all__ = ["HAVE_CVXPY", "SDPResult", "trace_min_sdp"]
@@ -52,6 +52,8 @@ class SDPResult:
     converged: bool
 
 
+@validate_params({"problem": Instance(GaussianSensing, "a GaussianSensing instance"),
+                  "solver": CvxpySolver(), "eps": Real(0, 1e-2, closed="neither")})
 def trace_min_sdp(problem: GaussianSensing, *, solver: str = "CLARABEL",
                   eps: float = 1e-10) -> SDPResult:
     r"""The convex baseline: ``min tr Q`` s.t. ``A(Q) = y``, ``Q`` PSD (PhaseLift-type SDP).
@@ -82,10 +84,9 @@ def trace_min_sdp(problem: GaussianSensing, *, solver: str = "CLARABEL",
     ------
     ImportError
         cvxpy is not installed (``pip install quadnet[baselines]``).
-    TypeError
-        ``problem`` is not a :class:`GaussianSensing`.
-    ValueError
-        A bad ``eps``, or the solver reports an infeasible/unbounded or failed problem.
+    SolverFailure
+        A ``ValueError`` naming ``solver``: the solver reports an infeasible/unbounded or
+        failed problem, or raises cvxpy's ``SolverError``.
 
     Examples
     --------
@@ -101,15 +102,7 @@ def trace_min_sdp(problem: GaussianSensing, *, solver: str = "CLARABEL",
     >>> bool(np.linalg.norm(res.Q - prob.Q_star) < 1e-3)         # doctest: +SKIP
     True
     """
-    if not isinstance(problem, GaussianSensing):
-        raise TypeError(f"problem must be a GaussianSensing instance, got {type(problem).__name__}")
-    eps = as_positive(eps, "eps")
-    if not eps < 1e-2:
-        raise ValueError(f"eps must be in (0, 1e-2), got {eps}")
     _cp = _cvxpy()
-    from quadnet._validation import as_solver
-
-    solver = as_solver(solver, "solver")
     X, y, d = problem.X, problem.y, problem.d
     Q = _cp.Variable((d, d), PSD=True)
     constraints = [_cp.sum(_cp.multiply(X @ Q, X), axis=1) == y]
@@ -119,9 +112,12 @@ def trace_min_sdp(problem: GaussianSensing, *, solver: str = "CLARABEL",
         opts = {"tol_gap_abs": eps, "tol_gap_rel": eps, "tol_feas": eps, "max_iter": 200}
     with warnings.catch_warnings():  # "may be inaccurate": reported in `status` instead
         warnings.simplefilter("ignore", UserWarning)
-        prob.solve(solver=solver, **opts)
+        try:
+            prob.solve(solver=solver, **opts)
+        except _cp.error.SolverError as exc:
+            raise solver_failure(solver, exc, "the trace-minimisation SDP") from exc
     if Q.value is None or prob.status not in ("optimal", "optimal_inaccurate"):
-        raise ValueError(f"trace_min_sdp: solver {solver} returned status {prob.status!r}")
+        raise ValueError(f"trace_min_sdp: solver = {solver!r} returned status {prob.status!r}")
     Qv = sym(Q.value)
     w, V = np.linalg.eigh(Qv)
     Qv = (V * np.clip(w, 0.0, None)) @ V.T

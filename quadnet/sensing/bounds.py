@@ -45,7 +45,20 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from quadnet._validation import as_int, as_positive
+from quadnet._validation import Integer, Real, Relation, validate_params
+
+#: Largest dimension the bounds accept: ``d (d+2) (d+4) (d+6)`` stays a float64 (``~1e48``).
+D_MAX = 10**12
+_D = Integer(1, D_MAX)
+_PROBABILITY = Real(0, 1, closed="neither")
+
+
+def _r_le_d(args) -> str | None:
+    r, d = args["r"], args["d"]
+    return None if r <= d else f"r must satisfy 1 <= r <= d, got r = {r} > d = {d}"
+
+
+_R_LE_D = Relation(("r", "d"), _r_le_d, "``r <= d``")
 
 __all__ = [
     "SampleBound",
@@ -64,6 +77,8 @@ def _moment8(d: int) -> int:
     return d * (d + 2) * (d + 4) * (d + 6)
 
 
+@validate_params({"d": _D, "delta": Real(0, None, closed="neither"),
+                  "failure_probability": _PROBABILITY})
 def concentration_samples(d: int, delta: float, failure_probability: float = 0.1) -> int:
     """Smallest ``m`` with ``P(||T_m - T||_op > delta) <= failure_probability`` by step 1:
     ``m = ceil(d (d+2) (d+4) (d+6) / (p delta^2))``.
@@ -81,22 +96,24 @@ def concentration_samples(d: int, delta: float, failure_probability: float = 0.1
     -------
     int
 
-    Raises
-    ------
-    TypeError, ValueError
-        For bad arguments.
 
     Examples
     --------
     >>> concentration_samples(3, 0.5)
     37800
     """
-    d = as_int(d, "d", minimum=1)
-    delta = as_positive(delta, "delta")
-    p = _probability(failure_probability)
-    return math.ceil(_moment8(d) / (p * delta * delta))
+    return _concentration_samples(d, delta, failure_probability)
 
 
+def _concentration_samples(d: int, delta: float, p: float) -> int:
+    m = float(_moment8(d)) / p / delta / delta
+    if not math.isfinite(m):
+        raise ValueError(f"delta = {delta!r}, failure_probability = {p!r}: the sample count "
+                         f"d (d+2) (d+4) (d+6) / (p delta^2) overflows float64 at d = {d}")
+    return math.ceil(m)
+
+
+@validate_params({"d": _D})
 def basin_radius(d: int) -> float:
     """``rho = sqrt 2 / (2 d + 7)``: the basin is ``dist(U, U*) <= rho sqrt(sigma_r)`` (step 4).
 
@@ -115,10 +132,10 @@ def basin_radius(d: int) -> float:
     >>> round(basin_radius(3), 6)
     0.108786
     """
-    d = as_int(d, "d", minimum=1)
     return math.sqrt(2.0) / (2 * d + 7)
 
 
+@validate_params({"d": _D, "sigma_1": Real(0, None, closed="neither"), "delta": Real(0, 1)})
 def prescribed_step(d: int, sigma_1: float, delta: float = 0.0) -> float:
     """``eta = alpha / (8 beta^2 (1 + rho)^2 sigma_1)``, ``alpha = 2 - delta``,
     ``beta = d + 2 + delta``, ``rho`` = :func:`basin_radius` (step 5).
@@ -139,30 +156,14 @@ def prescribed_step(d: int, sigma_1: float, delta: float = 0.0) -> float:
     -------
     float
 
-    Raises
-    ------
-    TypeError, ValueError
-        For bad arguments.
 
     Examples
     --------
     >>> round(prescribed_step(3, 1.0), 6)
     0.008134
     """
-    d = as_int(d, "d", minimum=1)
-    sigma_1 = as_positive(sigma_1, "sigma_1")
-    delta = as_positive(delta, "delta", allow_zero=True)
-    if delta > 1:
-        raise ValueError(f"delta must be in [0, 1], got {delta}")
     alpha, beta, rho = 2.0 - delta, d + 2.0 + delta, basin_radius(d)
     return alpha / (8.0 * beta * beta * (1.0 + rho) ** 2 * sigma_1)
-
-
-def _probability(p) -> float:
-    p = as_positive(p, "failure_probability")
-    if p >= 1:
-        raise ValueError(f"failure_probability must be in (0, 1), got {p}")
-    return p
 
 
 @dataclass(frozen=True)
@@ -193,6 +194,8 @@ class SampleBound:
     flow_rate: float
 
 
+@validate_params({"d": _D, "r": Integer(1), "kappa": Real(1), "failure_probability": _PROBABILITY},
+                 relations=[_R_LE_D])
 def sample_bound(d: int, r: int, *, kappa: float = 1.0,
                  failure_probability: float = 0.1) -> SampleBound:
     """The full guarantee chain (module docstring, steps 1–6) as a :class:`SampleBound`.
@@ -211,24 +214,13 @@ def sample_bound(d: int, r: int, *, kappa: float = 1.0,
     SampleBound
         Every constant of the chain; ``.m`` is :func:`sufficient_sample_size`.
 
-    Raises
-    ------
-    TypeError, ValueError
-        For bad arguments.
 
     Examples
     --------
     >>> sample_bound(3, 1).m == sufficient_sample_size(3, 1)
     True
     """
-    d = as_int(d, "d", minimum=1)
-    r = as_int(r, "r", minimum=1)
-    if r > d:
-        raise ValueError(f"r must satisfy 1 <= r <= d, got r = {r} > d = {d}")
-    kappa = as_positive(kappa, "kappa")
-    if kappa < 1:
-        raise ValueError(f"kappa = sigma_1 / sigma_r must be >= 1, got {kappa}")
-    p = _probability(failure_probability)
+    p = failure_probability
     rho = basin_radius(d)
     delta = min(1.0, _TU * rho / (kappa * math.sqrt(r)))
     alpha, beta = 2.0 - delta, d + 2.0 + delta
@@ -236,12 +228,14 @@ def sample_bound(d: int, r: int, *, kappa: float = 1.0,
     sigma_r = 1.0 / kappa
     s2 = (math.sqrt(2.0) - rho) ** 2
     return SampleBound(d=d, r=r, kappa=kappa, failure_probability=p,
-                       m=concentration_samples(d, delta, p), delta=delta, rho=rho,
+                       m=_concentration_samples(d, delta, p), delta=delta, rho=rho,
                        alpha=alpha, beta=beta, step=step,
                        gd_contraction=1.0 - step * alpha * s2 * sigma_r / 2.0,
                        flow_rate=alpha * s2 * sigma_r / 2.0)
 
 
+@validate_params({"d": _D, "r": Integer(1), "kappa": Real(1), "failure_probability": _PROBABILITY},
+                 relations=[_R_LE_D])
 def sufficient_sample_size(d: int, r: int, *, kappa: float = 1.0,
                            failure_probability: float = 0.1) -> int:
     r"""A number of samples that suffices for spectral start plus linear convergence.
@@ -270,10 +264,6 @@ def sufficient_sample_size(d: int, r: int, *, kappa: float = 1.0,
     -------
     int
 
-    Raises
-    ------
-    TypeError, ValueError
-        For bad sizes, ``kappa < 1`` or ``p`` outside ``(0, 1)``.
 
     Examples
     --------

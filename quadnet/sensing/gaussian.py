@@ -33,17 +33,23 @@ import scipy.linalg
 
 from quadnet._linalg import rel_diff, sym
 from quadnet._validation import (
-    as_array,
+    Array,
+    Bind,
+    Boolean,
+    Integer,
+    Options,
+    Real,
+    Relation,
+    Seed,
+    Symmetric,
     as_directions,
     as_factor,
-    as_int,
-    as_matrix,
-    as_positive,
-    as_rng,
-    as_symmetric,
+    declare_params,
+    memory_guard,
     nested,
+    validate_params,
 )
-from quadnet.losses import Loss
+from quadnet.losses import FACTOR_U, TANGENT_XI, Loss
 from quadnet.sensing.population import PopulationInverse
 
 from quadnet.exceptions import SpectralInitWarning
@@ -69,6 +75,7 @@ LANCZOS_ROWS = 512
 HVP_SCRATCH_ENTRIES = 1 << 22
 
 
+@validate_params({"H": Symmetric("d")})
 def population_normal_operator(H) -> np.ndarray:
     r"""The population normal operator of Gaussian rank-one sensing (quadnet theory §4).
 
@@ -84,11 +91,6 @@ def population_normal_operator(H) -> np.ndarray:
     -------
     numpy.ndarray, shape (d, d)
 
-    Raises
-    ------
-    TypeError, ValueError
-        If ``H`` is not a finite real symmetric square matrix.
-
     Examples
     --------
     >>> import numpy as np
@@ -96,10 +98,10 @@ def population_normal_operator(H) -> np.ndarray:
     array([[4., 0.],
            [0., 4.]])
     """
-    H = as_symmetric(H, "H")
     return 2.0 * H + np.trace(H) * np.eye(H.shape[0])
 
 
+@validate_params({"Y": Symmetric("d")})
 def inverse_population_normal_operator(Y) -> np.ndarray:
     r"""Inverse of the population normal operator (quadnet theory §4).
 
@@ -116,11 +118,6 @@ def inverse_population_normal_operator(Y) -> np.ndarray:
     -------
     numpy.ndarray, shape (d, d)
 
-    Raises
-    ------
-    TypeError, ValueError
-        If ``Y`` is not a finite real symmetric square matrix.
-
     Examples
     --------
     >>> import numpy as np
@@ -128,7 +125,7 @@ def inverse_population_normal_operator(Y) -> np.ndarray:
     >>> bool(np.allclose(inverse_population_normal_operator(population_normal_operator(H)), H))
     True
     """
-    return _inverse_population_normal_operator(as_symmetric(Y, "Y"))
+    return _inverse_population_normal_operator(Y)
 
 
 def _inverse_population_normal_operator(Y: np.ndarray) -> np.ndarray:
@@ -136,13 +133,41 @@ def _inverse_population_normal_operator(Y: np.ndarray) -> np.ndarray:
     return 0.5 * (Y - (np.trace(Y) / (d + 2)) * np.eye(d))
 
 
+def _nonzero_star(args) -> str | None:
+    return None if np.any(args["Q_star"]) else "Q_star must be nonzero to define a relative error"
+
+
+@validate_params({"Q": Array(shape=("n", "k")), "Q_star": Array(shape=("n", "k"))},
+                 relations=[Relation(("Q_star",), _nonzero_star, "``Q_star`` is nonzero")])
 def relative_error(Q, Q_star) -> float:
-    """``||Q - Q*||_F / ||Q*||_F`` (the recovery error used throughout)."""
-    Q = as_matrix(Q, "Q")
-    Q_star = as_matrix(Q_star, "Q_star", shape=Q.shape)
+    """``||Q - Q*||_F / ||Q*||_F`` (the recovery error used throughout).
+
+    Examples
+    --------
+    >>> relative_error([[2.0]], [[1.0]])
+    1.0
+    """
     if not np.any(Q_star):
         raise ValueError("Q_star must be nonzero to define a relative error")
     return rel_diff(Q, Q_star)
+
+
+def _one_y_per_row(args) -> str | None:
+    m, n = args["X"].shape[0], args["y"].shape[0]
+    if m != n:
+        return f"y must have one entry per row of X: len(y) = {n} but X has m = {m} rows"
+    return None
+
+
+def _r_le_d(args) -> str | None:
+    r, d = args["r"], args["d"] if "d" in args else args["self"].d
+    return None if r <= d else f"r must satisfy 1 <= r <= d, got r = {r} > d = {d}"
+
+
+def _random_bytes(args) -> float:
+    d, r, m = args["d"], args["r"], args["m"]
+    # X (m x d), X U* (m x r), y and the noise (m each), U* and Q* (d x r, d x d), as float64
+    return 8.0 * (m * d + m * r + 2 * m + d * r + d * d)
 
 
 class GaussianSensing(Loss):
@@ -170,11 +195,6 @@ class GaussianSensing(Loss):
     noise : float
         Standard deviation of the additive noise of :meth:`random` (0 otherwise).
 
-    Raises
-    ------
-    TypeError, ValueError
-        For non-finite, empty or mis-shaped data.
-
     Examples
     --------
     >>> import numpy as np
@@ -185,23 +205,24 @@ class GaussianSensing(Loss):
     True
     """
 
+    @validate_params({"X": Array(shape=("m", "d")), "y": Array(ndim=1)},
+                     relations=[Relation(("X", "y"), _one_y_per_row,
+                                         "``len(y)`` equals the number of rows of ``X``")])
     def __init__(self, X, y):
-        X = as_matrix(X, "X")
-        m, d = X.shape
-        if m < 1 or d < 1:
-            raise ValueError(f"X must have at least one row and one column, got shape {X.shape}")
-        y = as_array(y, "y", ndim=1)
-        if y.shape[0] != m:
-            raise ValueError(f"y must have one entry per row of X: len(y) = {y.shape[0]} but "
-                             f"X has m = {m} rows")
-        self.X = np.ascontiguousarray(X)
-        self.y = np.ascontiguousarray(y)
-        self.m, self.d = m, d
+        self.X = np.ascontiguousarray(X, dtype=float)   # checked once (also when nested)
+        self.y = np.ascontiguousarray(y, dtype=float)
+        self.m, self.d = m, d = self.X.shape
         self.U_star: np.ndarray | None = None
         self.Q_star: np.ndarray | None = None
         self.noise = 0.0
 
     @classmethod
+    @validate_params({"d": Integer(1), "r": Integer(1), "m": Integer(1), "seed": Seed(),
+                      "noise": Real(0)},
+                     relations=[Relation(("r", "d"), _r_le_d, "``r <= d``"),
+                                memory_guard(("d", "r", "m"), _random_bytes,
+                                             "the design X (m x d float64) and the planted "
+                                             "truth")])
     def random(cls, d: int, r: int, m: int, *, seed=None, noise: float = 0.0) -> GaussianSensing:
         r"""A planted instance: ``U*`` with i.i.d. ``N(0, 1/d)`` entries, ``X`` i.i.d. ``N(0, 1)``.
 
@@ -222,11 +243,6 @@ class GaussianSensing(Loss):
         -------
         GaussianSensing
 
-        Raises
-        ------
-        TypeError, ValueError
-            For bad sizes, ``noise`` or ``seed``.
-
         Examples
         --------
         >>> a = GaussianSensing.random(4, 1, 10, seed=3)
@@ -234,13 +250,7 @@ class GaussianSensing(Loss):
         >>> bool((a.X == b.X).all()), a.X.shape
         (True, (10, 4))
         """
-        d = as_int(d, "d", minimum=1)
-        r = as_int(r, "r", minimum=1)
-        if r > d:
-            raise ValueError(f"r must satisfy 1 <= r <= d, got r = {r} > d = {d}")
-        m = as_int(m, "m", minimum=1)
-        noise = as_positive(noise, "noise", allow_zero=True)
-        rng = as_rng(seed)
+        rng = seed
         U_star = rng.standard_normal((d, r)) / np.sqrt(d)
         X = rng.standard_normal((m, d))
         XU = X @ U_star
@@ -312,17 +322,20 @@ class GaussianSensing(Loss):
         res -= self.y
         return XU, res
 
+    @declare_params({"U": FACTOR_U})
     def factor_value(self, U) -> float:
         """``L(U)`` in ``O(m d r)``."""
         _, res = self._residual(self._factor(U))
         return float(res @ res) / (2 * self.m)
 
+    @declare_params({"U": FACTOR_U})
     def factor_gradient(self, U) -> np.ndarray:
         """``grad L(U) = (2/m) X^T (res * (X U))`` in ``O(m d r)``."""
         XU, res = self._residual(self._factor(U))
         XU *= res[:, None]
         return self.X.T @ XU * (2.0 / self.m)
 
+    @declare_params({"U": FACTOR_U})
     def factor_value_and_gradient(self, U) -> tuple[float, np.ndarray]:
         """``(L(U), grad L(U))`` sharing the product ``X U`` (for quasi-Newton methods).
 
@@ -344,6 +357,7 @@ class GaussianSensing(Loss):
         XU *= res[:, None]
         return val, self.X.T @ XU * (2.0 / self.m)
 
+    @declare_params({"U": FACTOR_U, "xi": TANGENT_XI})
     def factor_hvp(self, U, xi) -> np.ndarray:
         """``D^2 L(U)[xi] = (2/m) X^T (res * (X xi) + a * (X U))``, ``a_i = 2 <(X xi)_i, (X U)_i>``.
 
@@ -367,6 +381,7 @@ class GaussianSensing(Loss):
         V += a[:, :, None] * XU[:, None, :]
         return self.X.T @ XW * (2.0 / m)
 
+    @declare_params({"U": FACTOR_U})
     def hvp_at(self, U):
         """``xi -> D^2 L(U)[xi]`` (formula of :meth:`factor_hvp`) with ``X U`` and ``res`` computed once.
 
@@ -404,6 +419,9 @@ class GaussianSensing(Loss):
             return out
         return apply
 
+    @validate_params({"self": Bind(d="d"), "U": FACTOR_U},
+                     relations=[memory_guard(("U",), lambda a: 16.0 * a["self"].m * a["U"].size,
+                                             "the Gram factor K (m x d r float64)")])
     def gram_factor(self, U) -> np.ndarray:
         r"""The measurement Gram factor ``K`` at ``U``: rows ``(2/sqrt m) vec(x_i (U^T x_i)^T)``.
 
@@ -426,11 +444,6 @@ class GaussianSensing(Loss):
         numpy.ndarray, shape (m, d r)
             Row-major ``vec`` of each ``x_i (U^T x_i)^T``, scaled by ``2 / sqrt(m)``.
 
-        Raises
-        ------
-        TypeError, ValueError
-            For a bad ``U``.
-
         Examples
         --------
         >>> import numpy as np
@@ -440,7 +453,6 @@ class GaussianSensing(Loss):
         >>> bool(np.allclose(K.T @ (K @ xi.ravel()), prob.factor_hvp(prob.U_star, xi).ravel()))
         True
         """
-        U = self._factor(U)
         XU = self.X @ U
         m, d = self.X.shape
         K = self.X[:, :, None] * XU[:, None, :]
@@ -448,6 +460,7 @@ class GaussianSensing(Loss):
         return K.reshape(m, d * U.shape[1])
 
     # ------------------------------------------------------------ initialisation
+    @declare_params({"U": FACTOR_U})
     def default_preconditioner(self, U):
         """The inverse of the population effective Hessian at ``U`` (quadnet theory §4).
 
@@ -468,6 +481,9 @@ class GaussianSensing(Loss):
         """
         return self._adjoint(self.y)
 
+    @validate_params({"self": Bind(d="d"), "r": Integer(1), "strict": Boolean(),
+                      "method": Options("auto", "lanczos", "dense")},
+                     relations=[Relation(("r",), _r_le_d, "``r <= d``")])
     def spectral_init(self, r: int, *, strict: bool = True, method: str = "auto") -> np.ndarray:
         r"""Spectral (moment) initialiser ``U_0 = V_r diag(sqrt(lambda_r))`` (quadnet theory §4).
 
@@ -520,9 +536,8 @@ class GaussianSensing(Loss):
 
         Raises
         ------
-        TypeError, ValueError
-            For a bad ``r`` or ``method``, or a moment matrix without ``r`` positive
-            eigenvalues (see above).
+        ValueError
+            For a moment matrix without ``r`` positive eigenvalues (see above).
 
         Examples
         --------
@@ -533,9 +548,6 @@ class GaussianSensing(Loss):
         >>> U0.shape, bool(np.allclose(U0 @ U0.T, Ud @ Ud.T, atol=1e-9))
         ((6, 1), True)
         """
-        r = as_int(r, "r", minimum=1, maximum=self.d)
-        if not isinstance(method, str) or method not in ("auto", "lanczos", "dense"):
-            raise ValueError(f"method must be 'auto', 'lanczos' or 'dense', got {method!r}")
         if method == "auto":
             method = "lanczos" if self.d >= LANCZOS_MIN_D and r < self.d - 1 else "dense"
         if method == "lanczos" and r >= self.d - 1:

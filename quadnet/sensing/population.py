@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from quadnet._linalg import sym
-from quadnet._validation import RANK_RTOL, as_factor, as_matrix, as_symmetric
+from quadnet._validation import RANK_RTOL, Array, Boolean, Factor, validate_params
 from quadnet.geometry.manifold import PSDQuotient
 
 __all__ = [
@@ -41,6 +41,7 @@ def _population_hvp(U: np.ndarray, Xi: np.ndarray) -> np.ndarray:
     return out
 
 
+@validate_params({"U": Factor(full_rank=False), "xi": Array(shape=("d", "r"))})
 def population_effective_hvp(U, xi) -> np.ndarray:
     r"""The population Hessian operator of Gaussian sensing at ``Q* = U U^T`` (quadnet theory §4).
 
@@ -59,10 +60,6 @@ def population_effective_hvp(U, xi) -> np.ndarray:
     -------
     numpy.ndarray, shape (d, r)
 
-    Raises
-    ------
-    TypeError, ValueError
-        For bad arguments.
 
     Examples
     --------
@@ -70,11 +67,10 @@ def population_effective_hvp(U, xi) -> np.ndarray:
     >>> population_effective_hvp(np.array([[1.0], [0.0]]), np.array([[1.0], [0.0]])).ravel().tolist()
     [12.0, 0.0]
     """
-    U = as_factor(U, "U", full_rank=False)
-    xi = as_matrix(xi, "xi", shape=U.shape)
     return _population_hvp(U, xi)
 
 
+@validate_params({"U": Factor()})
 def population_effective_hessian(U) -> np.ndarray:
     r"""The population effective Hessian of Gaussian sensing, an ``n_h x n_h`` matrix.
 
@@ -97,10 +93,6 @@ def population_effective_hessian(U) -> np.ndarray:
     numpy.ndarray, shape (n_h, n_h)
         Symmetric positive definite.
 
-    Raises
-    ------
-    TypeError, ValueError
-        For a non-finite, mis-shaped or rank-deficient ``U``.
 
     Examples
     --------
@@ -109,13 +101,13 @@ def population_effective_hessian(U) -> np.ndarray:
     array([[12.,  0.],
            [ 0.,  4.]])
     """
-    U = as_factor(U, "U")
     d, r = U.shape
     B = PSDQuotient(d, r).horizontal_basis(U)
     out = _population_hvp(U, B.T.reshape(-1, d, r))             # one column per basis vector
-    return as_symmetric(B.T @ out.reshape(len(out), -1).T, "population effective Hessian")
+    return sym(B.T @ out.reshape(len(out), -1).T)
 
 
+@validate_params({"U": Factor(), "grouped": Boolean()})
 def population_effective_spectrum(U, *, grouped: bool = False):
     r"""Closed-form spectrum of the population effective Hessian at ``Q* = U U^T``.
 
@@ -144,10 +136,6 @@ def population_effective_spectrum(U, *, grouped: bool = False):
     -------
     numpy.ndarray or dict
 
-    Raises
-    ------
-    TypeError, ValueError
-        For a bad ``U``.
 
     Examples
     --------
@@ -155,7 +143,6 @@ def population_effective_spectrum(U, *, grouped: bool = False):
     >>> population_effective_spectrum(np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])).tolist()
     [4.0, 4.0, 8.0, 8.0, 16.0]
     """
-    U = as_factor(U, "U")
     d, r = U.shape
     g = np.linalg.eigvalsh(U.T @ U)
     normal = 4.0 * g
@@ -183,10 +170,6 @@ class PopulationInverse:
     U : array_like, shape (d, r)
         A factor of full column rank.
 
-    Raises
-    ------
-    TypeError, ValueError
-        For a non-finite, mis-shaped or numerically rank-deficient ``U``.
 
     Examples
     --------
@@ -201,10 +184,10 @@ class PopulationInverse:
     True
     """
 
+    @validate_params({"U": Factor()})
     def __init__(self, U):
-        U = as_matrix(U, "U")
-        if not 1 <= U.shape[1] <= U.shape[0]:
-            raise ValueError(f"U must be d x r with 1 <= r <= d, got shape {U.shape}")
+        # the rank test also runs inside validated calls (the preconditioner of a
+        # rank-deficient point), where the table's check is skipped
         self.W, self.s, self.Vt = np.linalg.svd(U, full_matrices=False)
         if not self.s[-1] > RANK_RTOL * self.s[0]:
             raise ValueError(f"U is numerically rank deficient: sigma_min/sigma_max = "
@@ -231,6 +214,7 @@ class PopulationInverse:
         return out @ self.Vt
 
 
+@validate_params({"U": Factor(), "eta": Array(shape=("d", "r"))})
 def population_effective_inverse(U, eta) -> np.ndarray:
     r"""``xi = H_pop^{-1} P_h(eta)``: the inverse of the population effective Hessian on ``H_U``.
 
@@ -259,10 +243,6 @@ def population_effective_inverse(U, eta) -> np.ndarray:
     numpy.ndarray, shape (d, r)
         The horizontal ``xi`` with ``H_pop xi = P_h(eta)``.
 
-    Raises
-    ------
-    TypeError, ValueError
-        For bad arguments.
 
     Examples
     --------
@@ -270,6 +250,4 @@ def population_effective_inverse(U, eta) -> np.ndarray:
     >>> population_effective_inverse(np.array([[1.0], [0.0]]), np.array([[12.0], [0.0]])).ravel().tolist()
     [1.0, 0.0]
     """
-    U = as_factor(U, "U")
-    eta = as_matrix(eta, "eta", shape=U.shape)
     return PopulationInverse(U)(eta)

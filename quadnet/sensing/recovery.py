@@ -37,7 +37,20 @@ import scipy.optimize
 import scipy.sparse.linalg
 
 from quadnet._linalg import sym
-from quadnet._validation import as_factor, as_int, as_positive, as_rng
+from quadnet._validation import (
+    Boolean,
+    Converted,
+    Instance,
+    Integer,
+    Optional,
+    Options,
+    Real,
+    Relation,
+    Seed,
+    as_array,
+    as_factor,
+    validate_params,
+)
 from quadnet.sensing.bounds import prescribed_step
 from quadnet.dynamics import BLOWUP, DivergenceError
 from quadnet.sensing.gaussian import GaussianSensing, SpectralInitWarning
@@ -55,6 +68,11 @@ SUCCESS_TOL = 1e-6
 SDP_SUCCESS_TOL = 1e-4
 #: Iteration budget of one phase-transition cell (successful L-BFGS runs need 100-400).
 CELL_MAX_ITER = 2000
+#: Largest ``max_iter`` accepted: 10^6 gradient steps already run for minutes at moderate
+#: sizes; a larger budget is a run without end, not a tolerance.
+MAX_ITER_LIMIT = 10**6
+#: Largest number of restarts accepted.
+MAX_RESTARTS = 1000
 
 
 @dataclass
@@ -101,7 +119,7 @@ def _initial_factor(problem: GaussianSensing, r: int, init, init_scale: float, r
                 raise ValueError("init='small' needs mean(y) > 0 to set its scale")
             return scale * rng.standard_normal((problem.d, r)), "small"
         raise ValueError(f"init must be one of {INITS} or a d x r array, got {init!r}")
-    return as_factor(init, "init", d=problem.d, r=r).copy(), "array"
+    return np.array(init, dtype=float), "array"
 
 
 def _lambda_max(problem: GaussianSensing, U: np.ndarray) -> float:
@@ -136,7 +154,7 @@ def _step(problem: GaussianSensing, r: int, eta) -> float:
         if eta == "prescribed":
             return prescribed_step(problem.d, float(np.linalg.norm(Us, 2) ** 2))
         raise ValueError(f"eta must be 'tuned', 'prescribed' or a positive number, got {eta!r}")
-    return as_positive(eta, "eta")
+    return eta
 
 
 def _diverged_msg(k: int, eta: float, what: str) -> str:
@@ -243,6 +261,57 @@ def _trust_regions(problem, U0, max_iter, gtol, g0):
     return U, gn <= gtol, int(res.iterations), hist, str(res.stopping_criterion)
 
 
+def _as_init(value, name: str):
+    if isinstance(value, str):
+        if value not in INITS:
+            raise ValueError(f"{name} must be one of {INITS} or a d x r array, got {value!r}")
+        return value
+    return as_array(value, name, ndim=2)
+
+
+def _as_eta(value, name: str):
+    if isinstance(value, str):
+        if value not in ("tuned", "prescribed"):
+            raise ValueError(f"{name} must be 'tuned', 'prescribed' or a positive number, got "
+                             f"{value!r}")
+        return value
+    return Real(0, None, closed="neither").convert(value, name, {})
+
+
+def _r_and_init(args) -> None:
+    d, r = args["problem"].d, args["r"]
+    if r > d:
+        return f"r must satisfy 1 <= r <= d, got r = {r} > d = {d}"
+    if not isinstance(args["init"], str):
+        args["init"] = as_factor(args["init"], "init", d=d, r=r)
+    return None
+
+
+_RECOVER = {
+    "problem": Instance(GaussianSensing, "a GaussianSensing instance"),
+    "r": Integer(1),
+    "method": Options(*METHODS),
+    "init": Converted(_as_init, "'spectral', 'small' or a finite full-rank d x r array",
+                      bad=[("unknown", "nope"), ("None", None), ("1-d", np.ones(3)),
+                           ("nan", np.full((4, 2), np.nan))]),
+    "eta": Converted(_as_eta, "'tuned', 'prescribed' or a finite real number > 0",
+                     bad=[("unknown", "nope"), ("None", None), ("zero", 0.0), ("nan", np.nan),
+                          ("inf", np.inf), ("complex", 1j)]),
+    "max_iter": Optional(Integer(1, MAX_ITER_LIMIT)),
+    "gtol": Real(0, None, closed="neither"),
+    "init_scale": Real(0, None, closed="neither"),
+    "seed": Seed(),
+    "lbfgs_memory": Integer(1, 1000),
+    "restarts": Integer(0, MAX_RESTARTS),
+    "restart_tol": Real(0),
+    "reduce_rank": Boolean(),
+    "rank_gap": Real(1, None, closed="neither"),
+}
+
+
+@validate_params(_RECOVER, relations=[Relation(("r", "init"), _r_and_init,
+                                               "``r <= d``; an ``init`` array is ``d x r`` of "
+                                               "full column rank")])
 def recover(problem: GaussianSensing, r: int, method: str = "lbfgs", init="spectral", *,
             eta="tuned", max_iter: int | None = None, gtol: float = 1e-13,
             init_scale: float = 1e-3, seed=None, lbfgs_memory: int = 20, restarts: int = 0,
@@ -259,7 +328,7 @@ def recover(problem: GaussianSensing, r: int, method: str = "lbfgs", init="spect
             :class:`SpectralInitWarning` (see :meth:`GaussianSensing.spectral_init`).
         eta: step of ``"gd"``: ``"tuned"``, ``"prescribed"`` or a positive number.
         max_iter: iteration budget (default 20000 for gd, 5000 for lbfgs, 500 for
-            trust regions).
+            trust regions; at most ``MAX_ITER_LIMIT = 10**6``).
         gtol: stopping tolerance on ``||grad L||_F / (2 rms(y)^{3/2})``.
         init_scale: relative scale of ``init="small"``.
         seed: seed or Generator for ``init="small"``.
@@ -299,26 +368,9 @@ def recover(problem: GaussianSensing, r: int, method: str = "lbfgs", init="spect
     >>> out.history["rank"], bool(relative_error(out.Q, p.U_star @ p.U_star.T) < 1e-10)
     (2, True)
     """
-    if not isinstance(problem, GaussianSensing):
-        raise TypeError(f"problem must be a GaussianSensing instance, got {type(problem).__name__}")
-    r = as_int(r, "r", minimum=1)
-    if r > problem.d:
-        raise ValueError(f"r must satisfy 1 <= r <= d, got r = {r} > d = {problem.d}")
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    gtol = as_positive(gtol, "gtol")
-    init_scale = as_positive(init_scale, "init_scale")
-    restart_tol = as_positive(restart_tol, "restart_tol", allow_zero=True)
-    lbfgs_memory = as_int(lbfgs_memory, "lbfgs_memory", minimum=1)
     default_iter = {"gd": 20000, "lbfgs": 5000, "trust-regions": 500}[method]
-    max_iter = default_iter if max_iter is None else as_int(max_iter, "max_iter", minimum=1)
-    restarts = as_int(restarts, "restarts", minimum=0)
-    if not isinstance(reduce_rank, (bool, np.bool_)):
-        raise TypeError(f"reduce_rank must be a bool, got {type(reduce_rank).__name__}")
-    rank_gap = as_positive(rank_gap, "rank_gap")
-    if not rank_gap > 1:
-        raise ValueError(f"rank_gap must be > 1, got {rank_gap}")
-    rng = as_rng(seed)
+    max_iter = default_iter if max_iter is None else max_iter
+    rng = seed
     U0, init_name = _initial_factor(problem, r, init, init_scale, rng)
     g0 = _grad_scale(problem)
     step = _step(problem, r, eta) if method == "gd" else None

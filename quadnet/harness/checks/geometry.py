@@ -330,7 +330,7 @@ def _barycentres(ctx: CheckContext, res: CheckResult, n: int) -> dict:
         d = 2 + i % 5
         Us = rng.standard_normal((k, d, d))
         w = rng.dirichlet(np.ones(k))
-        b = bw_barycenter(Us, w)
+        b = bw_barycenter(Us, w, inputs="factors")     # full rank: over all PSD matrices
         iters.append(b.iterations)
         hist.append(b.history)
         if have_pot:
@@ -339,13 +339,14 @@ def _barycentres(ctx: CheckContext, res: CheckResult, n: int) -> dict:
         r = 1 + i % 4
         dd = r + 1 + i % 3
         Vs = rng.standard_normal((k, dd, r))
-        bv = bw_barycenter(Vs, w)
+        bv = bw_barycenter(Vs, w, inputs="factors", max_rank=r)   # the mean within rank r
         Mq = PSDQuotient(dd, r)
         resid.append(float(np.linalg.norm(sum(wi * Mq.log(bv.U, Vi) for wi, Vi in zip(w, Vs)))))
         j = int(rng.integers(k))
         Ws = Vs.copy()
         Ws[j] = Ws[j] @ random_orthogonal(r, rng)
-        inv.append(float(np.linalg.norm(bw_barycenter(Ws, w).Q - bv.Q) / np.linalg.norm(bv.Q)))
+        inv.append(float(np.linalg.norm(bw_barycenter(Ws, w, inputs="factors", max_rank=r).Q
+                                        - bv.Q) / np.linalg.norm(bv.Q)))
         hist.append(bv.history)
     src = {"kind": "theorem", "source": AE2016}
     if have_pot:
@@ -376,8 +377,8 @@ def _bad_input(res: CheckResult) -> None:
         lambda: sectional_curvature(U, np.zeros((3, 2)), xi),     # zero
         lambda: parallel_transport(U, xi, Z),                     # v not horizontal
         lambda: parallel_transport(U, -U, xi, 2.0),               # leaves the stratum
-        lambda: bw_barycenter([U, U], [1.2, -0.2]),               # negative weight
-        lambda: bw_barycenter([U, U], [0.5, 0.4]),                # weights do not sum to 1
+        lambda: bw_barycenter([U, U], [1.2, -0.2], inputs="factors"),   # negative weight
+        lambda: bw_barycenter([U, U], [0.5, 0.4], inputs="factors"),    # weights sum != 1
     ]
     refused = 0
     for fn in cases:
