@@ -580,7 +580,32 @@ def _specs() -> dict[str, Spec]:
         S[f"{ke}.{name}"] = Spec(getattr(qn.features, name),
                                  {"kernel": "gaussian", **kw, "bandwidth": 1.0})
     ds = lambda: qn.features.modular_arithmetic(5, seed=0)  # noqa: E731
-    S[f"{rf}.Dataset"] = record("a NamedTuple of arrays built by the dataset generators")
+    S[f"{rf}.Dataset"] = Spec(qn.features.Dataset,
+                              {"X_train": Xf, "y_train": coef, "X_test": Xf[:4],
+                               "y_test": coef[:4], "info": {}},
+                              extra=[("y_train", coef[:3]), ("X_test", np.ones((4, 5))),
+                                     ("y_test", np.ones((4, 2))), ("info", "info")])
+    so = "quadnet.features.solvers"
+    for name in ("KernelFit", "SolverInfo", "SolverPlan"):
+        S[f"{so}.{name}"] = record("a record the kernel solvers build and return")
+    S[f"{so}.available_memory"] = Spec(qn.features.available_memory)
+    S[f"{so}.kernel_memory_estimate"] = Spec(qn.features.kernel_memory_estimate,
+                                             {"n": 100, "d": 3, "c": 1, "solver": "direct"},
+                                             extra=[("solver", "nope"), ("n", -1)])
+    S[f"{so}.choose_solver"] = Spec(qn.features.choose_solver,
+                                    {"n": 100, "d": 3, "c": 1, "solver": "auto", "ridge": 1e-3},
+                                    extra=[("solver", "nope"), ("memory_limit", -1.0),
+                                           ("memory_limit", "1GB")])
+    S[f"{so}.rpcholesky"] = Spec(qn.features.rpcholesky,
+                                 {"kernel": "gaussian", "X": Xf, "M": Mk, "bandwidth": 1.0,
+                                  "rank": 3, "seed": 0}, kinds={"rank": "count"})
+    S[f"{so}.fit_kernel_machine"] = Spec(qn.features.fit_kernel_machine,
+                                         {"kernel": "gaussian", "X": Xf, "Y": coef, "M": Mk,
+                                          "bandwidth": 1.0, "ridge": 1e-3},
+                                         extra=[("solver", "nope"), ("memory_limit", -1.0)])
+    S[f"{so}.kernel_predict"] = Spec(qn.features.kernel_predict,
+                                     {"kernel": "gaussian", "Z": Xf[:4], "X": Xf, "coef": coef,
+                                      "M": Mk, "bandwidth": 1.0})
     S[f"{rf}.RecursiveFeatureMachine"] = Spec(qn.RecursiveFeatureMachine,
                                               {"kernel": "gaussian", "bandwidth": 1.0,
                                                "iters": 1, "ridge": 0.0, "agop_power": 0.5},
@@ -665,6 +690,24 @@ def _specs() -> dict[str, Spec]:
     S[f"{sw}.sweep_cells"] = Spec(qn.harness.sweep_cells,
                                   {"sweep": qn.harness.available_sweeps()[0], "quick": True,
                                    "seed": 0}, kinds=CELL_SEED)
+    # the public check API (quadnet.harness): its argument errors are asserted, message by
+    # message, in tests/test_user_checks.py, tests/test_figures.py and tests/test_cli.py
+    why = ("the public check API; its errors are asserted in test_user_checks.py, "
+           "test_figures.py and test_cli.py")
+    base = "quadnet.harness.checks._base"
+    for name in ("CheckContext", "CheckContext.activity", "CheckContext.draw",
+                 "CheckContext.progress", "CheckContext.rng", "CheckContext.savefig",
+                 "CheckResult", "CheckResult.add", "CheckResult.as_dict", "CheckResult.failed",
+                 "CheckResult.passed", "CheckResult.report", "CheckResult.skip",
+                 "CheckResult.skipped", "CheckResult.status", "Row", "Row.as_dict", "figure",
+                 "register"):
+        S[f"{base}.{name}"] = record(why)
+    for key in ("quadnet.harness.checks.available", "quadnet.harness.checks.run_check",
+                "quadnet.harness.discovery.load_checks",
+                "quadnet.harness.discovery.load_entry_points",
+                "quadnet.harness.discovery.unload_checks",
+                "quadnet.harness.figures.draw_figure", "quadnet.harness.figures.figure_names"):
+        S[key] = record(why)
     return S
 
 
