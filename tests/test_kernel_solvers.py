@@ -266,7 +266,7 @@ def test_bad_input():
     X, Y = np.eye(4), np.ones((4, 1))
     with pytest.raises(ValueError, match="solver must be one of"):
         RecursiveFeatureMachine(solver="cholesky")
-    with pytest.raises(TypeError, match="solver must be a string"):
+    with pytest.raises(TypeError, match="solver must be one of 'auto', 'direct', 'iterative', got int"):
         RecursiveFeatureMachine(solver=3)
     with pytest.raises(ValueError, match="memory_limit must be a finite number of bytes > 0"):
         RecursiveFeatureMachine(memory_limit=-1)

@@ -36,7 +36,7 @@ import numpy as np
 from scipy import sparse
 
 from quadnet._linalg import sym
-from quadnet._validation import Symmetric, as_matrix, as_positive
+from quadnet._validation import Options, Symmetric, as_matrix, as_positive
 
 __all__ = [
     "KERNELS",
@@ -77,12 +77,7 @@ def _gram_M(Z: np.ndarray, M: np.ndarray, X: np.ndarray) -> np.ndarray:
 
 def check_kernel(kernel) -> str:
     """``kernel`` if it is one of :data:`KERNELS`, else a ``ValueError``/``TypeError``."""
-    if not isinstance(kernel, str):
-        raise TypeError(f"kernel must be a string, one of {sorted(KERNELS)}, "
-                        f"got {type(kernel).__name__}")
-    if kernel not in KERNELS:
-        raise ValueError(f"kernel must be one of {sorted(KERNELS)}, got {kernel!r}")
-    return kernel
+    return Options(*KERNELS).convert(kernel, "kernel", {})
 
 
 def _from_gram(kernel: str, G: np.ndarray, zz: np.ndarray | None, xx: np.ndarray | None,

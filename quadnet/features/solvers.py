@@ -92,7 +92,7 @@ import numpy as np
 from scipy import linalg
 from scipy.linalg import lapack
 
-from quadnet._validation import as_int, as_matrix, as_positive, as_rng, as_square
+from quadnet._validation import Options, as_int, as_matrix, as_positive, as_rng, as_square
 from quadnet.exceptions import KernelConvergenceWarning, KernelMemoryError, RFMWarning
 from quadnet.features.kernels import KERNELS, FeatureSums, KernelRows, check_kernel
 
@@ -409,18 +409,11 @@ _RIDGE_MSG = ("solver='iterative' needs ridge > 0: without a ridge the kernel ma
 
 
 def _check_solver(solver) -> str:
-    if not isinstance(solver, str):
-        raise TypeError(f"solver must be a string, one of {SOLVERS}, got "
-                        f"{type(solver).__name__}")
-    if solver not in SOLVERS:
-        raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
-    return solver
+    return Options(*SOLVERS).convert(solver, "solver", {})
 
 
 def _check_storage(storage) -> str:
-    if not isinstance(storage, str) or storage not in STORAGES:
-        raise ValueError(f"storage must be one of {STORAGES}, got {storage!r}")
-    return storage
+    return Options(*STORAGES).convert(storage, "storage", {})
 
 
 def _check_memory_limit(memory_limit) -> int | None:
