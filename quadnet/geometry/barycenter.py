@@ -61,7 +61,7 @@ class BWBarycenter:
     rank : int or None
         Numerical rank of ``Q`` (eigenvalues above ``1e-10`` times the largest).
     dual_min : float
-        ``lambda_min(I - sum_i w_i T_i)`` at the result (:func:`transport_maps`): ``>= 0`` up
+        ``lambda_min(I - sum_i w_i T_i)`` at the result (``transport_maps``): ``>= 0`` up
         to rounding at the barycentre over all PSD matrices.
     """
 
@@ -231,7 +231,7 @@ def bw_barycenter(Us, weights=None, *, inputs: str | None = None, init=None, tol
     ``Q``, whatever the ranks of the ``Q_i``: the barycentre's rank may exceed theirs.
     ``F`` is convex in ``Q`` (``tr(A Q A)^{1/2}`` is concave), so the barycentre is characterised
     by the first-order condition of the cone: ``G = I - sum_i w_i T_i`` is PSD and ``G Q = 0``
-    (``sum_i w_i T_i = I`` on the support of ``Q``, :func:`transport_maps`).
+    (``sum_i w_i T_i = I`` on the support of ``Q``, ``transport_maps``).
 
     Algorithm (rank-adaptive Burer–Monteiro). The factor fixed point
     ``U_{k+1} = sum_i w_i U_i align(U_i, U_k)`` (Riemannian gradient descent with unit step on

@@ -670,7 +670,7 @@ def _emit(line: str) -> None:
 
 
 def _heartbeat(stop: threading.Event) -> None:
-    """Write the status line whenever none was written for :data:`PROGRESS_INTERVAL`
+    """Write the status line whenever none was written for ``PROGRESS_INTERVAL``
     seconds (a step of a loop, or a check without loops, that takes long)."""
     while not stop.wait(max(min(PROGRESS_INTERVAL / 4, 5.0), 0.01)):
         with _LOCK:
@@ -760,6 +760,7 @@ class CheckContext:
     :meth:`activity`). ``figure_options`` (``width``, ``height``, ``style``, ``formats``;
     see :func:`quadnet.harness.draw_figure`) changes how figures are drawn; without it they
     are the committed paper figures, PNG and PDF.
+
     Parameters
     ----------
     seed : int, optional
@@ -831,7 +832,7 @@ class CheckContext:
 
         With ``show_progress`` a tqdm bar is drawn (nested calls get their own line). With
         ``progress_lines`` (stderr is not a terminal) plain lines are written instead: one
-        when the outermost loop starts, then at most every :data:`PROGRESS_INTERVAL`
+        when the outermost loop starts, then at most every ``PROGRESS_INTERVAL``
         seconds (also while one step takes long) and one when the outermost loop ends, e.g.
         ``recovery: phase transition 830/1760 cells, ETA 4 min``. Nested calls (a loop
         inside a loop) extend the line of the outer one. Otherwise ``iterable`` is returned
@@ -854,7 +855,7 @@ class CheckContext:
         """Run the block as check ``name``: the progress lines it writes (see
         :meth:`progress`) start with ``name``, and with ``progress_lines`` a line such as
         ``recovery: running, 3.0 min so far`` is written at least every
-        :data:`PROGRESS_INTERVAL` seconds even when the check reports no progress itself."""
+        ``PROGRESS_INTERVAL`` seconds even when the check reports no progress itself."""
         previous, self.name = self.name, name
         frame = _Frame(name, None, "", is_check=True) if self.progress_lines else None
         try:
@@ -940,6 +941,7 @@ class CheckContext:
         unless ``exact_size``: then it is exactly the figure's size (a PDF MediaBox of 72
         points per inch). A write that fails is reported (stderr and ``figure_errors``) and
         gives ``[]``.
+
         Parameters
         ----------
         fig : matplotlib.figure.Figure
