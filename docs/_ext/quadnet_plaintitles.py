@@ -173,7 +173,10 @@ def _page_title(app, pagename, templatename, context, doctree) -> None:
         app.add_js_file(SEARCH_TEXT)
     for key in ("title", "pagetitle"):
         if isinstance(context.get(key), str) and ("\\" in context[key] or "$" in context[key]):
-            context[key] = tex_to_text(context[key])
+            # the formula becomes plain text, so its math wrapper goes too (a `.math` element
+            # without TeX is one MathJax never typesets, e.g. in the theme's breadcrumb)
+            context[key] = re.sub(r'<span class="math[^"]*">(.*?)</span>', r"\1",
+                                  tex_to_text(context[key]))
 
 
 def _search_index(app, exception) -> None:
