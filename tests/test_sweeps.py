@@ -271,9 +271,13 @@ def test_bad_arguments(tmp_path):
         _run(tmp_path / "s", dask_local=2, scheduler="tcp://127.0.0.1:1")
     with pytest.raises(ValueError, match="seed"):
         _run(tmp_path / "s", seed=-1)
-    missing = Sweep("missing", "", "quadnet.no_such_module:cell", {"a": (1,)}, {"a": (1,)})
+    with pytest.raises(ValueError, match="no module 'quadnet.no_such_module'"):
+        Sweep("missing", "", "quadnet.no_such_module:cell", {"a": (1,)}, {"a": (1,)})
+    # a cell module that needs a missing optional dependency is built, and refused on running
+    needs = Sweep("needs", "", "quadnet.harness.cells:quotient_gd_cell", {"d": (3,)},
+                  {"d": (3,)}, requires=("quadnet_no_such_dependency",))
     with pytest.raises(SweepCellError, match="not available"):
-        run_sweep(missing, tmp_path / "m", progress=False)
+        run_sweep(needs, tmp_path / "m", progress=False)
     with pytest.raises(TypeError, match="Sweep"):
         sweeps.register_sweep("quotient-gd")
 

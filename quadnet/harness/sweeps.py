@@ -133,9 +133,9 @@ class Sweep:
             raise ValueError(f"cell {self.cell!r}: module {module!r} has no function {attr!r}")
         for which in ("quick", "full"):
             grid = getattr(self, which)
-            if not isinstance(grid, Mapping) or not grid:
-                raise ValueError(f"{which} must be a non-empty mapping of axis names to values, "
-                                 f"got {grid!r}")
+            if not isinstance(grid, Mapping):
+                raise TypeError(f"{which} must be a mapping of axis names to values, got "
+                                f"{type(grid).__name__}")
             for key, values in grid.items():
                 check_axis(key, values, f"{which} grid")
             if self.seed_keys is not None:
