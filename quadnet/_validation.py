@@ -12,6 +12,7 @@ import functools as _functools
 import inspect as _inspect
 import math as _math
 import os
+import resource
 import re as _re
 import numbers
 
@@ -1068,33 +1069,68 @@ def nested() -> bool:
     return _NESTED.get()
 
 
+def _meminfo_available() -> int | None:
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def _vm_size() -> int | None:
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
 def available_memory() -> int:
-    """Bytes this process may still allocate: the smaller of the free physical memory and the
-    address-space limit (``ulimit -v``) minus what is mapped now."""
-    try:
-        import psutil
+    """Bytes this process can still allocate: the smaller of the machine's available memory
+    and what the address-space limit (``ulimit -v``) leaves.
 
-        free = int(psutil.virtual_memory().available)
-    except Exception:  # pragma: no cover - psutil missing
-        try:
-            free = int(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
-        except (ValueError, OSError, AttributeError):
-            free = 1 << 62
-    try:
-        import resource
+    * machine: ``MemAvailable`` of ``/proc/meminfo`` (Linux), else available physical pages
+      (``os.sysconf("SC_AVPHYS_PAGES")``), else total physical memory;
+    * limit: the soft ``RLIMIT_AS`` minus the current virtual size (``VmSize`` of
+      ``/proc/self/status``), when a limit is set.
 
-        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-        if soft != resource.RLIM_INFINITY:
+    Returns
+    -------
+    int
+        Bytes (at least 0). ``2**63 − 1`` if nothing can be determined.
+
+    Examples
+    --------
+    >>> available_memory() > 0
+    True
+    """
+    avail = _meminfo_available()
+    if avail is None:
+        for key in ("SC_AVPHYS_PAGES", "SC_PHYS_PAGES"):
             try:
-                import psutil
+                avail = os.sysconf(key) * os.sysconf("SC_PAGE_SIZE")
+                break
+            except (ValueError, OSError, AttributeError):
+                continue
+    if avail is None or avail <= 0:
+        avail = 2**63 - 1
+    try:
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    except (ValueError, OSError):  # pragma: no cover - no address-space limit here
+        soft = resource.RLIM_INFINITY
+    if soft != resource.RLIM_INFINITY and soft > 0:
+        used = _vm_size()
+        if used is None:  # pragma: no cover - off Linux: the peak RSS as a lower bound
+            used = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        avail = min(avail, soft - used)
+    return max(0, int(avail))
 
-                used = int(psutil.Process().memory_info().vms)
-            except Exception:  # pragma: no cover
-                used = 0
-            free = min(free, max(soft - used, 0))
-    except ImportError:  # pragma: no cover - not POSIX
-        pass
-    return free
 
 
 class SizeTooLargeError(MemoryError, ValueError):

@@ -80,8 +80,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import os
-import resource
 import sys
 import time
 import warnings
@@ -92,7 +90,7 @@ import numpy as np
 from scipy import linalg
 from scipy.linalg import lapack
 
-from quadnet._validation import Options, as_int, as_matrix, as_positive, as_rng, as_square
+from quadnet._validation import Options, available_memory, as_int, as_matrix, as_positive, as_rng, as_square
 from quadnet.exceptions import KernelConvergenceWarning, KernelMemoryError, RFMWarning
 from quadnet.features.kernels import KERNELS, FeatureSums, KernelRows, check_kernel
 
@@ -162,69 +160,6 @@ PROGRESS_MIN_N = 10_000
 
 # --------------------------------------------------------------------------------------------
 # memory
-
-
-def _meminfo_available() -> int | None:
-    try:
-        with open("/proc/meminfo", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        return None
-    return None
-
-
-def _vm_size() -> int | None:
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("VmSize:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        return None
-    return None
-
-
-def available_memory() -> int:
-    """Bytes this process can still allocate: the smaller of the machine's available memory
-    and what the address-space limit (``ulimit -v``) leaves.
-
-    * machine: ``MemAvailable`` of ``/proc/meminfo`` (Linux), else available physical pages
-      (``os.sysconf("SC_AVPHYS_PAGES")``), else total physical memory;
-    * limit: the soft ``RLIMIT_AS`` minus the current virtual size (``VmSize`` of
-      ``/proc/self/status``), when a limit is set.
-
-    Returns
-    -------
-    int
-        Bytes (at least 0). ``2**63 − 1`` if nothing can be determined.
-
-    Examples
-    --------
-    >>> available_memory() > 0
-    True
-    """
-    avail = _meminfo_available()
-    if avail is None:
-        for key in ("SC_AVPHYS_PAGES", "SC_PHYS_PAGES"):
-            try:
-                avail = os.sysconf(key) * os.sysconf("SC_PAGE_SIZE")
-                break
-            except (ValueError, OSError, AttributeError):
-                continue
-    if avail is None or avail <= 0:
-        avail = 2**63 - 1
-    try:
-        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-    except (ValueError, OSError):  # pragma: no cover - no address-space limit here
-        soft = resource.RLIM_INFINITY
-    if soft != resource.RLIM_INFINITY and soft > 0:
-        used = _vm_size()
-        if used is None:  # pragma: no cover - off Linux: the peak RSS as a lower bound
-            used = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-        avail = min(avail, soft - used)
-    return max(0, int(avail))
 
 
 def _block_entries(n: int) -> int:
