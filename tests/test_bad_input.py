@@ -588,7 +588,7 @@ def _specs() -> dict[str, Spec]:
     so = "quadnet.features.solvers"
     for name in ("KernelFit", "SolverInfo", "SolverPlan"):
         S[f"{so}.{name}"] = record("a record the kernel solvers build and return")
-    S[f"{so}.available_memory"] = Spec(qn.features.available_memory)
+    S["quadnet._validation.available_memory"] = Spec(qn.features.available_memory)
     S[f"{so}.kernel_memory_estimate"] = Spec(qn.features.kernel_memory_estimate,
                                              {"n": 100, "d": 3, "c": 1, "solver": "direct"},
                                              extra=[("solver", "nope"), ("n", -1)])
