@@ -32,10 +32,14 @@ per-point gradients, whichever is cheaper).
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 from scipy import sparse
 
 from quadnet._linalg import sym
+from quadnet._threads import blas_threads
 from quadnet._validation import Options, Symmetric, as_matrix, as_positive
 
 __all__ = [
@@ -114,6 +118,47 @@ def _from_gram(kernel: str, G: np.ndarray, zz: np.ndarray | None, xx: np.ndarray
     return K, alpha
 
 
+#: Gram blocks of at least this many entries have their elementwise formula (the
+#: ``exp``, the norms, the clip) evaluated in row chunks on as many threads as the BLAS pool
+#: has: numpy releases the GIL inside ufuncs, and each entry goes through the same operations
+#: whatever the chunking, so the result is bit-identical to the one-thread evaluation. Inside
+#: :func:`quadnet._threads.single_threaded` (one BLAS thread) the formula runs on one thread.
+_THREAD_MIN_ENTRIES = 2**20
+_POOL: ThreadPoolExecutor | None = None
+
+
+def _elementwise_threads() -> int:
+    threads = blas_threads()
+    return max(1, min(threads or 1, os.cpu_count() or 1))
+
+
+def _from_gram_threaded(kernel: str, G: np.ndarray, zz: np.ndarray | None,
+                        xx: np.ndarray | None, L: float, want_alpha: bool
+                        ) -> tuple[np.ndarray, np.ndarray | None]:
+    """:func:`_from_gram` on row chunks of a large block, one chunk per thread."""
+    workers = _elementwise_threads() if G.size >= _THREAD_MIN_ENTRIES else 1
+    if workers < 2 or G.shape[0] < 2 * workers:
+        return _from_gram(kernel, G, zz, xx, L, want_alpha)
+    global _POOL
+    if _POOL is None or _POOL._max_workers < workers:
+        _POOL = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="quadnet-kernel")
+    alpha = np.empty_like(G) if want_alpha else None
+    cuts = np.linspace(0, G.shape[0], workers + 1).astype(int)
+
+    def work(i: int) -> None:
+        rows = slice(int(cuts[i]), int(cuts[i + 1]))
+        K_r, a_r = _from_gram(kernel, G[rows], None if zz is None else zz[rows], xx, L,
+                              want_alpha)
+        if not np.shares_memory(K_r, G):  # the Laplace formula returns a fresh array
+            G[rows] = K_r
+        if want_alpha:
+            alpha[rows] = a_r
+
+    for _ in _POOL.map(work, range(workers)):
+        pass
+    return G, alpha
+
+
 def kernel_and_alpha(kernel: str, Z: np.ndarray, X: np.ndarray, M: np.ndarray, L: float,
                      want_alpha: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
     """``K_ij = k_M(z_i, x_j)`` and, if asked, ``α(z_i, x_j)`` of the module docstring.
@@ -125,7 +170,7 @@ def kernel_and_alpha(kernel: str, Z: np.ndarray, X: np.ndarray, M: np.ndarray, L
     if KERNELS[kernel]:
         zz = np.einsum("ij,ij->i", np.asarray(_maybe_sparse(Z) @ M), Z)
         xx = zz if Z is X else np.einsum("ij,ij->i", np.asarray(_maybe_sparse(X) @ M), X)
-    return _from_gram(kernel, G, zz, xx, L, want_alpha)
+    return _from_gram_threaded(kernel, G, zz, xx, L, want_alpha)
 
 
 class KernelRows:
@@ -153,7 +198,7 @@ class KernelRows:
         if KERNELS[self.kernel]:
             zz = (self._xx[rows] if rows is not None
                   else np.einsum("ij,ij->i", np.asarray(Zs @ self.M), Z))
-        return _from_gram(self.kernel, G, zz, self._xx, self.L, want_alpha)
+        return _from_gram_threaded(self.kernel, G, zz, self._xx, self.L, want_alpha)
 
     def rows(self, rows: slice, want_alpha: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
         """``(K, α)`` of the rows ``rows`` of the ``n × n`` training kernel matrix."""

@@ -558,12 +558,13 @@ class RecursiveFeatureMachine:
 
     def _step(self, X: np.ndarray, Y: np.ndarray, M: np.ndarray, *, last: bool = False,
               plan: SolverPlan | None = None, rng: np.random.Generator | None = None,
-              progress: bool = False, desc: str = "kernel fit"
+              progress: bool = False, desc: str = "kernel fit", x0: np.ndarray | None = None
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
         """One RFM iteration at ``M`` (the loop body of :meth:`fit`, inputs already checked):
         the coefficients ``A``, the training predictions ``K A``, the FACT matrix ``F`` and the
         next ``M`` (``None`` if ``last``), from one kernel solve and one pass over row blocks
-        (``quadnet.features.solvers``). The solve's :class:`SolverInfo` is ``self._last_info``."""
+        (``quadnet.features.solvers``). The solve's :class:`SolverInfo` is ``self._last_info``.
+        ``x0``: the previous iteration's coefficients, the iterative solver's starting point."""
         if plan is None:
             plan = self._plan(X.shape[0], X.shape[1], Y.shape[1])
         rng = as_rng(self.seed) if rng is None else rng
@@ -572,7 +573,7 @@ class RecursiveFeatureMachine:
         fit = _fit(self.kernel, X, Y, M, float(self.bandwidth), ridge=float(self.ridge),
                    plan=plan, tol=self.tol, max_iter=self.cg_max_iter,
                    rank=self.preconditioner_rank, rng=rng, agop=agop, progress=progress,
-                   desc=desc)
+                   desc=desc, x0=x0)
         self._last_info = fit.info
         A, P, F = fit.coef, fit.train_pred, fit.fact
         if last:
@@ -639,7 +640,8 @@ class RecursiveFeatureMachine:
         bar = progress_bar(iters + 1, f"RFM ({plan.solver}, n = {n})", show, leave=True)
         for t in range(iters + 1):
             A, P, F, Mn = self._step(X, Y, M, last=t == iters, plan=plan, rng=rng,
-                                     progress=show, desc=f"RFM iteration {t}")
+                                     progress=show, desc=f"RFM iteration {t}",
+                                     x0=A if t and plan.solver == "iterative" else None)
             infos.append(self._last_info)
             self.M_, self.coef_, self.X_fit_ = M, A, X
             hist["train_acc"].append(accuracy(P, Y))

@@ -781,12 +781,19 @@ def _pcg(op, prec, Y: np.ndarray, tol: float, max_iter: int, bar
 
 
 def _iterative(kr: KernelRows, Y: np.ndarray, ridge: float, storage: str, tol: float,
-               max_iter: int, rank: int, rng: np.random.Generator, bar, info: SolverInfo
-               ) -> np.ndarray:
+               max_iter: int, rank: int, rng: np.random.Generator, bar, info: SolverInfo,
+               x0: np.ndarray | None = None, features=None
+               ) -> tuple[np.ndarray, FeatureSums | None]:
     """PCG (recompute storage), or PCG on float32 ``K`` inside mixed-precision iterative
     refinement (float32 storage): ``R = Y − (K + λI)A`` exactly in float64 (recomputed rows),
     ``(K₃₂ + λI)E = R`` by PCG to ``max(tol, FLOAT32_FLOOR)``, ``A ← A + E``, until the exact
-    residual is ``≤ tol``. Fills ``info``; warns if ``tol`` is not reached."""
+    residual is ``≤ tol``. ``x0`` (the previous RFM iteration's coefficients) starts the first
+    solve from ``(K₃₂ + λI)E = Y − (K₃₂ + λI)x0`` (one float32 product, no extra float64 pass).
+    ``features(A)``, if given, is the feature pass (:class:`FeatureSums` with ``K A``): a sweep
+    whose inner tolerance was not floored is expected to be the last, so its exact residual
+    comes from that pass, and the sums are returned with ``A`` when the residual is ``≤ tol``
+    (one float64 pass over ``K`` fewer per fit; otherwise they are dropped and the loop goes
+    on). Fills ``info``; warns if ``tol`` is not reached."""
     F, _ = _rpcholesky(kr, rank, rng)
     info.rank = F.shape[1]
     prec = _Preconditioner(F, ridge)
@@ -795,14 +802,19 @@ def _iterative(kr: KernelRows, Y: np.ndarray, ridge: float, storage: str, tol: f
     ynorm = np.linalg.norm(Y, axis=0)
     safe = np.where(ynorm > 0, ynorm, 1.0)
     if storage == "recompute":
-        A, it, rel, info.history = _pcg(exact, prec, Y, tol, max_iter, bar)
+        R = Y if x0 is None else Y - exact(x0)
+        rn = np.linalg.norm(R, axis=0)
+        inner = tol * safe / np.where(rn > 0, rn, 1.0)
+        E, it, rel, info.history = _pcg(exact, prec, R, inner, max_iter, bar)
+        A = E if x0 is None else x0 + E
+        rel = rel * rn / safe
         info.iterations, info.cg_residual = it, float(rel.max())
         converged = bool(rel.max() <= tol)
         worst = float(rel.max())
     else:
         op = _Float32Operator(kr, ridge)
-        A = np.zeros_like(Y)
-        R = Y
+        A = np.zeros_like(Y) if x0 is None else x0.copy()
+        R = Y if x0 is None else Y - op(x0)
         worst, converged = np.inf, False
         for sweep in range(_MAX_SWEEPS):
             rn = np.linalg.norm(R, axis=0)
@@ -812,11 +824,20 @@ def _iterative(kr: KernelRows, Y: np.ndarray, ridge: float, storage: str, tol: f
             info.iterations += it
             info.history += hist
             info.cg_residual = float(rel.max())
-            R = Y - exact(A)
+            final = features is not None and bool(np.all(inner > FLOAT32_FLOOR))
+            if final:
+                sums = features(A)
+                R = Y - (sums.KA + ridge * A)
+            else:
+                R = Y - exact(A)
             new = float(np.max(np.linalg.norm(R, axis=0) / safe))
             info.refinements = sweep
             if new <= tol:
                 worst, converged = new, True
+                if final:
+                    del op
+                    info.tol, info.converged = tol, converged
+                    return A, sums
                 break
             if new > 0.5 * worst or info.iterations >= max_iter:  # no more progress
                 worst = min(worst, new)
@@ -830,7 +851,7 @@ def _iterative(kr: KernelRows, Y: np.ndarray, ridge: float, storage: str, tol: f
             f"{info.iterations} iterations (max_iter = {max_iter}) with relative residual "
             f"{worst:.3e} > tol = {tol:g}; increase max_iter, the preconditioner rank or the "
             f"ridge", worst), stacklevel=4)
-    return A
+    return A, None
 
 
 # --------------------------------------------------------------------------------------------
@@ -839,8 +860,8 @@ def _iterative(kr: KernelRows, Y: np.ndarray, ridge: float, storage: str, tol: f
 
 def _fit(kernel: str, X: np.ndarray, Y: np.ndarray, M: np.ndarray, L: float, *, ridge: float,
          plan: SolverPlan, tol: float | None, max_iter: int | None, rank: int | None,
-         rng: np.random.Generator, agop: str | None, progress: bool, desc: str = "kernel fit"
-         ) -> KernelFit:
+         rng: np.random.Generator, agop: str | None, progress: bool, desc: str = "kernel fit",
+         x0: np.ndarray | None = None) -> KernelFit:
     """:func:`fit_kernel_machine` on checked inputs with a chosen plan."""
     t0 = time.perf_counter()
     gamma = KERNELS[kernel]
@@ -858,12 +879,17 @@ def _fit(kernel: str, X: np.ndarray, Y: np.ndarray, M: np.ndarray, L: float, *, 
         max_iter = DEFAULT_MAX_ITER if max_iter is None else max_iter
         rank = DEFAULT_RANK if rank is None else rank
         bar = progress_bar(max_iter, f"{desc} (PCG, {plan.storage})", progress)
-        A = _iterative(kr, Y, ridge, plan.storage, tol, max_iter, rank, rng, bar, info)
+        def features(A, bar=_NoBar()):
+            return _feature_pass(kr, A, gamma, agop=route, centre=centre, predictions=True,
+                                 bar=bar, entries=_BLOCK_MAX)
+
+        A, sums = _iterative(kr, Y, ridge, plan.storage, tol, max_iter, rank, rng, bar, info, x0,
+                             features)
         bar.close()
         info.seconds = time.perf_counter() - t0
         bar = progress_bar(n, f"{desc} (features)", progress)
-        sums = _feature_pass(kr, A, gamma, agop=route, centre=centre, predictions=True, bar=bar,
-                             entries=_BLOCK_MAX)
+        if sums is None:
+            sums = features(A, bar)
         pred = sums.KA
         ynorm = np.linalg.norm(Y, axis=0)
         resid = np.linalg.norm(pred + ridge * A - Y, axis=0)
@@ -910,8 +936,8 @@ def fit_kernel_machine(kernel: str, X, Y, M, bandwidth: float, *, ridge: float =
     storage : {"auto", "float32", "recompute"}
         Kernel storage of the iterative solver.
     tol : float, optional
-        CG tolerance on ``‖(K + λI)a − y‖/‖y‖`` per column (default 1e-5 for float32
-        storage, 1e-10 for recompute).
+        Relative residual ``‖(K + λI)a − y‖/‖y‖`` to reach per column, measured exactly in
+        float64 (default 1e-8 for float32 storage, 1e-10 for recompute).
     max_iter : int, optional
         CG iteration cap (default 500).
     rank : int, optional
