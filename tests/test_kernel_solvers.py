@@ -304,3 +304,25 @@ def test_bad_input():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         RecursiveFeatureMachine(memory_limit=2**33, solver="direct").fit(X, Y)  # valid
+
+
+@pytest.mark.parametrize("kernel", ["gaussian", "laplace", "exp_inner", "quadratic"])
+def test_threaded_kernel_rows_are_bit_identical_to_one_thread(kernel):
+    """Large blocks split the elementwise formula over threads; every entry goes through the
+    same operations, so K and alpha equal the one-thread values exactly (not to a tolerance)."""
+    from threadpoolctl import threadpool_limits
+
+    from quadnet._threads import single_threaded
+    from quadnet.features.kernels import _THREAD_MIN_ENTRIES, KernelRows
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((2100, 6)) / 3
+    X[5] = X[7]  # a repeated point: the Laplace distance-zero branch in one chunk
+    kr = KernelRows(kernel, X, np.eye(6) + 0.1, 2.0)
+    rows = slice(0, _THREAD_MIN_ENTRIES // 2100 + 3)
+    with threadpool_limits(limits=2, user_api="blas"):
+        K2, a2 = kr.rows(rows)
+    with single_threaded():
+        K1, a1 = kr.rows(rows)
+    assert np.array_equal(K1, K2) and np.array_equal(a1, a2)
+    assert np.all(np.isfinite(K2)) and np.all(np.isfinite(a2))
