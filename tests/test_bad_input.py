@@ -589,6 +589,8 @@ def _specs() -> dict[str, Spec]:
     for name in ("KernelFit", "SolverInfo", "SolverPlan"):
         S[f"{so}.{name}"] = record("a record the kernel solvers build and return")
     S["quadnet._validation.available_memory"] = Spec(qn.features.available_memory)
+    S[f"{so}.default_rank"] = Spec(qn.features.solvers.default_rank, {"n": 100},
+                                   extra=[("n", 0), ("n", 2.5)])
     S[f"{so}.kernel_memory_estimate"] = Spec(qn.features.kernel_memory_estimate,
                                              {"n": 100, "d": 3, "c": 1, "solver": "direct"},
                                              extra=[("solver", "nope"), ("n", -1)])

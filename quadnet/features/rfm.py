@@ -414,7 +414,7 @@ class RecursiveFeatureMachine:
         (default 1e-8 with float32 storage, 1e-10 recomputing).
     cg_max_iter : iteration cap of the iterative solver (default 500).
     preconditioner_rank : RPCholesky rank ``k`` of the iterative solver (default
-        ``min(n, 1000)``).
+        ``min(n, max(1000, n // 16))``, :func:`~quadnet.features.solvers.default_rank`).
     seed : int or Generator for the RPCholesky pivots (same seed, same fit).
     progress : progress bars per RFM iteration and inside each solve (``None``: on for
         ``n ≥ 10,000``; plain lines on stderr when it is not a terminal).
