@@ -29,14 +29,27 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from quadnet._linalg import psd_power, sym
-from quadnet._validation import as_array, as_int, as_matrix, as_positive, as_rng
-from quadnet.features.kernels import check_kernel
+from quadnet._validation import (
+    Boolean,
+    Converted,
+    Integer,
+    Optional,
+    Options,
+    Real,
+    Seed,
+    as_array,
+    as_int,
+    as_matrix,
+    as_positive,
+    as_rng,
+)
+from quadnet.features.kernels import KERNELS
 from quadnet.features.solvers import (
     PROGRESS_MIN_N,
+    SOLVERS,
+    STORAGES,
     SolverPlan,
     _check_memory_limit,
-    _check_solver,
-    _check_storage,
     _cholesky_in_place,
     _fit,
     _predict,
@@ -506,37 +519,37 @@ class RecursiveFeatureMachine:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"RecursiveFeatureMachine({args})"
 
+    #: The constructor's parameter constraints (one declarative table, in the spirit of
+    #: scikit-learn's ``_parameter_constraints``): :meth:`fit` converts every entry once, then
+    #: checks the one relation between them (``solver="iterative"`` needs ``ridge > 0``).
+    _parameter_constraints: dict = {
+        "kernel": Options(*KERNELS),
+        "bandwidth": Real(0, None, closed="neither"),
+        "update": Options(*UPDATES),
+        "fact_form": Options(*FACT_FORMS),
+        "iters": Integer(0, None),
+        "normalize": Options(*NORMALIZATIONS),
+        "ridge": Real(0, None),
+        "centre_agop": Boolean(),
+        "agop_power": Real(0, None, closed="neither"),
+        "block_size": Optional(Integer(0, None)),
+        "solver": Options(*SOLVERS),
+        "memory_limit": Converted(lambda v, name: _check_memory_limit(v),
+                                  "None or a finite number of bytes > 0",
+                                  bad=(-1.0, "1GB", float("nan"))),
+        "storage": Options(*STORAGES),
+        "tol": Optional(Real(0, None, closed="neither")),
+        "cg_max_iter": Optional(Integer(1, None)),
+        "preconditioner_rank": Optional(Integer(1, None)),
+        "seed": Seed(raw=True),
+        "progress": Optional(Boolean()),
+    }
+
     def _check_params(self) -> None:
-        check_kernel(self.kernel)
-        as_positive(self.bandwidth, "bandwidth")
-        if self.update not in UPDATES:
-            raise ValueError(f"update must be one of {UPDATES}, got {self.update!r}")
-        if self.fact_form not in FACT_FORMS:
-            raise ValueError(f"fact_form must be one of {FACT_FORMS}, got {self.fact_form!r}")
-        as_int(self.iters, "iters", minimum=0)
-        if self.normalize not in NORMALIZATIONS:
-            raise ValueError(f"normalize must be 'trace' or None, got {self.normalize!r}")
-        as_positive(self.ridge, "ridge", allow_zero=True)
-        if not isinstance(self.centre_agop, (bool, np.bool_)):
-            raise TypeError(f"centre_agop must be a bool, got {type(self.centre_agop).__name__}")
-        as_positive(self.agop_power, "agop_power")
-        if self.block_size is not None:
-            as_int(self.block_size, "block_size", minimum=0)
-        _check_solver(self.solver)
-        _check_memory_limit(self.memory_limit)
-        _check_storage(self.storage)
+        for name, constraint in self._parameter_constraints.items():
+            constraint.convert(getattr(self, name), name, {})
         if self.solver == "iterative" and float(self.ridge) == 0:
             raise ValueError(f"ridge = 0 with {_RIDGE_MSG}")
-        if self.tol is not None:
-            as_positive(self.tol, "tol")
-        if self.cg_max_iter is not None:
-            as_int(self.cg_max_iter, "cg_max_iter", minimum=1)
-        if self.preconditioner_rank is not None:
-            as_int(self.preconditioner_rank, "preconditioner_rank", minimum=1)
-        if not isinstance(self.seed, np.random.Generator):
-            as_rng(self.seed)
-        if self.progress is not None and not isinstance(self.progress, (bool, np.bool_)):
-            raise TypeError(f"progress must be a bool or None, got {type(self.progress).__name__}")
 
     # -- fitting -----------------------------------------------------------------------------
     def _targets(self, X: np.ndarray, Y, name: str) -> np.ndarray:
@@ -638,10 +651,11 @@ class RecursiveFeatureMachine:
         self.solver_plan_ = plan
         infos = []
         bar = progress_bar(iters + 1, f"RFM ({plan.solver}, n = {n})", show, leave=True)
+        A = None  # the previous iteration's coefficients: the iterative solver's start
         for t in range(iters + 1):
             A, P, F, Mn = self._step(X, Y, M, last=t == iters, plan=plan, rng=rng,
                                      progress=show, desc=f"RFM iteration {t}",
-                                     x0=A if t and plan.solver == "iterative" else None)
+                                     x0=A if plan.solver == "iterative" else None)
             infos.append(self._last_info)
             self.M_, self.coef_, self.X_fit_ = M, A, X
             hist["train_acc"].append(accuracy(P, Y))
