@@ -165,3 +165,16 @@ def test_tables_drive_the_docs():
     assert "must fit in the available memory" in doc
     assert "``noise``: a real number, finite and >= 0" in doc
     assert "``max_iter``: None or an integer in [1, 1000000]" in qn.recover.__doc__
+
+
+def test_joint_limit_refuses_an_eps_that_underflows_instead_of_running_its_whole_budget():
+    """q0 = exp(-log_inv_eps) must be a normal float64; at log_inv_eps = 1e6 it was 0.0 and the
+    multiplicative descent spent its 200,000 steps without moving (> 90 s)."""
+    from quadnet.commuting.experiments import descent_effective_start, joint_limit
+
+    with pytest.raises(ValueError, match=r"log_inv_eps must be a finite real number in \(0, 700\]"):
+        joint_limit(0.1, 1e6, 0)
+    with pytest.raises(ValueError, match="log_inv_eps"):
+        descent_effective_start(np.eye(2), np.ones(2), 0.1, 701.0)
+    out = joint_limit(0.1, 700.0, 0, d=8, m=3)  # the largest accepted value still converges
+    assert out["converged"] and out["residual"] <= 1e-10

@@ -65,6 +65,10 @@ __all__ = [
 _SEED = Integer(0)
 _POS = Real(0, None, closed="neither")
 _POS_OPT = Optional(_POS)
+#: ``log(1/eps)`` of a descent started at ``q0 = eps 1`` in linear coordinates: ``eps`` must
+#: be a normal float64 (``exp(-700) ≈ 1e-304``); below, ``q0`` underflows to 0, where the
+#: multiplicative descent cannot move and would spend its whole step budget.
+_LOG_INV_EPS = Real(0, 700, closed="right")
 #: Largest budgets of the experiment loops (Newton iterations, reduced descent steps).
 MAX_NEWTON_ITER = 10**4
 MAX_STEPS = 10**8
@@ -414,7 +418,8 @@ def commutator_path(seed, ts, *, d: int = 4, m: int = 3, eps: float = 1e-4,
 
 
 # ------------------------------------------------------------------ (d) joint (eta, eps) limit
-@validate_params({"spectra": Array(ndim=2), "y": Array(ndim=1), "eta": _POS, "log_inv_eps": _POS,
+@validate_params({"spectra": Array(ndim=2), "y": Array(ndim=1), "eta": _POS,
+                  "log_inv_eps": _LOG_INV_EPS,
                   "max_steps": Integer(1, MAX_STEPS), "rtol": Real(0, 1, closed="neither")},
                  relations=[_y_per_row("spectra")])
 def descent_effective_start(spectra, y, eta: float, log_inv_eps: float, *,
@@ -464,7 +469,8 @@ def _weighted_lp(A, y, w) -> np.ndarray:
     return np.asarray(sol.x, float)
 
 
-@validate_params({"eta_scale": _POS, "log_inv_eps": _POS, "instance_seed": _SEED, "d": Integer(2),
+@validate_params({"eta_scale": _POS, "log_inv_eps": _LOG_INV_EPS, "instance_seed": _SEED,
+                  "d": Integer(2),
                   "m": Integer(1)})
 def joint_limit(eta_scale: float, log_inv_eps: float, instance_seed: int, *, d: int = 24,
                 m: int = 6) -> dict:
