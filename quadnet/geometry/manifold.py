@@ -290,6 +290,14 @@ def bures_wasserstein(Q1, Q2) -> float:
     >>> bool(abs(d - 1e-10) < 1e-15)
     True
     """
+    # d(c Q1, c Q2) = sqrt(c) d(Q1, Q2): far from 1 (entries beyond 1e+-100, where the
+    # products Y^2 and S1^T S2 below would overflow or underflow) work at c = 4^-k with
+    # max |entry| near 1; powers of two scale exactly
+    top = max(float(np.abs(Q1).max()), float(np.abs(Q2).max()))
+    if top > 0.0 and not 1e-100 <= top <= 1e100:
+        k = math.frexp(top)[1] // 2
+        return math.ldexp(bures_wasserstein(math.ldexp(1.0, -2 * k) * Q1,
+                                            math.ldexp(1.0, -2 * k) * Q2), k)
     Q1, w1, E1 = _psd(Q1, "Q1")
     Q2, w2, E2 = _psd(Q2, "Q2")
     if w1[-1] == 0.0 or w2[-1] == 0.0:

@@ -492,6 +492,14 @@ def bures_wasserstein_sectional_curvature(Sigma, X, Y) -> float:
     lam, E = np.linalg.eigh(Sigma)
     if not lam[0] > 1e-12 * max(lam[-1], 0.0) or lam[-1] <= 0:
         raise ValueError("Sigma must be symmetric positive definite")
+    # K is invariant under X -> aX, Y -> bY and K(c Sigma) = K(Sigma) / c: work at unit scale
+    # so that g(X, X) g(Y, Y) neither overflows nor underflows for entries near 1e+-300
+    for name, Z in (("X", X), ("Y", Y)):
+        if not np.any(Z):
+            raise ValueError(f"{name} is zero: the sectional curvature is undefined")
+    c = float(lam[-1])
+    Sigma, lam = Sigma / c, lam / c
+    X, Y = X / np.abs(X).max(), Y / np.abs(Y).max()
     LX = scipy.linalg.solve_sylvester(Sigma, Sigma, X)
     LY = scipy.linalg.solve_sylvester(Sigma, Sigma, Y)
     gXX = float(np.trace(LX @ Sigma @ LX))
@@ -503,7 +511,7 @@ def bures_wasserstein_sectional_curvature(Sigma, X, Y) -> float:
     C = E.T @ (LX @ LY - LY @ LX) @ E
     iu = np.triu_indices(n, 1)
     li, lj = lam[iu[0]], lam[iu[1]]
-    return float(3.0 * np.sum(li * lj * C[iu] ** 2 / (li + lj)) / area2)
+    return float(3.0 * np.sum(li * lj * C[iu] ** 2 / (li + lj)) / area2) / c
 
 
 @validate_params(TRANSPORT)
