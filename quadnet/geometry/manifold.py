@@ -25,7 +25,6 @@ which name the offending argument.
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 from pymanopt.manifolds.manifold import Manifold
@@ -39,15 +38,6 @@ from quadnet.geometry._kernels import horizontal_dim, vertical_dim
 __all__ = ["PSDQuotient", "align", "bures_wasserstein", "horizontal_dimension", "lyapunov_skew"]
 
 _F64 = np.dtype(np.float64)
-
-
-def _as_rtol(rtol, name: str = "rank_rtol") -> float:
-    if isinstance(rtol, bool) or not isinstance(rtol, numbers.Real):
-        raise TypeError(f"{name} must be a real number in (0, 1), got {type(rtol).__name__}")
-    rtol = float(rtol)
-    if not 0.0 < rtol < 1.0:
-        raise ValueError(f"{name} must be in (0, 1), got {rtol}")
-    return rtol
 
 
 def _finite(a: np.ndarray) -> bool:
@@ -563,8 +553,10 @@ class PSDQuotient(Manifold):
         """
         U = self._arr(U, "U")
         xi = self._arr(xi, "xi")
-        P = xi @ U.T
-        return self._out(P + P.T, "differential", U=U, xi=xi)
+        with np.errstate(over="ignore", invalid="ignore"):   # an overflow is refused below
+            P = xi @ U.T
+            P = P + P.T
+        return self._out(P, "differential", U=U, xi=xi)
 
     @declare_params({"U": _DR, "Z": _DR})
     def vertical_projection(self, U, Z) -> np.ndarray:
@@ -1036,8 +1028,9 @@ class PSDQuotient(Manifold):
         """
         U = self._arr(point_a, "point_a")
         V = self._arr(point_b, "point_b")
-        return self._out(0.5 * (U + V @ _k.procrustes(V, U)), "pair_mean",
-                         point_a=U, point_b=V)
+        with np.errstate(over="ignore", invalid="ignore"):   # an overflow is refused below
+            out = 0.5 * (U + V @ _k.procrustes(V, U))
+        return self._out(out, "pair_mean", point_a=U, point_b=V)
 
     @declare_params({"point_a": _DR, "point_b": _DR, "tangent_vector": _DR})
     def transport(self, point_a, point_b, tangent_vector) -> np.ndarray:
