@@ -12,6 +12,7 @@ randomised properties.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -74,6 +75,9 @@ def test_lp_start_is_an_optimal_dual_of_the_q0_to_zero_lp():
     assert y @ nu == pytest.approx(prim.fun, rel=1e-12)
     # q = q0 exp(A^T nu) <= 1: no underflow where it matters
     assert np.exp(ell + A.T @ nu).max() == pytest.approx(1.0, rel=1e-9)
+    with warnings.catch_warnings():                 # HiGHS is called with valid options only
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(b._lp_start(A, y, mult, ell), nu)
 
 
 def test_lp_start_unbounded_gives_zero_and_infeasible_raises():

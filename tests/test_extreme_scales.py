@@ -151,3 +151,20 @@ def test_quotient_norm_of_a_huge_tangent_vector_warns_nothing():
     xi = np.arange(8.0).reshape(4, 2)
     assert M.norm(np.ones((4, 2)), 1e300 * xi) == pytest.approx(1e300 * np.linalg.norm(xi),
                                                                 rel=1e-15)
+
+
+def test_commuting_loss_refuses_an_overflowing_value_naming_the_argument():
+    inst = qn.commuting.random_commuting_instance(0, d=6, m=3)
+    cs = qn.CommutingSensing(np.eye(6), inst["spectra"], inst["y"])
+    big = 1e300
+    for call, name, arg in [(lambda: cs.value(big * np.eye(6)), "value", "Q"),
+                            (lambda: cs.reduced_loss(big * np.ones(6)), "reduced_loss", "q"),
+                            (lambda: cs.factor_value(big * np.eye(6)[:, :2]), "factor_value", "U"),
+                            (lambda: cs.factor_gradient(big * np.eye(6)[:, :2]),
+                             "factor_gradient", "U")]:
+        with pytest.raises(ValueError, match=rf"^CommutingSensing\.{name}: the result overflows "
+                                             rf"float64 at this {arg} \(max \|entry\| 1e\+300\)"):
+            call()
+    # finite values are unchanged: at q = 0 the reduced loss is |y|^2 / (2m)
+    assert cs.reduced_loss(np.zeros(6)) == pytest.approx(inst["y"] @ inst["y"] / 6, rel=1e-15)
+    assert cs.value(np.eye(6)) == pytest.approx(cs.reduced_loss(np.ones(6)), rel=1e-14)
