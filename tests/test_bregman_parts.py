@@ -337,3 +337,63 @@ def test_divergence_and_weight_relations():
         "weights must be strictly positive"
     assert b.bregman_divergence(np.array([1.0, 0.0]), np.array([1.0, 1.0]),
                                 np.array([1.0, 3.0])) == pytest.approx(3.0, rel=1e-15)
+
+
+def test_newton_stops_on_an_overflowing_hessian_without_warnings():
+    # q = e^700 ~ 1e304 times |a|^2 = 1e6 overflows H (and inf - inf off the diagonal)
+    A = np.array([[1e3, 1e3], [1e3, -1e3]])
+    nu, it, res, status = b._newton(A, np.array([1.0, 0.0]), np.ones(2),
+                                    np.array([700.0, 700.0]), np.zeros(2), 1e-14, 50)
+    assert (it, status) == (1, "nonfinite")
+    np.testing.assert_array_equal(nu, [0.0, 0.0])
+    assert res == 1.0                          # the start's residual: the best seen
+
+
+def test_newton_at_zero_tolerance_accepts_an_exact_solution():
+    nu, it, res, status = b._newton(A1, np.array([2.0]), np.ones(2), np.zeros(2), np.zeros(1),
+                                    0.0, 5)
+    assert (it, res, status) == (0, 0.0, "tol")
+
+
+def test_near_face_uses_each_column_and_its_multiplicity():
+    def res(q):
+        q = np.asarray(q, float)
+        return b.BregmanResult(q, np.log(q), np.zeros(1), 0.0, 1, True, np.ones(2, bool))
+    y = np.array([1.0])
+    # share_j = max_i |A_ij| m_j q_j: (1, 1e-6) is near the face, (1, 1) is not
+    assert b._near_face(res([1.0, 1e-3]), A1, y, np.array([1.0, 1e-3])) is True
+    assert b._near_face(res([1.0, 1.0]), np.array([[1.0, 1e-7]]), y, np.ones(2)) is True
+    assert b._near_face(res([1.0, 1.0]), np.array([[1.0, 1e-7], [0.0, 1.0]]),
+                        np.array([1.0, 1.0]), np.ones(2)) is False
+
+
+def test_an_empty_support_with_nonzero_data_is_infeasible():
+    with pytest.raises(InfeasibleError, match=r"A q = y has no solution with q >= 0") as exc:
+        b._solve_on(A1, np.array([-1.0]), np.array([2.0, 1.0]), np.zeros(2),
+                    np.zeros(2, bool), 1e-14, 10, "auto")
+    cert = exc.value.certificate
+    assert cert[0] == -1.0                       # B^T nu <= 0 with B = A diag(m), y^T nu = 1
+
+
+def test_a_run_out_of_budget_is_not_converged_and_says_so():
+    A = np.array([[1.0, 2.0, 0.5]])
+    y = np.array([5.0])
+    # 4 Newton steps reach 4.7e-11 (below 1e-8: returned, not raised), not tol = 1e-14
+    out = b.bregman_projection(A, y, np.ones(3), max_iter=4, start="zero")
+    assert not out.converged and out.info["status"] == "max_iter"
+    assert out.info["start"] == "zero" and out.iterations == 4
+    assert 1e-14 < out.kkt_residual < 1e-10
+    auto = b.bregman_projection(A, y, np.ones(3), max_iter=4)        # retried from the LP start
+    assert not auto.converged and auto.info["status"] == "max_iter"
+    assert auto.info["start"] == "lp" and auto.iterations == 8
+
+
+def test_the_lp_retry_converges_when_the_zero_start_runs_out():
+    A = np.array([[1.0, 2.0, 0.5], [0.3, -1.0, 1.0]])
+    y = A @ np.array([1.0, 0.5, 2.0])
+    ell = np.array([-29.0, -25.0, -28.0])        # max log q0 > -30: the zero start first
+    out = b.bregman_projection(A, y, log_q0=ell, max_iter=6)
+    assert out.converged and out.info["status"] == "converged"
+    assert out.info["start"] == "lp" and out.iterations == 12
+    ref = b.bregman_projection(A, y, log_q0=ell)
+    np.testing.assert_allclose(out.q, ref.q, rtol=1e-12)
