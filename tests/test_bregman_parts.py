@@ -397,3 +397,69 @@ def test_the_lp_retry_converges_when_the_zero_start_runs_out():
     assert out.info["start"] == "lp" and out.iterations == 12
     ref = b.bregman_projection(A, y, log_q0=ell)
     np.testing.assert_allclose(out.q, ref.q, rtol=1e-12)
+
+
+def _rel_residual(A, y, mult, ell, nu):
+    q = np.exp(np.minimum(ell + A.T @ nu, 700.0))
+    g = (A * mult) @ q - y
+    return np.abs(g).max() / max(np.abs(y).max(), ((np.abs(A) * mult) @ q).max())
+
+
+def test_newton_reports_the_relative_residual_of_the_iterate_it_returns():
+    # from a tiny start, the measurement scale is |y| (A q ~ 1e-22), later |A| m q
+    A = np.array([[1.0, 2.0], [0.5, -1.0]])
+    y = np.array([3.0, 0.5])
+    mult = np.array([2.0, 0.5])
+    ell = np.array([-50.0, -48.0])
+    seen = set()
+    for k in range(1, 9):
+        nu, it, res, status = b._newton(A, y, mult, ell, np.zeros(2), 1e-14, k)
+        assert res == pytest.approx(_rel_residual(A, y, mult, ell, nu), rel=1e-12, abs=1e-300)
+        seen.add(status)
+    assert "max_iter" in seen
+
+
+def test_newton_with_full_steps_is_undamped_newton_near_the_solution():
+    A = np.array([[1.0, 2.0, 0.5], [0.3, -1.0, 1.0]])
+    y = A @ np.array([1.0, 0.5, 2.0])
+    ell = np.log(np.array([1.1, 0.45, 1.9]))          # close to the answer
+    mult = np.ones(3)
+    nu, its = np.zeros(2), 0
+    while _rel_residual(A, y, mult, ell, nu) > 1e-14:     # plain Newton, no line search
+        q = np.exp(ell + A.T @ nu)
+        nu = nu - np.linalg.solve((A * q) @ A.T, A @ q - y)
+        its += 1
+    nu_b, it_b, res_b, status = b._newton(A, y, mult, ell, np.zeros(2), 1e-14, 50)
+    assert status == "tol" and it_b == its and its >= 3
+    np.testing.assert_allclose(nu_b, nu, rtol=1e-12, atol=1e-15)
+
+
+def test_newton_converging_on_its_last_allowed_step_is_converged():
+    A = np.array([[1.0, 2.0, 0.5]])
+    y = np.array([5.0])
+    full = b._newton(A, y, np.ones(3), np.zeros(3), np.zeros(1), 1e-14, 200)
+    k = full[1]
+    nu, it, res, status = b._newton(A, y, np.ones(3), np.zeros(3), np.zeros(1), 1e-14, k)
+    assert (it, status) == (k, "tol") and res <= 1e-14
+    nu, it, res, status = b._newton(A, y, np.ones(3), np.zeros(3), np.zeros(1), 1e-14, k - 1)
+    assert (it, status) == (k - 1, "max_iter") and res > 1e-14
+
+
+def test_newton_declares_stagnation_after_four_steps_without_halving():
+    # the best residual after k steps (a budget of k): a step "halves" when best_k < best_{k-1}/2
+    A = np.array([[0.13, -0.13, 0.64], [0.1, -0.54, 0.36]])
+    y = np.array([1.32, -0.45])
+    ell = np.array([-25.3, -12.5, 0.8])
+    args = (A, y, np.ones(3), ell, np.zeros(2), 0.0)
+    nu, stop, res, status = b._newton(*args, 200)
+    assert status == "stagnated"
+    best = [_rel_residual(A, y, np.ones(3), ell, np.zeros(2))]      # k = 0: the start
+    for k in range(1, stop + 1):
+        best.append(b._newton(*args, k)[2])
+    stall, expected = 0, None
+    for k in range(1, stop + 1):
+        stall = 0 if best[k] < 0.5 * best[k - 1] else stall + 1
+        if stall >= 4 and best[k] < 1e-8:
+            expected = k
+            break
+    assert expected == stop and res == best[stop]
