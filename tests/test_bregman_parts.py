@@ -463,3 +463,25 @@ def test_newton_declares_stagnation_after_four_steps_without_halving():
             expected = k
             break
     assert expected == stop and res == best[stop]
+
+
+def test_log_start_checks_dimension_shape_and_sign_naming_the_start():
+    with pytest.raises(ValueError, match=r"^q0 must be 1-dimensional, got shape \(2, 1\)$"):
+        b._log_start(np.ones((2, 1)), None, 2)
+    with pytest.raises(ValueError, match=r"^log_q0 must be 1-dimensional, got shape \(2, 1\)$"):
+        b._log_start(None, np.zeros((2, 1)), 2)
+    with pytest.raises(ValueError, match=r"^w must have shape \(2\), got \(3,\)$"):
+        b._log_start(np.ones(3), None, 2, "w")
+    # a negative entry is refused even when another entry is positive
+    with pytest.raises(ValueError, match=r"^q0 must be >= 0 with at least one positive entry "
+                                         r"\(zero coordinates stay zero\); got min -1$"):
+        b._log_start(np.array([1.0, -1.0]), None, 2, allow_zero=True)
+
+
+def test_newton_direction_cut_is_relative_to_the_largest_eigenvalue():
+    # lambda_max = 100: the cut is 1e-12, so 5e-13 is dropped and 5e-12 kept
+    g = np.array([1.0, 7.0, 1.0])
+    np.testing.assert_array_equal(b._newton_direction(np.diag([100.0, 0.0, 5e-13]), g),
+                                  [-0.01, 0.0, 0.0])
+    np.testing.assert_allclose(b._newton_direction(np.diag([100.0, 0.0, 5e-12]), g),
+                               [-0.01, 0.0, -2e11], rtol=1e-12)
