@@ -196,6 +196,18 @@ def test_transport_route_conditions():
     assert mf._bw_transport(np.diag(kap), np.diag(kap), kap, E) is None
     kap = np.array([1.0000001e-8, 1.0])
     assert mf._bw_transport(np.diag(kap), np.diag(kap), kap, E) == 0.0
+    # the same thresholds at another scale and size: kappa = lambda_max / lambda_min
+    for kap in (np.array([2e-8, 2.0]), np.array([1e-8, 0.5, 1.0])):
+        Ek = np.eye(kap.size)
+        assert mf._bw_transport(np.diag(kap), np.diag(kap), kap, Ek) is None
+        k2 = np.array([1.01 * kap[0], *kap[1:]])      # just better conditioned: applicable
+        assert mf._bw_transport(np.diag(k2), np.diag(k2), k2, Ek) == 0.0
+    c = 4.0                                            # lambda_min / 4 = 1 at Q1 = 4 diag(1, 2)
+    assert mf._bw_transport(c * Q1, c * near, c * w, E) == pytest.approx(
+        2.0 * (math.sqrt(1.5) - 1), rel=1e-14)
+    # the test is on the spectral norm: Y = diag(1/4, 1/4) has Frobenius norm 0.35 > 1/4
+    assert mf._bw_transport(np.eye(2), 1.5 * np.eye(2), np.ones(2), E) == pytest.approx(
+        math.sqrt(2.0) * (math.sqrt(1.5) - 1), rel=1e-14)
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -209,6 +221,8 @@ def test_transport_route_against_mpmath(seed):
         w, E = np.linalg.eigh(Q1)
         d = mf._bw_transport(Q1, Q2, w, E)
         ref = _mp_bw(Q1, Q2)
+        if step < 1e-2:                                 # near: the transport route applies
+            assert d is not None
         if d is not None:
             assert d == pytest.approx(ref, rel=1e-12)
         assert qn.bures_wasserstein(Q1, Q2) == pytest.approx(ref, rel=1e-10)
