@@ -403,7 +403,7 @@ class PSDQuotient(Manifold):
             W = U + xi
         return self._out(W, op, point=U, tangent_vector=xi)
 
-    def _frame(self, U: np.ndarray, name: str = "U") -> _k.Frame:
+    def _frame(self, U: np.ndarray) -> _k.Frame:
         return _k.frame(U, self.rank_rtol)
 
     def _guard(self, kernel, U: np.ndarray, Z: np.ndarray) -> np.ndarray:
@@ -418,9 +418,6 @@ class PSDQuotient(Manifold):
         if nested() and type(U) is np.ndarray and U.dtype == _F64:
             return U                     # checked once by the validated caller
         return as_factor(U, name, d=self.d, r=self.r, full_rank=False)
-
-    def _vector(self, Z, name: str) -> np.ndarray:
-        return as_matrix(Z, name, shape=self._shape)
 
     @property
     def typical_dist(self) -> float:
@@ -1248,7 +1245,7 @@ class PSDQuotient(Manifold):
         xi = self._arr(tangent_vector, "tangent_vector")
         egrad = self._arr(euclidean_gradient, "euclidean_gradient")
         ehess = self._arr(euclidean_hessian, "euclidean_hessian")
-        fr = self._frame(U, "point")
+        fr = self._frame(U)
         Omega = _k.vertical_generator(fr, xi)
         return self._out(_k.horizontal_part(fr, ehess - egrad @ Omega),
                          "euclidean_to_riemannian_hessian", point=U, tangent_vector=xi,
