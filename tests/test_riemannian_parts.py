@@ -274,3 +274,26 @@ def test_dist_is_the_bures_wasserstein_distance_of_the_predictors():
     assert rg._dist(U @ R, V) == pytest.approx(rg._dist(U, V), rel=1e-12)
     assert rg._dist(U, U @ R) == pytest.approx(0.0, abs=1e-14)
     assert K.fro_norm(U) == pytest.approx(rg._dist(U, np.zeros((4, 2))), rel=1e-14)
+
+
+def test_check_segment_lipschitz_constant_is_the_spectral_norm():
+    # U + s xi = (1 - s/2) I on [0, 1.8]: sigma(0) + sigma(1.8) = 1.1 > ||xi||_2 1.8 = 0.9, so
+    # no bisection is needed (the Frobenius norm 0.71 * 1.8 = 1.27 would need one)
+    rg._check_segment(np.eye(2), -0.5 * np.eye(2), 1.8, max_evals=2)
+
+
+def test_check_segment_reports_the_relative_smallest_singular_value():
+    U = 2.0 * np.eye(3)
+    xi = np.diag([-2.0 * (1 - 1e-14), 0.0, 0.0])     # sigma = (2, 2, 2e-14) at s = 1
+    sv = np.linalg.svd(U + xi, compute_uv=False)
+    with pytest.raises(ValueError, match=rf"at s = 1 in \[0, 1\] \(sigma_min/sigma_max = "
+                                         rf"{sv[-1] / sv[0]:.2e}\)$"):
+        rg._check_segment(U, xi, 1.0)
+    assert f"{sv[-1] / sv[0]:.2e}" == "9.99e-15"
+
+
+def test_check_segment_counts_every_evaluation_against_the_budget():
+    # the rank boundary at s = 1/3 is never a bisection point: the budget ends the search
+    with pytest.raises(ValueError, match=r"^the geodesic U \+ s xi comes within rounding of the "
+                                         r"rank boundary near s = 0\.3\d* in \[0, 1\]$"):
+        rg._check_segment(np.eye(2), np.diag([-3.0, 0.0]), 1.0, max_evals=10)
