@@ -168,3 +168,14 @@ def test_commuting_loss_refuses_an_overflowing_value_naming_the_argument():
     # finite values are unchanged: at q = 0 the reduced loss is |y|^2 / (2m)
     assert cs.reduced_loss(np.zeros(6)) == pytest.approx(inst["y"] @ inst["y"] / 6, rel=1e-15)
     assert cs.value(np.eye(6)) == pytest.approx(cs.reduced_loss(np.ones(6)), rel=1e-14)
+
+
+def test_sectional_curvature_does_not_depend_on_the_scale_of_the_directions():
+    # |xi ^ eta|^2 of entries ~1e-150 underflows; ~1e-300 made ||xi|| read 0 ("zero matrix")
+    rng = np.random.default_rng(0)
+    U, xi, eta = (rng.standard_normal((4, 2)) for _ in range(3))
+    K0 = qn.geometry.sectional_curvature(U, xi, eta, project=True)
+    assert K0 > 0.1
+    for a, b in [(1e-150, 1.0), (1e150, 1.0), (1e-300, 1e-300), (1e300, 1e-300)]:
+        assert qn.geometry.sectional_curvature(U, a * xi, b * eta, project=True) == \
+            pytest.approx(K0, rel=1e-14)

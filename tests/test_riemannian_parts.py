@@ -297,3 +297,19 @@ def test_check_segment_counts_every_evaluation_against_the_budget():
     with pytest.raises(ValueError, match=r"^the geodesic U \+ s xi comes within rounding of the "
                                          r"rank boundary near s = 0\.3\d* in \[0, 1\]$"):
         rg._check_segment(np.eye(2), np.diag([-3.0, 0.0]), 1.0, max_evals=10)
+
+
+def test_check_plane_refuses_exactly_at_the_threshold():
+    xi = np.array([[1.0, 0.0]])
+    assert rg._plane(xi, np.array([[1.0, 1e-10]]))[1] == 1e-10
+    with pytest.raises(ValueError, match=r"= 1\.000e-10 <= 1e-10"):
+        rg._check_plane(xi, np.array([[1.0, 1e-10]]))
+
+
+def test_transport_solver_failure_is_named(monkeypatch):
+    class Failed:
+        success, message = False, "step size too small"
+    monkeypatch.setattr(rg.scipy.integrate, "solve_ivp", lambda *a, **k: Failed())
+    with pytest.raises(RuntimeError, match=r"^parallel_transport: the ODE solver failed: step "
+                                           r"size too small$"):
+        rg._transport(np.eye(2), np.eye(2), np.eye(2), 1.0, 1e-13, 1e-15)
