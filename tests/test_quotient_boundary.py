@@ -251,3 +251,27 @@ def test_factor_route_and_singular_points_against_mpmath():
     # far apart, well conditioned: factor route after the transport test fails
     Q3 = np.diag([1.0, 2.0, 3.0])
     assert qn.bures_wasserstein(Q3, 100 * Q3) == pytest.approx(9 * math.sqrt(6.0), rel=1e-14)
+
+
+def test_the_manifolds_rank_tolerance_is_the_one_its_kernels_use():
+    from quadnet.geometry import _kernels as K
+    rng = np.random.default_rng(2)
+    Q, _ = np.linalg.qr(rng.standard_normal((4, 3)))
+    U = Q * np.array([1.0, 1e-5, 1e-6])                 # rank 1 at rank_rtol = 1e-3
+    Z, G, H, xi = (rng.standard_normal((4, 3)) for _ in range(4))
+    loose, strict = qn.PSDQuotient(4, 3, rank_rtol=1e-3), qn.PSDQuotient(4, 3)
+    fr = K.frame(U, 1e-3)
+    np.testing.assert_allclose(loose.vertical_projection(U, Z), K.vertical_part(fr, Z),
+                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(loose.euclidean_to_riemannian_hessian(U, G, H, xi),
+                               K.horizontal_part(fr, H - G @ K.vertical_generator(fr, xi)),
+                               rtol=1e-12, atol=1e-12)
+    # the tolerance matters here: the strict manifold sees rank 3 and projects differently
+    assert np.abs(loose.vertical_projection(U, Z) - strict.vertical_projection(U, Z)).max() > 0.1
+
+
+def test_random_tangent_vector_names_its_point():
+    with pytest.raises(ValueError, match=r"^point has 1 non-finite entries \(NaN or inf\)$"):
+        M.random_tangent_vector(np.where(U0 == 0.0, np.nan, U0))
+    with pytest.raises(ValueError, match=r"^point must have shape \(3, 2\), got \(2, 2\)$"):
+        M.random_tangent_vector(np.ones((2, 2)))
