@@ -275,3 +275,14 @@ def test_random_tangent_vector_names_its_point():
         M.random_tangent_vector(np.where(U0 == 0.0, np.nan, U0))
     with pytest.raises(ValueError, match=r"^point must have shape \(3, 2\), got \(2, 2\)$"):
         M.random_tangent_vector(np.ones((2, 2)))
+
+
+def test_psd_threshold_is_strict_on_both_sides():
+    # noise = 10 n eps lambda_max = 20 eps exactly for n = 2, lambda_max = 1: an eigenvalue of
+    # exactly -noise is rounding (kept as PSD), one of exactly +noise is zeroed
+    eps = np.finfo(float).eps
+    np.testing.assert_array_equal(mf._psd(np.diag([1.0, -20 * eps]), "Q1")[1], [0.0, 1.0])
+    np.testing.assert_array_equal(mf._psd(np.diag([1.0, 20 * eps]), "Q1")[1], [0.0, 1.0])
+    np.testing.assert_array_equal(mf._psd(np.diag([1.0, 21 * eps]), "Q1")[1], [21 * eps, 1.0])
+    with pytest.raises(ValueError, match=r"^Q1 must be positive semidefinite"):
+        mf._psd(np.diag([1.0, -21 * eps]), "Q1")
