@@ -295,10 +295,11 @@ def _finite(arg: str):
 
     def deco(fn):
         @functools.wraps(fn)
-        def wrapper(self, x, *rest):
+        def wrapper(self, *args, **kwargs):
             with np.errstate(over="ignore", invalid="ignore"):
-                out = fn(self, x, *rest)
+                out = fn(self, *args, **kwargs)
             if not np.all(np.isfinite(out)):
+                x = args[0] if args else kwargs[arg]
                 big = float(np.max(np.abs(np.asarray(x, dtype=float)), initial=0.0))
                 raise ValueError(f"CommutingSensing.{fn.__name__}: the result overflows "
                                  f"float64 at this {arg} (max |entry| {big:.3g}); the loss is "
