@@ -3,7 +3,7 @@
 Every array argument of every method, one at a time: a list, an ``int`` array and a
 ``float32`` array give the same float64 result as the float64 array (values exact in all
 three); a NaN, an inf or a wrong shape raises ``ValueError`` naming that argument; a
-finite input whose result overflows raises naming the method. The Bures-Wasserstein helpers
+finite input whose result overflows raises naming the method. The Bures-Wasserstein kernels
 against 50-digit mpmath, the PSD test's rounding threshold, and the two routes' switching
 conditions (quadnet theory §1, ``docs/stratified.md``).
 """
