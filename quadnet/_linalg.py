@@ -6,9 +6,11 @@ input, so each is a few numpy operations and safe to call in inner loops.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-__all__ = ["cosine", "psd_eigh", "psd_power", "random_orthogonal", "rel_diff", "sym"]
+__all__ = ["cosine", "eigh_power", "psd_eigh", "psd_power", "random_orthogonal", "rel_diff", "sym"]
 
 
 def sym(A: np.ndarray) -> np.ndarray:
@@ -55,6 +57,38 @@ def psd_power(G: np.ndarray, s: float, *, name: str = "G") -> np.ndarray:
     [[2.0, 0.0], [0.0, 3.0]]
     """
     w, V = psd_eigh(G, name=name)
+    return eigh_power(w, V, s, name=name)
+
+
+#: ``log`` of the largest float64: ``lambda^s`` overflows once ``s log lambda`` exceeds it.
+_LOG_MAX = math.log(np.finfo(float).max)
+
+
+def eigh_power(w: np.ndarray, V: np.ndarray, s: float, *, name: str = "G",
+               power_name: str = "s", unit: bool = False) -> np.ndarray:
+    """``V diag(w^s) V^T`` from an eigendecomposition ``(w >= 0, V)`` of :func:`psd_eigh`.
+
+    ``unit=True`` returns ``(G / lambda_max)^s`` instead (what a cosine sees: ``G^s`` up to the
+    factor ``lambda_max^s``), which no power overflows. Otherwise a power whose result would
+    overflow float64 (``lambda_max^s > 1e308 / n``, e.g. ``s = 1e300`` with ``lambda_max > 1``)
+    raises ``ValueError`` naming ``power_name`` and ``name``, never returning ``inf``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> w, V = np.array([1.0, 4.0]), np.eye(2)
+    >>> eigh_power(w, V, 0.5).tolist(), eigh_power(w, V, 1e300, unit=True).tolist()
+    ([[1.0, 0.0], [0.0, 2.0]], [[0.0, 0.0], [0.0, 1.0]])
+    """
+    top = float(w.max()) if w.size else 0.0
+    if unit:
+        if top > 0.0:
+            w = w / top
+    elif top > 1.0 and s * math.log(top) > _LOG_MAX - math.log(w.size):
+        raise ValueError(f"{power_name} = {s:g} is too large for {name}: lambda_max({name})^"
+                         f"{power_name} = {top:.6g}^{s:g} overflows float64; use a smaller "
+                         f"{power_name} or rescale {name} ((c {name})^{power_name} = "
+                         f"c^{power_name} {name}^{power_name})")
     return (V * w**s) @ V.T
 
 

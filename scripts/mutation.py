@@ -12,6 +12,11 @@ with a generated ``setup.cfg`` whose ``[mutmut]`` section mutates only the targe
 the working tree and ``pyproject.toml`` are never touched. mutmut 3 records which tests reach
 each mutated function and runs just those per mutant.
 
+``--retest`` (with ``--keep DIR`` of an earlier run, the same target and test files) copies the
+changed test files into ``DIR`` again and re-runs only the mutants that survived or that no test
+reached: after tests were added (none removed or weakened, the target unchanged) a killed
+mutant stays killed, so this gives the score of a fresh run in a fraction of the time.
+
 Printed at the end: the counts by outcome and the score ``killed / all mutants`` (mutants in
 code no test reaches count as not killed; the score over reached mutants is printed beside it).
 Exit status 0 when mutmut ran, whatever the score. CI does not run this (minutes to hours).
@@ -76,13 +81,25 @@ def _results(cwd: Path, env: dict) -> collections.Counter:
     return counts
 
 
+def _names(cwd: Path, env: dict, statuses: set[str]) -> list[str]:
+    """The mutants whose last status is one of ``statuses``."""
+    out = subprocess.run([sys.executable, "-m", "mutmut", "results", "--all", "true"], cwd=cwd,
+                         env=env, capture_output=True, text=True, check=False).stdout
+    return [line.rsplit(":", 1)[0].strip() for line in out.splitlines()
+            if "__mutmut_" in line and line.rsplit(":", 1)[1].strip() in statuses]
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("target", help="the file to mutate, e.g. quadnet/geometry/_kernels.py")
     ap.add_argument("tests", nargs="+", help="test files to run against each mutant")
     ap.add_argument("--max-children", type=int, default=2)
     ap.add_argument("--keep", help="work in this directory (kept: mutmut resumes there)")
+    ap.add_argument("--retest", action="store_true",
+                    help="with --keep: refresh the tests there and re-run the survivors only")
     args = ap.parse_args(argv)
+    if args.retest and not (args.keep and (Path(args.keep) / "setup.cfg").exists()):
+        ap.error("--retest needs --keep DIR of an earlier run")
 
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="quadnet-mutmut-"))
     if not (work / "setup.cfg").exists():
@@ -91,9 +108,26 @@ def main(argv=None) -> int:
         (work / "setup.cfg").write_text(_setup_cfg(args.target, args.tests))
     env = dict(os.environ, PYTHONPATH=str(work), OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
                MKL_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1")
+    names: list[str] = []
+    if args.retest:
+        if (ROOT / args.target).read_text() != (work / args.target).read_text():
+            print(f"{args.target} changed since the run in {work}: start a fresh run")
+            return 1
+        changed = [t for t in args.tests if not (work / t).exists()
+                   or (work / t).read_bytes() != (ROOT / t).read_bytes()]
+        for t in changed:
+            shutil.copy2(ROOT / t, work / t)
+        if not changed:
+            print("no test file changed: nothing to re-run")
+            return 0
+        # the test selection stays as it was (mutmut resets every verdict when it changes);
+        # new test functions are mapped to the functions they reach by mutmut's own stats
+        names = _names(work, env, {"survived"} | NOT_REACHED)
+        print(f"re-running {len(names)} mutants that survived or were not reached "
+              f"({', '.join(changed)} changed)")
     t0 = time.time()
     proc = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children",
-                           str(args.max_children)], cwd=work, env=env, check=False)
+                           str(args.max_children), *names], cwd=work, env=env, check=False)
     wall = time.time() - t0
     counts = _results(work, env)
     total = sum(counts.values())

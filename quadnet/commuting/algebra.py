@@ -16,6 +16,7 @@ projectors ``P_k`` and ranks ``m_k``; :class:`AlgebraBlocks` describes them.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -287,6 +288,27 @@ def _worst_commutator(As: np.ndarray) -> tuple[int, int, float]:
     return worst
 
 
+
+def _finite(arg: str):
+    """Refuse a non-finite loss value or gradient of finite arguments (an overflow, e.g.
+    ``Q = 1e300 I``) with a ``ValueError`` naming ``arg``, instead of returning inf/NaN."""
+
+    def deco(fn):
+        @functools.wraps(fn)
+        def wrapper(self, *args, **kwargs):
+            with np.errstate(over="ignore", invalid="ignore"):
+                out = fn(self, *args, **kwargs)
+            if not np.all(np.isfinite(out)):
+                x = args[0] if args else kwargs[arg]
+                big = float(np.max(np.abs(np.asarray(x, dtype=float)), initial=0.0))
+                raise ValueError(f"CommutingSensing.{fn.__name__}: the result overflows "
+                                 f"float64 at this {arg} (max |entry| {big:.3g}); the loss is "
+                                 f"a polynomial in {arg}: rescale {arg} and y")
+            return out
+        return wrapper
+    return deco
+
+
 class CommutingSensing(Loss):
     r"""Least squares on commuting symmetric measurements (quadnet theory §5).
 
@@ -453,6 +475,7 @@ class CommutingSensing(Loss):
         same = self.blocks.labels[:, None] == self.blocks.labels[None, :]
         return float(np.linalg.norm(W[~same]) / max(np.linalg.norm(W), np.finfo(float).tiny))
 
+    @_finite("q")
     def reduced_gradient(self, q) -> np.ndarray:
         r"""Gradient of the reduced loss, ``g = (1/m) A^T (A q - y)`` (quadnet theory §5).
 
@@ -479,6 +502,7 @@ class CommutingSensing(Loss):
         """
         return self._reduced_gradient(as_array(q, "q", ndim=1, shape=(self.d,)))
 
+    @_finite("q")
     def reduced_loss(self, q) -> float:
         r"""The reduced loss ``(1/(2m)) ||A q - y||^2`` on spectral coordinates (quadnet theory §5).
 
@@ -517,15 +541,18 @@ class CommutingSensing(Loss):
         """``<A_i, Q>`` for a validated symmetric ``Q`` (no checks)."""
         return self.spectra @ np.einsum("ak,ab,bk->k", self.basis, Q, self.basis, optimize=True)
 
+    @_finite("Q")
     def value(self, Q) -> float:
         r = self._meas(self._predictor(Q)) - self.y
         return float(r @ r) / (2 * self.m)
 
+    @_finite("Q")
     def gradient(self, Q) -> np.ndarray:
         """``S = (1/m) sum_i res_i A_i = V diag(A^T res / m) V^T``."""
         g = self.spectra.T @ (self._meas(self._predictor(Q)) - self.y) / self.m
         return (self.basis * g) @ self.basis.T
 
+    @_finite("Q")
     def hessian_vector(self, Q, H) -> np.ndarray:
         """``DS[H] = (1/m) sum_i <A_i, H> A_i``."""
         self._predictor(Q)
@@ -538,16 +565,19 @@ class CommutingSensing(Loss):
         W = self.basis.T @ U
         return W, np.sum(W * W, axis=1)
 
+    @_finite("U")
     def factor_value(self, U) -> float:
         U = self._factor(U)
         return self._reduced_loss(self._coords_of_factor(U)[1])
 
+    @_finite("U")
     def factor_gradient(self, U) -> np.ndarray:
         """``2 S U = 2 V diag(g) V^T U``."""
         U = self._factor(U)
         W, q = self._coords_of_factor(U)
         return 2.0 * self.basis @ (self._reduced_gradient(q)[:, None] * W)
 
+    @_finite("U")
     def factor_hvp(self, U, xi) -> np.ndarray:
         """``2 S xi + 2 DS[xi U^T + U xi^T] U`` with ``W = V^T U``, ``X = V^T xi``:
         ``= 2 V (g * X + h * W)``, ``h = (1/m) A^T A diag(V^T (xi U^T + U xi^T) V)``."""

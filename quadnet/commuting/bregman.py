@@ -40,7 +40,6 @@ from quadnet._validation import (
     Real,
     Relation,
     as_array,
-    as_matrix,
     solver_failure,
     validate_params,
 )
@@ -162,26 +161,6 @@ class MinTraceResult:
 
 
 # ----------------------------------------------------------------------------- validation
-def _problem(A, y, multiplicities) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    A = as_matrix(A, "A")
-    m, d = A.shape
-    if m == 0 or d == 0:
-        raise ValueError(f"A must have at least one row and one column, got shape {A.shape}")
-    y = as_array(y, "y", ndim=1)
-    if y.shape[0] != m:
-        raise ValueError(f"y must have length {m} (the number of rows of A), got {y.shape[0]}")
-    if multiplicities is None:
-        mult = np.ones(d)
-    else:
-        mult = as_array(multiplicities, "multiplicities", ndim=1)
-        if mult.shape[0] != d:
-            raise ValueError(f"multiplicities must have length {d} (columns of A), got "
-                             f"{mult.shape[0]}")
-        if np.any(mult <= 0):
-            raise ValueError(f"multiplicities must be positive, got min {mult.min():.3g}")
-    return A, y, mult
-
-
 def _log_start(q0, log_q0, d: int, name: str = "q0", *, allow_zero: bool = False
                ) -> np.ndarray:
     """``log q0`` from exactly one of ``q0=`` / ``log_q0=`` (the one parser of a start).
@@ -220,7 +199,7 @@ def _ell(q0, log_q0) -> np.ndarray:
 
 
 def _check_problem(args) -> str | None:
-    """The relation of ``A``, ``y`` and ``multiplicities`` (messages of :func:`_problem`)."""
+    """The relation of ``A``, ``y`` and ``multiplicities``: lengths agree, multiplicities > 0."""
     A, y = args["A"], args["y"]
     m, d = A.shape
     if y.shape[0] != m:

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from quadnet._linalg import cosine as _cosine
+from quadnet._linalg import eigh_power as _eigh_power
 from quadnet._linalg import psd_eigh as _psd_eigh
 from quadnet._linalg import psd_power as _psd_power
 from quadnet._linalg import sym
@@ -378,9 +379,9 @@ def fact_matrix(net, X, y, lam, layer: int = 0) -> np.ndarray:
     layer = _check_layer(net, layer)
     r = _residuals(net, X, y)
     if isinstance(net, QuadraticNet):
-        return -(2.0 / lam) * net.Q @ _moment_C(X, r)
+        return _over_lam(-2.0 * net.Q @ _moment_C(X, r), lam, "fact_matrix")
     A, Wl, B, R = _linear_parts(net, layer, X, r)
-    return -(1.0 / lam) * Wl.T @ A.T @ R @ B.T
+    return _over_lam(-(Wl.T @ A.T @ R @ B.T), lam, "fact_matrix")
 
 
 def bfact_matrix(net, X, y, lam, layer: int = 0) -> np.ndarray:
@@ -401,9 +402,20 @@ def bfact_matrix(net, X, y, lam, layer: int = 0) -> np.ndarray:
     layer = _check_layer(net, layer)
     r = _residuals(net, X, y)
     if isinstance(net, QuadraticNet):
-        return -(2.0 / lam) * (net.W @ _moment_C(X, r) @ net.W.T) * net.a[None, :]
+        return _over_lam(-2.0 * (net.W @ _moment_C(X, r) @ net.W.T) * net.a[None, :], lam,
+                         "bfact_matrix")
     A, Wl, B, R = _linear_parts(net, layer, X, r)
-    return -(1.0 / lam) * Wl @ B @ R.T @ A
+    return _over_lam(-(Wl @ B @ R.T @ A), lam, "bfact_matrix")
+
+
+def _over_lam(M: np.ndarray, lam: float, what: str) -> np.ndarray:
+    """``M / lam``, refusing an overflow (a tiny but positive ``lam``) instead of ``inf``."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = M / lam
+    if not np.all(np.isfinite(out)):
+        raise ValueError(f"{what}: lam = {lam:g} is too small: the matrix / lam overflows "
+                         f"float64 (max |entry| before dividing {float(np.abs(M).max()):.3g})")
+    return out
 
 
 def _linear_parts(net: DeepLinearNet, layer: int, X, r):
@@ -524,7 +536,10 @@ def psd_power(G, s) -> np.ndarray:
     Raises
     ------
     TypeError, ValueError
-        For a non-symmetric or non-finite ``G``, a negative eigenvalue, or ``s <= 0``.
+        For a non-symmetric or non-finite ``G``, a negative eigenvalue, ``s <= 0``, or an
+        ``s`` whose result overflows float64 (``lambda_max^s > 1e308 / n``: the message names
+        ``s`` and ``G``; eigenvalues ``<= 1`` never overflow, and ``lambda^s`` below the
+        smallest float rounds to 0).
 
     Examples
     --------
@@ -583,7 +598,8 @@ def nfa_cosines(WtW, G, powers) -> np.ndarray:
         raise ValueError("powers must contain at least one power")
     if np.any(powers <= 0):
         raise ValueError(f"powers must be > 0, got min {powers.min():.3g}")
-    return np.array([_cosine(WtW, _psd_power(G, float(s))) for s in powers])
+    w, V = _psd_eigh(G, name="G")   # one eigendecomposition serves every power
+    return np.array([_cosine(WtW, _eigh_power(w, V, float(s), unit=True)) for s in powers])
 
 
 def best_nfa_power(WtW, G, bounds: tuple[float, float] = (0.02, 2.0)) -> tuple[float, float]:
@@ -629,7 +645,7 @@ def best_nfa_power(WtW, G, bounds: tuple[float, float] = (0.02, 2.0)) -> tuple[f
     w, V = _psd_eigh(G, name="G")
 
     def cos_at(s: float) -> float:   # one eigendecomposition serves every power
-        return _cosine(WtW, (V * w**s) @ V.T)
+        return _cosine(WtW, _eigh_power(w, V, s, unit=True))
 
     grid = np.geomspace(lo, hi, 60)
     cs = np.array([cos_at(s) for s in grid])

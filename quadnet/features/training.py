@@ -18,6 +18,8 @@ minimiser and also escape saddles). It never pretends: the returned net carries 
 
 from __future__ import annotations
 
+import math
+
 import warnings
 from dataclasses import dataclass
 
@@ -149,7 +151,11 @@ def objective_and_grad(net, X, y, lam) -> tuple[float, tuple[np.ndarray, ...]]:
     (1.5, True)
     """
     X, y, lam = _prepare(net, X, y, lam)
-    val, g = _make_value_and_grad(net, X, y, lam)(_flatten(net.params()))
+    with np.errstate(over="ignore", invalid="ignore"):
+        val, g = _make_value_and_grad(net, X, y, lam)(_flatten(net.params()))
+    if not (math.isfinite(val) and np.all(np.isfinite(g))):
+        raise ValueError(f"objective_and_grad: J or grad J overflows float64 at lam = {lam:g} "
+                         f"(the weight-decay term lam ||theta||^2 / 2 or the loss exceeds 1e308)")
     return float(val), tuple(np.array(p) for p in _unflatten(g, _shapes(net)))
 
 
@@ -236,8 +242,21 @@ def train(net, X, y, lam, *, gtol: float = 1e-9, max_iter: int | None = None,
     polish_max_iter = as_int(polish_max_iter, "polish_max_iter", minimum=0)
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be callable, got {type(callback).__name__}")
-    with single_threaded():
-        return _train(net, X, y, lam, gtol, max_iter, polish, polish_max_iter, callback, warn)
+    with single_threaded(), np.errstate(over="ignore", invalid="ignore"):
+        try:
+            out = _train(net, X, y, lam, gtol, max_iter, polish, polish_max_iter, callback, warn)
+        except ValueError as exc:   # scipy's asarray_chkfinite on an overflowed iterate
+            if "infs or NaNs" not in str(exc):
+                raise
+            raise _overflow(lam) from exc
+    return out
+
+
+def _overflow(lam: float) -> ValueError:
+    return ValueError(f"train: lam = {lam:g} makes the objective overflow float64 during the "
+                      f"optimisation (lam ||theta||^2 and the quasi-Newton curvature products "
+                      f"~ (lam ||theta||)^2 must stay below 1e308); use a smaller lam or "
+                      f"rescale X, y and the starting weights")
 
 
 def _train(net, X, y, lam, gtol, maxiter, polish, polish_maxiter, callback, warn):
@@ -283,6 +302,8 @@ def _train(net, X, y, lam, gtol, maxiter, polish, polish_maxiter, callback, warn
             if gnorm > gtol:
                 theta, val, gnorm, k = _newton_on_gradient(fun, H, theta, gtol, polish_maxiter)
                 stages.append(("Newton-lstsq", k, gnorm))
+    if not (math.isfinite(gnorm) and math.isfinite(val) and np.all(np.isfinite(theta))):
+        raise _overflow(lam)
     converged = gnorm <= gtol
     info = TrainInfo(grad_norm=gnorm, objective=float(val), converged=bool(converged), gtol=gtol,
                      n_iter=int(sum(s[1] for s in stages)), stages=tuple(stages), message=message)
@@ -500,6 +521,16 @@ def fact_identity(net, X, y, lam, layer: int = 0, *, tol: float = 1e-6) -> FactR
         warnings.warn(NotCriticalWarning(
             f"net is not near a critical point of J: ||grad J|| = {gnorm:.3e} > tol*lam*||theta|| "
             f"= {tol * lam * pnorm:.3e}; FACT holds only at critical points", gnorm), stacklevel=2)
+    with np.errstate(over="ignore", invalid="ignore"):
+        report = _fact_report(W, G, WtW, WWt, F, bF, gnorm, lam)
+    if not all(math.isfinite(getattr(report, f)) for f in report.__dataclass_fields__):
+        raise ValueError(f"fact_identity: lam = {lam:g} is too small for these weights: the "
+                         f"report's norms (||W^T W - FACT||, the bound ||W|| ||grad J|| / lam) "
+                         f"overflow float64")
+    return report
+
+
+def _fact_report(W, G, WtW, WWt, F, bF, gnorm, lam):
     err = float(np.linalg.norm(WtW - F))
     wnorm = float(np.linalg.norm(WtW))
     resid = np.linalg.norm((WtW - F) - W.T @ G / lam) / max(wnorm, np.finfo(float).tiny)

@@ -275,7 +275,8 @@ def procrustes(U: np.ndarray, V: np.ndarray) -> np.ndarray:
 
 def fro_norm(A: np.ndarray) -> float:
     """``||A||_F`` without overflow or underflow of the squares (rescaled only when needed)."""
-    n = float(np.linalg.norm(A))
+    with np.errstate(over="ignore", under="ignore"):   # rescaled below when it over/underflows
+        n = float(np.linalg.norm(A))
     if 1e-140 < n < 1e140 or n == 0.0 and not A.any():
         return n
     m = float(np.abs(A).max())

@@ -25,7 +25,6 @@ which name the offending argument.
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 from pymanopt.manifolds.manifold import Manifold
@@ -39,15 +38,6 @@ from quadnet.geometry._kernels import horizontal_dim, vertical_dim
 __all__ = ["PSDQuotient", "align", "bures_wasserstein", "horizontal_dimension", "lyapunov_skew"]
 
 _F64 = np.dtype(np.float64)
-
-
-def _as_rtol(rtol, name: str = "rank_rtol") -> float:
-    if isinstance(rtol, bool) or not isinstance(rtol, numbers.Real):
-        raise TypeError(f"{name} must be a real number in (0, 1), got {type(rtol).__name__}")
-    rtol = float(rtol)
-    if not 0.0 < rtol < 1.0:
-        raise ValueError(f"{name} must be in (0, 1), got {rtol}")
-    return rtol
 
 
 def _finite(a: np.ndarray) -> bool:
@@ -290,6 +280,14 @@ def bures_wasserstein(Q1, Q2) -> float:
     >>> bool(abs(d - 1e-10) < 1e-15)
     True
     """
+    # d(c Q1, c Q2) = sqrt(c) d(Q1, Q2): far from 1 (entries beyond 1e+-100, where the
+    # products Y^2 and S1^T S2 below would overflow or underflow) work at c = 4^-k with
+    # max |entry| near 1; powers of two scale exactly
+    top = max(float(np.abs(Q1).max()), float(np.abs(Q2).max()))
+    if top > 0.0 and not 1e-100 <= top <= 1e100:
+        k = math.frexp(top)[1] // 2
+        return math.ldexp(bures_wasserstein(math.ldexp(1.0, -2 * k) * Q1,
+                                            math.ldexp(1.0, -2 * k) * Q2), k)
     Q1, w1, E1 = _psd(Q1, "Q1")
     Q2, w2, E2 = _psd(Q2, "Q2")
     if w1[-1] == 0.0 or w2[-1] == 0.0:
@@ -405,7 +403,7 @@ class PSDQuotient(Manifold):
             W = U + xi
         return self._out(W, op, point=U, tangent_vector=xi)
 
-    def _frame(self, U: np.ndarray, name: str = "U") -> _k.Frame:
+    def _frame(self, U: np.ndarray) -> _k.Frame:
         return _k.frame(U, self.rank_rtol)
 
     def _guard(self, kernel, U: np.ndarray, Z: np.ndarray) -> np.ndarray:
@@ -420,9 +418,6 @@ class PSDQuotient(Manifold):
         if nested() and type(U) is np.ndarray and U.dtype == _F64:
             return U                     # checked once by the validated caller
         return as_factor(U, name, d=self.d, r=self.r, full_rank=False)
-
-    def _vector(self, Z, name: str) -> np.ndarray:
-        return as_matrix(Z, name, shape=self._shape)
 
     @property
     def typical_dist(self) -> float:
@@ -555,8 +550,10 @@ class PSDQuotient(Manifold):
         """
         U = self._arr(U, "U")
         xi = self._arr(xi, "xi")
-        P = xi @ U.T
-        return self._out(P + P.T, "differential", U=U, xi=xi)
+        with np.errstate(over="ignore", invalid="ignore"):   # an overflow is refused below
+            P = xi @ U.T
+            P = P + P.T
+        return self._out(P, "differential", U=U, xi=xi)
 
     @declare_params({"U": _DR, "Z": _DR})
     def vertical_projection(self, U, Z) -> np.ndarray:
@@ -1028,8 +1025,9 @@ class PSDQuotient(Manifold):
         """
         U = self._arr(point_a, "point_a")
         V = self._arr(point_b, "point_b")
-        return self._out(0.5 * (U + V @ _k.procrustes(V, U)), "pair_mean",
-                         point_a=U, point_b=V)
+        with np.errstate(over="ignore", invalid="ignore"):   # an overflow is refused below
+            out = 0.5 * (U + V @ _k.procrustes(V, U))
+        return self._out(out, "pair_mean", point_a=U, point_b=V)
 
     @declare_params({"point_a": _DR, "point_b": _DR, "tangent_vector": _DR})
     def transport(self, point_a, point_b, tangent_vector) -> np.ndarray:
@@ -1247,7 +1245,7 @@ class PSDQuotient(Manifold):
         xi = self._arr(tangent_vector, "tangent_vector")
         egrad = self._arr(euclidean_gradient, "euclidean_gradient")
         ehess = self._arr(euclidean_hessian, "euclidean_hessian")
-        fr = self._frame(U, "point")
+        fr = self._frame(U)
         Omega = _k.vertical_generator(fr, xi)
         return self._out(_k.horizontal_part(fr, ehess - egrad @ Omega),
                          "euclidean_to_riemannian_hessian", point=U, tangent_vector=xi,

@@ -162,7 +162,7 @@ def _transport(U: np.ndarray, xi: np.ndarray, V: np.ndarray, t: float, rtol: flo
         return V.copy()
     sol = scipy.integrate.solve_ivp(_transport_rhs(U, xi), (0.0, t), V.reshape(-1),
                                     method="DOP853", rtol=rtol, atol=atol)
-    if not sol.success:  # pragma: no cover - DOP853 on a smooth linear ODE
+    if not sol.success:  # DOP853 on a smooth linear ODE: not seen in practice
         raise RuntimeError(f"parallel_transport: the ODE solver failed: {sol.message}")
     return sol.y[:, -1].reshape(U.shape)
 
@@ -170,13 +170,13 @@ def _transport(U: np.ndarray, xi: np.ndarray, V: np.ndarray, t: float, rtol: flo
 # ------------------------------------------------------------------ validation
 def _as_horizontal(U: np.ndarray, Z: np.ndarray, name: str, project: bool) -> np.ndarray:
     """``Z`` (a checked ``d x r`` array) if horizontal at ``U``, its projection if ``project``."""
-    nz = float(np.linalg.norm(Z))
+    nz = K.fro_norm(Z)          # no underflow of the squares for entries ~1e-300
     if nz == 0.0:
         raise ValueError(f"{name} must be a nonzero tangent vector, got the zero matrix")
     Zv = _vertical_part(U, Z)
     if project:
         return Z - Zv
-    rel = float(np.linalg.norm(Zv)) / nz
+    rel = K.fro_norm(Zv) / nz
     if rel > HORIZONTAL_RTOL:
         raise ValueError(
             f"{name} is not horizontal at U: ||P_v({name})|| / ||{name}|| = {rel:.3e} > "
@@ -251,6 +251,9 @@ def sectional_curvature(U, xi, eta, *, project: bool = False) -> float:
     """
     xi = _as_horizontal(U, xi, "xi", project)
     eta = _as_horizontal(U, eta, "eta", project)
+    # K does not depend on the lengths of xi and eta: unit vectors keep |xi ^ eta|^2 from
+    # underflowing (entries ~1e-150) or overflowing (~1e150)
+    xi, eta = xi / K.fro_norm(xi), eta / K.fro_norm(eta)
     _check_plane(xi, eta)
     return _sectional(U, xi, eta)
 
@@ -492,6 +495,14 @@ def bures_wasserstein_sectional_curvature(Sigma, X, Y) -> float:
     lam, E = np.linalg.eigh(Sigma)
     if not lam[0] > 1e-12 * max(lam[-1], 0.0) or lam[-1] <= 0:
         raise ValueError("Sigma must be symmetric positive definite")
+    # K is invariant under X -> aX, Y -> bY and K(c Sigma) = K(Sigma) / c: work at unit scale
+    # so that g(X, X) g(Y, Y) neither overflows nor underflows for entries near 1e+-300
+    for name, Z in (("X", X), ("Y", Y)):
+        if not np.any(Z):
+            raise ValueError(f"{name} is zero: the sectional curvature is undefined")
+    c = float(lam[-1])
+    Sigma, lam = Sigma / c, lam / c
+    X, Y = X / np.abs(X).max(), Y / np.abs(Y).max()
     LX = scipy.linalg.solve_sylvester(Sigma, Sigma, X)
     LY = scipy.linalg.solve_sylvester(Sigma, Sigma, Y)
     gXX = float(np.trace(LX @ Sigma @ LX))
@@ -503,7 +514,7 @@ def bures_wasserstein_sectional_curvature(Sigma, X, Y) -> float:
     C = E.T @ (LX @ LY - LY @ LX) @ E
     iu = np.triu_indices(n, 1)
     li, lj = lam[iu[0]], lam[iu[1]]
-    return float(3.0 * np.sum(li * lj * C[iu] ** 2 / (li + lj)) / area2)
+    return float(3.0 * np.sum(li * lj * C[iu] ** 2 / (li + lj)) / area2) / c
 
 
 @validate_params(TRANSPORT)
