@@ -178,3 +178,15 @@ def test_joint_limit_refuses_an_eps_that_underflows_instead_of_running_its_whole
         descent_effective_start(np.eye(2), np.ones(2), 0.1, 701.0)
     out = joint_limit(0.1, 700.0, 0, d=8, m=3)  # the largest accepted value still converges
     assert out["converged"] and out["residual"] <= 1e-10
+
+
+def test_ill_conditioned_tiny_factor_projects_finitely():
+    """A factor at scale 1e-149 with condition 1e6 took the SVD route unscaled: its smaller
+    squared singular value (1e-310) made 1/(s_i + s_j) overflow. Found by hypothesis."""
+    U = np.array([[7.32005165e-151, -1.78197345e-150], [3.72860813e-150, -9.07668554e-150]])
+    M = qn.PSDQuotient(2, 2)
+    Z = np.arange(4.0).reshape(2, 2) - 1.5
+    h, v = M.horizontal_projection(U, Z), M.vertical_projection(U, Z)
+    # the projections do not depend on |U|: compare with the unit-scale factor
+    assert np.allclose(h, M.horizontal_projection(U / 1e-149, Z), rtol=0, atol=1e-12)
+    assert np.linalg.norm(h + v - Z) <= 1e-13 * np.linalg.norm(Z)

@@ -112,6 +112,9 @@ def frame(U: np.ndarray, rtol: float = RANK_RTOL) -> Frame:
         sigma = np.sqrt(s)
         return Frame(U, 1.0, sigma, s, E, None, r, rtol * float(sigma[-1]),
                      1.0 / (s[:, None] + s[None, :]))
+    if not 1e-100 < s[-1] < 1e100:  # ill-conditioned and small/large: a kept s_i = sigma_i^2
+        m = float(np.abs(U).max())  # (down to rtol^2 s_max) would underflow 1/(s_i + s_j)
+        return _svd_frame(U / m, m, rtol)
     return _svd_frame(U, 1.0, rtol)
 
 
