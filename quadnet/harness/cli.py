@@ -392,11 +392,11 @@ def _run_one(checks, name: str, ctx):
 
 
 #: What ``quadnet verify --quick`` took, measured (``/usr/bin/time``, quadnet 0.2.0.dev0, the
-#: nine checks): CPU seconds (user + sys) and wall seconds on a 2-core machine whose 1-minute
-#: load rose from 0.2 to 11 during the run. The one quick-mode time claim: ``--help``, the
+#: nine checks): CPU seconds (user + sys, children included, ``/usr/bin/time``) and wall
+#: seconds on a 2-core machine at a 1-minute load of 0.7-0.8 (2026-12-02). The one quick-mode time claim: ``--help``, the
 #: end-of-run note, the README and Getting started say the same. Wall time grows with the
 #: load; it is a note, never a limit.
-QUICK_MEASURED = {"cpu_seconds": 138.0, "wall_seconds": 205.0, "load": "0.2-11",
+QUICK_MEASURED = {"cpu_seconds": 36.8, "wall_seconds": 36.9, "load": "0.7-0.8",
                   "machine": "a 2-core machine"}
 
 
@@ -405,17 +405,21 @@ QUICK_MEASURED = {"cpu_seconds": 138.0, "wall_seconds": 205.0, "load": "0.2-11",
 QUICK_BUDGET, PER_CHECK_QUICK_BUDGET = 120.0, 20.0
 
 
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
+
+
 def quick_time_claim() -> str:
     """The measured quick-mode time as one phrase (``--help`` and the end-of-run note).
 
     Examples
     --------
     >>> quick_time_claim()
-    'about 140 CPU-seconds for the nine checks; 3.4 min wall measured on a 2-core machine at load 0.2-11, longer when the machine is busier'
+    'about 40 CPU-seconds for the nine checks; 37 s wall measured on a 2-core machine at load 0.7-0.8, longer when the machine is busier'
     """
     m = QUICK_MEASURED
     return (f"about {round(m['cpu_seconds'], -1):.0f} CPU-seconds for the nine checks; "
-            f"{m['wall_seconds'] / 60:.1f} min wall measured on {m['machine']} at load "
+            f"{_duration(m['wall_seconds'])} wall measured on {m['machine']} at load "
             f"{m['load']}, longer when the machine is busier")
 
 
