@@ -21,34 +21,19 @@ import subprocess
 import time
 
 import numpy as np
+from bench_geometry import _calls as _geometry_calls
+from bench_geometry import _per_call
 from threadpoolctl import threadpool_limits
 
 OPS = ("retraction", "exp", "projection", "dist", "log", "transport", "inner_product", "norm")
 SIZES = ((10, 2), (100, 5), (1000, 20))
 
 
-def _per_call(fn, budget: float) -> float:
-    fn()
-    n, t0 = 0, time.perf_counter()
-    while True:
-        fn()
-        n += 1
-        el = time.perf_counter() - t0
-        if el >= budget:
-            return el / n
-
-
 def _calls(M, U, V, Z):
-    return {
-        "retraction": lambda: M.retraction(U, Z),
-        "exp": lambda: M.exp(U, Z),
-        "projection": lambda: M.projection(U, Z),
-        "dist": lambda: M.dist(U, V),
-        "log": lambda: M.log(U, V),
-        "transport": lambda: M.transport(U, V, Z),
-        "inner_product": lambda: M.inner_product(U, Z, Z),
-        "norm": lambda: M.norm(U, Z),
-    }
+    """``bench_geometry``'s six operations plus the metric's two."""
+    return {**_geometry_calls(M, U, V, Z),
+            "inner_product": lambda: M.inner_product(U, Z, Z),
+            "norm": lambda: M.norm(U, Z)}
 
 
 def main() -> None:
