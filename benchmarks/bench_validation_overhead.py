@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import subprocess
-import time
 
 import numpy as np
 from bench_geometry import _calls as _geometry_calls
