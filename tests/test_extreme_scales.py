@@ -179,3 +179,16 @@ def test_sectional_curvature_does_not_depend_on_the_scale_of_the_directions():
     for a, b in [(1e-150, 1.0), (1e150, 1.0), (1e-300, 1e-300), (1e300, 1e-300)]:
         assert qn.geometry.sectional_curvature(U, a * xi, b * eta, project=True) == \
             pytest.approx(K0, rel=1e-14)
+
+
+def test_best_nfa_power_finds_the_peak_in_a_very_wide_bracket():
+    """60 grid powers over (0.02, 1e300) stepped by ~1e5 and returned a poor power silently;
+    the grid now has 20 powers per decade. AGOP = (WᵀW)³ has its exact power at s = 1/3."""
+    from quadnet.features.fact import best_nfa_power
+
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((6, 6))
+    W = A.T @ A
+    for bounds in ((0.02, 2.0), (0.02, 1e300), (1e-300, 5.0)):
+        s, c = best_nfa_power(W, W @ W @ W, bounds)
+        assert abs(s - 1 / 3) < 1e-6 and c > 1 - 1e-12, bounds

@@ -605,8 +605,10 @@ def nfa_cosines(WtW, G, powers) -> np.ndarray:
 def best_nfa_power(WtW, G, bounds: tuple[float, float] = (0.02, 2.0)) -> tuple[float, float]:
     r"""``argmax_s cos(WᵀW, AGOP^s)`` over ``s`` in ``bounds``, and the maximal cosine.
 
-    A bounded scalar search (scipy ``minimize_scalar``, ``xatol = 1e-6``) after a grid of 60
-    powers to pick the bracket, so a multimodal curve cannot trap it (quadnet theory §6).
+    A bounded scalar search (scipy ``minimize_scalar``, ``xatol = 1e-6``) after a log grid of
+    powers (60, or 20 per decade of ``bounds`` if that is more) to pick the bracket, so a
+    multimodal curve cannot trap it and a wide bracket cannot step over the peak (quadnet
+    theory §6).
 
     Parameters
     ----------
@@ -647,7 +649,9 @@ def best_nfa_power(WtW, G, bounds: tuple[float, float] = (0.02, 2.0)) -> tuple[f
     def cos_at(s: float) -> float:   # one eigendecomposition serves every power
         return _cosine(WtW, _eigh_power(w, V, s, unit=True))
 
-    grid = np.geomspace(lo, hi, 60)
+    # 60 powers, or 20 per decade for a wider bracket (the cosine peak is about a decade
+    # wide; 60 points over (0.02, 1e300) step by 1e5 and miss it)
+    grid = np.geomspace(lo, hi, max(60, int(np.ceil(20 * np.log10(hi / lo))) + 1))
     cs = np.array([cos_at(s) for s in grid])
     k = int(np.argmax(cs))
     a, b = grid[max(k - 1, 0)], grid[min(k + 1, len(grid) - 1)]
