@@ -310,6 +310,7 @@ def test_transport_solver_failure_is_named(monkeypatch):
     class Failed:
         success, message = False, "step size too small"
     monkeypatch.setattr(rg.scipy.integrate, "solve_ivp", lambda *a, **k: Failed())
-    with pytest.raises(RuntimeError, match=r"^parallel_transport: the ODE solver failed: step "
-                                           r"size too small$"):
-        rg._transport(np.eye(2), np.eye(2), np.eye(2), 1.0, 1e-13, 1e-15)
+    with pytest.raises(ValueError, match=r"^parallel_transport: the ODE solver failed on the "
+                                         r"segment U \+ s xi, 0 <= s <= t \(\|t xi\| / \|U\| = "
+                                         r"2\): step size too small; give a shorter xi or t"):
+        rg._transport(np.eye(2), 2 * np.eye(2), np.eye(2), 1.0, 1e-13, 1e-15)

@@ -162,8 +162,11 @@ def _transport(U: np.ndarray, xi: np.ndarray, V: np.ndarray, t: float, rtol: flo
         return V.copy()
     sol = scipy.integrate.solve_ivp(_transport_rhs(U, xi), (0.0, t), V.reshape(-1),
                                     method="DOP853", rtol=rtol, atol=atol)
-    if not sol.success:  # DOP853 on a smooth linear ODE: not seen in practice
-        raise RuntimeError(f"parallel_transport: the ODE solver failed: {sol.message}")
+    if not sol.success:  # e.g. xi ~ 1e300: a segment far longer than |U| (DOP853 step underflow)
+        ratio = abs(t) * K.fro_norm(xi) / max(K.fro_norm(U), 1e-300)
+        raise ValueError(f"parallel_transport: the ODE solver failed on the segment U + s xi, "
+                         f"0 <= s <= t (|t xi| / |U| = {ratio:.3g}): {sol.message}; give a "
+                         f"shorter xi or t, or split the segment")
     return sol.y[:, -1].reshape(U.shape)
 
 
