@@ -17,6 +17,7 @@ generous for the conditioned strata (``kappa <= 1e4``) and still six orders abov
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -363,12 +364,16 @@ def test_fro_norm_without_overflow_or_underflow(scale):
     assert K.fro_norm(scale * A) == pytest.approx(5.0 * scale, rel=1e-15, abs=0)
 
 
-def test_fro_norm_is_numpy_s_norm_in_the_safe_range():
-    """Inside (1e-140, 1e140) it is numpy's norm itself, bit for bit (no rescaling)."""
+def test_fro_norm_is_numpy_s_norm_to_rounding_at_every_scale():
+    """BLAS dnrm2 against numpy's norm (safe range) and against the exactly rescaled norm
+    (outside it): within 2 ulp, from 1e-300 to 1e300."""
     rng = np.random.default_rng(4)
-    for e in (-100, -50, -10, -3, -1, 0, 1, 10, 100):
-        A = rng.standard_normal((3, 4)) * 10.0 ** e / 7.0
-        assert K.fro_norm(A) == float(np.linalg.norm(A))
+    for e, shape in itertools.product((-300, -200, -100, -50, -10, -3, -1, 0, 1, 10, 100, 200,
+                                       300), ((3, 4), (100, 50))):  # dnrm2 and numpy routes
+        B = rng.standard_normal(shape) / 7.0
+        A = B * 10.0 ** e
+        ref = float(np.linalg.norm(B)) * 10.0 ** e if abs(e) > 100 else float(np.linalg.norm(A))
+        assert K.fro_norm(A) == pytest.approx(ref, rel=5e-16, abs=0), e
 
 
 def test_fro_norm_edge_cases():

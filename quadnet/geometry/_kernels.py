@@ -25,6 +25,7 @@ import math
 from typing import NamedTuple
 
 import numpy as np
+from scipy.linalg.blas import dnrm2 as _dnrm2
 
 from quadnet._validation import RANK_RTOL
 
@@ -276,13 +277,30 @@ def procrustes(U: np.ndarray, V: np.ndarray) -> np.ndarray:
     return A @ Bt
 
 
+#: Up to this many entries :func:`fro_norm` calls BLAS ``dnrm2`` (0.6 µs at ``10 x 2``
+#: against 3 µs for ``numpy.linalg.norm``); above, ``dnrm2``'s scaled loop is slower than
+#: numpy's dot (16.6 against 5.4 µs at ``1000 x 20``), so numpy's norm is used and rescaled.
+_NRM2_MAX = 4096
+
+
 def fro_norm(A: np.ndarray) -> float:
-    """``||A||_F`` without overflow or underflow of the squares (rescaled only when needed)."""
-    with np.errstate(over="ignore", under="ignore"):   # rescaled below when it over/underflows
-        n = float(np.linalg.norm(A))
-    if 1e-140 < n < 1e140 or n == 0.0 and not A.any():
+    """``||A||_F`` without overflow or underflow of the squares: BLAS ``dnrm2`` (scaled
+    accumulation) for small arrays; for large ones numpy's norm, recomputed on ``A / max|A|``
+    when the squares over/underflow. ``inf``/``NaN`` in, the same out (callers check)."""
+    v = A.reshape(-1)
+    if v.size == 0:
+        return 0.0
+    if v.dtype != np.float64:
+        v = v.astype(np.float64)
+    if v.size <= _NRM2_MAX:
+        return float(_dnrm2(v))
+    try:
+        n = float(np.linalg.norm(v))
+    except (RuntimeWarning, FloatingPointError):  # overflow of the squares under -W error
+        n = math.inf
+    if 1e-140 < n < 1e140 or n == 0.0 and not v.any():
         return n
-    m = float(np.abs(A).max())
+    m = float(np.abs(v).max())
     if m == 0.0 or not math.isfinite(m):
         return m
-    return m * float(np.linalg.norm(A / m))
+    return m * float(np.linalg.norm(v / m))
