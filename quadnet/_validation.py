@@ -1069,26 +1069,24 @@ def nested() -> bool:
     return _NESTED.get()
 
 
-def _meminfo_available() -> int | None:
+def _proc_bytes(path: str, key: str) -> int | None:
+    """The ``key: N kB`` field of a ``/proc`` file in bytes (``None`` if absent or unreadable)."""
     try:
-        with open("/proc/meminfo", encoding="ascii") as fh:
+        with open(path, encoding="ascii") as fh:
             for line in fh:
-                if line.startswith("MemAvailable:"):
+                if line.startswith(key):
                     return int(line.split()[1]) * 1024
     except OSError:
         return None
     return None
+
+
+def _meminfo_available() -> int | None:
+    return _proc_bytes("/proc/meminfo", "MemAvailable:")
 
 
 def _vm_size() -> int | None:
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("VmSize:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        return None
-    return None
+    return _proc_bytes("/proc/self/status", "VmSize:")
 
 
 def available_memory() -> int:
