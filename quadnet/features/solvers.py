@@ -147,7 +147,11 @@ def default_rank(n: int) -> int:
     >>> default_rank(5_000), default_rank(50_000)
     (1000, 3125)
     """
-    n = as_int(n, "n", minimum=1)
+    return _default_rank(as_int(n, "n", minimum=1))
+
+
+def _default_rank(n: int) -> int:
+    """:func:`default_rank` on a checked ``n``."""
     return int(min(n, max(DEFAULT_RANK, n // 16)))
 
 #: Default tolerance on the relative residual ``‖(K + λI)a − y‖/‖y‖`` per storage.
@@ -239,7 +243,7 @@ def kernel_memory_estimate(n: int, d: int, c: int, solver: str = "direct", *,
         est += 8 * min(n * c * d, _AX_MAX) + 8 * (b // n + 1) * c * d
     if solver == "direct":
         return int(est + 8 * n * n)
-    k = min(n, default_rank(n) if rank is None else as_int(rank, "rank", minimum=1))
+    k = min(n, _default_rank(n) if rank is None else as_int(rank, "rank", minimum=1))
     return int(est + 8 * n * k + 8 * k * k + (4 * n * n if storage == "float32" else 0))
 
 
@@ -898,7 +902,7 @@ def _fit(kernel: str, X: np.ndarray, Y: np.ndarray, M: np.ndarray, L: float, *, 
     else:
         tol = DEFAULT_TOL[plan.storage] if tol is None else tol
         max_iter = DEFAULT_MAX_ITER if max_iter is None else max_iter
-        rank = default_rank(n) if rank is None else rank
+        rank = _default_rank(n) if rank is None else rank
         bar = progress_bar(max_iter, f"{desc} (PCG, {plan.storage})", progress)
         def features(A, bar=_NoBar()):
             return _feature_pass(kr, A, gamma, agop=route, centre=centre, predictions=True,
