@@ -49,26 +49,34 @@ def _data(k: int, n: int, seed: int):
             ds.y_test)
 
 
-def _quadnet(k, n, seed, update, memory_gb, out):
+def _quadnet(k, n, seed, update, memory_gb, out, early=False):
     _limit(memory_gb)
     import numpy as np
 
     from quadnet.features import RecursiveFeatureMachine
 
-    Xtr, ytr, _, _, Xte, yte = _data(k, n, seed)
+    Xtr, ytr, Xva, yva, Xte, yte = _data(k, n, seed)
     t0, c0 = time.perf_counter(), time.process_time()
     m = RecursiveFeatureMachine(kernel="gaussian", bandwidth=L, update=update, iters=ITERS,
                                 ridge=RIDGE, block_size=0, solver="auto",
-                                memory_limit=int(memory_gb * 2**30 * 0.9), seed=seed)
-    m.fit(Xtr, ytr)
+                                memory_limit=int(memory_gb * 2**30 * 0.9),
+                                early_stopping=1.1 if early else None, seed=seed)
+    if early:  # xRFM's rule and multiplier, on the same validation set
+        m.fit(Xtr, ytr, Xva, yva)
+    else:
+        m.fit(Xtr, ytr)
     acc = m.accuracy(Xte, yte)
     info = getattr(m, "solver_info_", None)
     solver = str(info[-1].solver) if info else "?"
     out.put({"wall": time.perf_counter() - t0, "cpu": time.process_time() - c0,
              "acc": float(acc), "solver": solver,
              "rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
-             "dtype": "float64"})
+             "dtype": "float64", "fits": m.n_iter_ + 1, "best_iter": m.best_iter_})
     del np
+
+
+def _quadnet_early(k, n, seed, update, memory_gb, out):
+    _quadnet(k, n, seed, update, memory_gb, out, early=True)
 
 
 def _xrfm(k, n, seed, update, memory_gb, out):
@@ -84,13 +92,16 @@ def _xrfm(k, n, seed, update, memory_gb, out):
     t0, c0 = time.perf_counter(), time.process_time()
     model = RFM(kernel=LpqLaplaceKernel(bandwidth=2**0.5 * L, p=2.0, q=2.0), iters=ITERS,
                 device="cpu", verbose=False, tuning_metric="mse")
+    calls = []  # count kernel fits (early stopping may end the loop)
+    fit_predictor = model.fit_predictor
+    model.fit_predictor = lambda *a, **kw: (calls.append(1), fit_predictor(*a, **kw))[1]
     model.fit((Xtr, ytr), (Xva, yva), reg=RIDGE, solver="cholesky")
     pred = model.predict(Xte).numpy().reshape(-1)
     acc = float(np.mean(np.sign(pred) == yte.numpy().reshape(-1)))
     out.put({"wall": time.perf_counter() - t0, "cpu": time.process_time() - c0, "acc": acc,
              "solver": "cholesky (torch)",
              "rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
-             "dtype": "float32"})
+             "dtype": "float32", "fits": len(calls), "best_iter": getattr(model, "best_iter", None)})
 
 
 def _run(target, *args):
@@ -119,7 +130,8 @@ def main(argv=None) -> int:
     print(f"load before: {os.getloadavg()}", flush=True)
     rows = []
     for k, n in cells:
-        for lib, target in (("quadnet", _quadnet), ("xRFM 0.4.5", _xrfm)):
+        for lib, target in (("quadnet", _quadnet), ("quadnet, early stopping", _quadnet_early),
+                            ("xRFM 0.4.5", _xrfm)):
             if args.only and not lib.lower().startswith(args.only):
                 continue
             res = _run(target, k, n, args.seed, args.update, args.memory_gb)
@@ -127,13 +139,14 @@ def main(argv=None) -> int:
             rows.append(res)
             print(json.dumps(res), flush=True)
     print(f"load after: {os.getloadavg()}", flush=True)
-    print("\n| k | n | library | solver | test acc | wall s | CPU s | peak RSS GB |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("\n| k | n | library | solver | kernel fits | test acc | wall s | CPU s | peak RSS GB |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         if "error" in r:
-            print(f"| {r['k']} | {r['n']} | {r['lib']} | {r['error']} | | | | |")
+            print(f"| {r['k']} | {r['n']} | {r['lib']} | {r['error']} | | | | | |")
         else:
-            print(f"| {r['k']} | {r['n']} | {r['lib']} | {r['solver']} | {r['acc']:.3f} | "
+            print(f"| {r['k']} | {r['n']} | {r['lib']} | {r['solver']} | {r.get('fits', '')} | "
+                  f"{r['acc']:.3f} | "
                   f"{r['wall']:.0f} | {r['cpu']:.0f} | {r['rss_gb']:.2f} |")
     if args.json:
         with open(args.json, "w") as fh:

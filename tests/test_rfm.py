@@ -300,3 +300,34 @@ def test_kernel_functions_refuse_a_non_symmetric_or_indefinite_metric(fn):
     with pytest.raises(ValueError, match=r"M must be positive semidefinite"):
         call(np.diag([1.0, -1.0]))
     assert np.all(np.isfinite(call(np.eye(2))))
+
+
+@pytest.mark.parametrize("mult", [1.0, 1.1, 10.0])
+def test_early_stopping_keeps_the_best_validation_iterate(mult):
+    """xRFM's rule: stop at the first validation MSE above ``mult`` x the best so far and keep
+    the best iterate. The kept machine is checked against an independent plain fit run for
+    exactly ``best_iter_`` updates (same computations: equal to the last bit)."""
+    D = sparse_parity(12, 2, 500, n_test=300, seed=3)
+    Xtr, ytr, Xva, yva = D.X_train[:300], D.y_train[:300], D.X_train[300:], D.y_train[300:]
+    kw = {"kernel": "gaussian", "bandwidth": 3.0, "iters": 10, "ridge": 1e-3, "block_size": 0}
+    m = RecursiveFeatureMachine(early_stopping=mult, **kw).fit(Xtr, ytr, Xva, yva)
+    v = m.history_["val_mse"]
+    assert len(v) == m.n_iter_ + 1
+    assert m.best_iter_ == int(np.argmin(v))
+    best = [min(v[: t + 1]) for t in range(len(v))]
+    # no earlier iterate triggered the rule; the last one did, unless all iterations ran
+    assert all(v[t] <= mult * best[t - 1] for t in range(1, len(v) - 1))
+    assert m.n_iter_ == kw["iters"] or v[-1] > mult * best[-2]
+    ref = RecursiveFeatureMachine(**(kw | {"iters": m.best_iter_})).fit(Xtr, ytr)
+    np.testing.assert_array_equal(m.M_, ref.M_)
+    np.testing.assert_array_equal(m.predict(D.X_test), ref.predict(D.X_test))
+
+
+def test_early_stopping_refuses_bad_values_and_missing_validation_data():
+    D = modular_arithmetic(5, seed=0)
+    with pytest.raises(ValueError, match=r"early_stopping must be .*\[1, inf\), got 0\.5"):
+        RecursiveFeatureMachine(early_stopping=0.5)
+    with pytest.raises(TypeError, match="early_stopping"):
+        RecursiveFeatureMachine(early_stopping="1.1")
+    with pytest.raises(ValueError, match=r"early_stopping=1\.1 needs validation data"):
+        RecursiveFeatureMachine(early_stopping=1.1).fit(D.X_train, D.y_train)

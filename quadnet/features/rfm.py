@@ -428,12 +428,19 @@ class RecursiveFeatureMachine:
     cg_max_iter : iteration cap of the iterative solver (default 500).
     preconditioner_rank : RPCholesky rank ``k`` of the iterative solver (default
         ``min(n, max(1000, n // 16))``, :func:`~quadnet.features.solvers.default_rank`).
+    early_stopping : ``None`` (run all ``iters`` updates) or a multiplier ``μ ≥ 1``: with
+        validation data (``fit(X, Y, X_val, Y_val)``) the fit stops at the first iteration
+        whose validation MSE exceeds ``μ ×`` the smallest so far, and ``M_``/``coef_`` are those
+        of the iteration with the smallest validation MSE (``best_iter_``), the rule of xRFM
+        (Beaglehole et al. 2025; ``μ = 1.1`` there).
     seed : int or Generator for the RPCholesky pivots (same seed, same fit).
     progress : progress bars per RFM iteration and inside each solve (``None``: on for
         ``n ≥ 10,000``; plain lines on stderr when it is not a terminal).
 
     Fitted attributes: ``M_`` (``d × d``), ``coef_`` (``n × c``), ``X_fit_``, ``n_iter_`` (the
-    last iteration fitted), ``history_`` (dict of per-iteration lists, index ``t`` = machine
+    last iteration fitted), ``best_iter_`` (the iteration whose ``M_t`` and coefficients are
+    kept: ``n_iter_``, or the smallest validation MSE with ``early_stopping``), ``history_``
+    (dict of per-iteration lists, index ``t`` = machine
     fitted with ``M_t``: ``train_acc``, ``train_mse``, ``val_acc``, ``val_mse`` (if validation
     data given), ``circulant_score``, ``fixed_point_residual`` ``‖F/‖F‖ − M/‖M‖‖``,
     ``update_change`` ``‖M_{t+1}/‖·‖ − M_t/‖·‖‖``), ``solver_plan_`` (the
@@ -461,7 +468,7 @@ class RecursiveFeatureMachine:
                  block_size: int | None = None, solver: str = "auto",
                  memory_limit: float | None = None, storage: str = "auto",
                  tol: float | None = None, cg_max_iter: int | None = None,
-                 preconditioner_rank: int | None = None,
+                 preconditioner_rank: int | None = None, early_stopping: float | None = None,
                  seed: int | np.random.Generator = 0, progress: bool | None = None):
         self.kernel = kernel
         self.bandwidth = bandwidth
@@ -479,6 +486,7 @@ class RecursiveFeatureMachine:
         self.tol = tol
         self.cg_max_iter = cg_max_iter
         self.preconditioner_rank = preconditioner_rank
+        self.early_stopping = early_stopping
         self.seed = seed
         self.progress = progress
         self._check_params()
@@ -541,6 +549,7 @@ class RecursiveFeatureMachine:
         "tol": Optional(Real(0, None, closed="neither")),
         "cg_max_iter": Optional(Integer(1, None)),
         "preconditioner_rank": Optional(Integer(1, None)),
+        "early_stopping": Optional(Real(1, None)),
         "seed": Seed(raw=True),
         "progress": Optional(Boolean()),
     }
@@ -616,6 +625,10 @@ class RecursiveFeatureMachine:
         >>> stop = lambda t, h: h["train_acc"][-1] == 1.0       # stop once it interpolates
         >>> RecursiveFeatureMachine(iters=5).fit(ds.X_train, ds.y_train, callback=stop).n_iter_
         0
+        >>> es = RecursiveFeatureMachine(iters=8, ridge=1e-3, early_stopping=1.1)
+        >>> es = es.fit(ds.X_train, ds.y_train, ds.X_test, ds.y_test)
+        >>> bool(es.history_["val_mse"][es.best_iter_] == min(es.history_["val_mse"]))
+        True
         """
         if callback is not None and not callable(callback):
             raise TypeError(f"callback must be callable, got {type(callback).__name__}")
@@ -626,6 +639,9 @@ class RecursiveFeatureMachine:
         if n < 1 or d < 1:
             raise ValueError(f"X must have at least one row and column, got shape {X.shape}")
         has_val = X_val is not None or Y_val is not None
+        if self.early_stopping is not None and not has_val:
+            raise ValueError(f"early_stopping={self.early_stopping!r} needs validation data: "
+                             "call fit(X, Y, X_val, Y_val)")
         if has_val:
             if X_val is None or Y_val is None:
                 raise ValueError("give both X_val and Y_val, or neither")
@@ -652,6 +668,8 @@ class RecursiveFeatureMachine:
         infos = []
         bar = progress_bar(iters + 1, f"RFM ({plan.solver}, n = {n})", show, leave=True)
         A = None  # the previous iteration's coefficients: the iterative solver's start
+        mult = None if self.early_stopping is None else float(self.early_stopping)
+        best = None  # (validation MSE, t, M_t, coefficients) of the best iterate so far
         for t in range(iters + 1):
             A, P, F, Mn = self._step(X, Y, M, last=t == iters, plan=plan, rng=rng,
                                      progress=show, desc=f"RFM iteration {t}",
@@ -666,8 +684,14 @@ class RecursiveFeatureMachine:
                 hist["val_mse"].append(float(np.mean((Pv - Y_val) ** 2)))
             hist["circulant_score"].append(block_circulant_score(M, p) if p else None)
             hist["fixed_point_residual"].append(_relative_gap(F, M))
-            self.n_iter_ = t
-            if t == iters or (callback is not None and callback(t, hist)):
+            self.n_iter_ = self.best_iter_ = t
+            stop = False
+            if mult is not None:
+                v = hist["val_mse"][-1]
+                stop = best is not None and v > mult * best[0]
+                if best is None or v < best[0]:
+                    best = (v, t, M, A)
+            if stop or t == iters or (callback is not None and callback(t, hist)):
                 break
             hist["update_change"].append(_relative_gap(Mn, M))
             bar.update(1)
@@ -676,6 +700,8 @@ class RecursiveFeatureMachine:
         bar.update(1)
         bar.close()
         self.solver_info_ = infos
+        if best is not None:  # early_stopping: keep the iterate of smallest validation MSE
+            _, self.best_iter_, self.M_, self.coef_ = best
         if not has_val:
             del hist["val_acc"], hist["val_mse"]
         self.history_ = hist
