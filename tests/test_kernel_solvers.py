@@ -326,3 +326,45 @@ def test_threaded_kernel_rows_are_bit_identical_to_one_thread(kernel):
         K1, a1 = kr.rows(rows)
     assert np.array_equal(K1, K2) and np.array_equal(a1, a2)
     assert np.all(np.isfinite(K2)) and np.all(np.isfinite(a2))
+
+
+# --------------------------------------------------------------------------- feature_tol
+def _dense_residual(m, X, Y, ridge):
+    """‖(K + λI)a − y‖/‖y‖ of a fitted machine, from an independent dense kernel matrix."""
+    K = kernel_matrix(m.kernel, X, X, m.M_, m.bandwidth)
+    return np.linalg.norm(K @ m.coef_ + ridge * m.coef_ - Y) / np.linalg.norm(Y)
+
+
+@pytest.mark.parametrize("early", [False, True])
+def test_feature_tol_loosens_only_the_solves_that_feed_the_next_M(early):
+    ds = sparse_parity(20, 2, 900, n_test=200, seed=2)
+    X, Y, Xv, Yv = ds.X_train[:700], ds.y_train[:700], ds.X_train[700:], ds.y_train[700:]
+    kw = dict(kernel="gaussian", bandwidth=4.0, ridge=1e-3, iters=4, solver="iterative",
+              preconditioner_rank=60, block_size=0, early_stopping=1.1 if early else None)
+    args = (X, Y, Xv, Yv) if early else (X, Y)
+    tight = RecursiveFeatureMachine(**kw).fit(*args)
+    loose = RecursiveFeatureMachine(feature_tol=1e-3, **kw).fit(*args)
+    fits = loose.n_iter_ + 1
+    infos = loose.solver_info_
+    assert len(infos) == fits + (1 if early else 0)
+    feed = infos[:fits] if early else infos[:-1]
+    assert all(i.converged and i.tol == 1e-3 and i.residual <= 1e-3 for i in feed)
+    assert infos[-1].tol == 1e-8 and infos[-1].residual <= 1e-8
+    # the kept coefficients solve the kept system to tol (independent dense check)
+    assert _dense_residual(loose, X, Y, 1e-3) <= 1.5e-8
+    # fewer CG products in the loose solves than in the tight ones
+    assert sum(i.iterations for i in feed) < sum(i.iterations for i in tight.solver_info_[:len(feed)])
+    assert loose.accuracy(ds.X_test, ds.y_test) == tight.accuracy(ds.X_test, ds.y_test)
+
+
+def test_feature_tol_none_is_the_default_fit_and_bad_values_are_refused():
+    ds = sparse_parity(10, 2, 300, n_test=20, seed=0)
+    kw = dict(ridge=1e-3, iters=2, solver="iterative", preconditioner_rank=40, bandwidth=3.0)
+    a = RecursiveFeatureMachine(**kw).fit(ds.X_train, ds.y_train)
+    b = RecursiveFeatureMachine(feature_tol=None, **kw).fit(ds.X_train, ds.y_train)
+    assert np.array_equal(a.coef_, b.coef_) and np.array_equal(a.M_, b.M_)
+    for bad in (0.0, 1.0, float("nan")):
+        with pytest.raises(ValueError, match=r"feature_tol must be a finite real number in \(0, 1\)"):
+            RecursiveFeatureMachine(feature_tol=bad)
+    with pytest.raises(TypeError, match="feature_tol"):
+        RecursiveFeatureMachine(feature_tol="1e-4")

@@ -425,6 +425,11 @@ class RecursiveFeatureMachine:
         ``"recompute"`` (``K`` never held).
     tol : relative residual ``‖(K + λI)a − y‖/‖y‖`` the iterative solver reaches per output
         (default 1e-8 with float32 storage, 1e-10 recomputing).
+    feature_tol : relative residual of the iterative solves whose only use is the next ``M``
+        (every fit but the one whose coefficients are kept; ``None``: ``tol``). A loose value
+        (e.g. ``1e-4``) saves most of the conjugate-gradient work of a fit; the kept fit is
+        always solved to ``tol`` (with ``early_stopping``, the best iterate is solved again to
+        ``tol``, warm-started, after the loop). Ignored by the direct solver.
     cg_max_iter : iteration cap of the iterative solver (default 500).
     preconditioner_rank : RPCholesky rank ``k`` of the iterative solver (default
         ``min(n, max(1000, n // 16))``, :func:`~quadnet.features.solvers.default_rank`).
@@ -445,7 +450,9 @@ class RecursiveFeatureMachine:
     data given), ``circulant_score``, ``fixed_point_residual`` ``‖F/‖F‖ − M/‖M‖‖``,
     ``update_change`` ``‖M_{t+1}/‖·‖ − M_t/‖·‖‖``), ``solver_plan_`` (the
     :class:`~quadnet.features.solvers.SolverPlan`) and ``solver_info_`` (one
-    :class:`~quadnet.features.solvers.SolverInfo` per iteration: iterations, residual, times).
+    :class:`~quadnet.features.solvers.SolverInfo` per kernel fit: iterations, residual, times;
+    one more, the final solve of the kept iterate, with ``early_stopping`` and
+    ``feature_tol``).
 
     Raises
     ------
@@ -467,7 +474,8 @@ class RecursiveFeatureMachine:
                  ridge: float = 0.0, centre_agop: bool = True, agop_power: float = 0.5,
                  block_size: int | None = None, solver: str = "auto",
                  memory_limit: float | None = None, storage: str = "auto",
-                 tol: float | None = None, cg_max_iter: int | None = None,
+                 tol: float | None = None, feature_tol: float | None = None,
+                 cg_max_iter: int | None = None,
                  preconditioner_rank: int | None = None, early_stopping: float | None = None,
                  seed: int | np.random.Generator = 0, progress: bool | None = None):
         self.kernel = kernel
@@ -484,6 +492,7 @@ class RecursiveFeatureMachine:
         self.memory_limit = memory_limit
         self.storage = storage
         self.tol = tol
+        self.feature_tol = feature_tol
         self.cg_max_iter = cg_max_iter
         self.preconditioner_rank = preconditioner_rank
         self.early_stopping = early_stopping
@@ -547,6 +556,7 @@ class RecursiveFeatureMachine:
                                   bad=(-1.0, "1GB", float("nan"))),
         "storage": Options(*STORAGES),
         "tol": Optional(Real(0, None, closed="neither")),
+        "feature_tol": Optional(Real(0, 1, closed="neither")),
         "cg_max_iter": Optional(Integer(1, None)),
         "preconditioner_rank": Optional(Integer(1, None)),
         "early_stopping": Optional(Real(1, None)),
@@ -580,20 +590,22 @@ class RecursiveFeatureMachine:
 
     def _step(self, X: np.ndarray, Y: np.ndarray, M: np.ndarray, *, last: bool = False,
               plan: SolverPlan | None = None, rng: np.random.Generator | None = None,
-              progress: bool = False, desc: str = "kernel fit", x0: np.ndarray | None = None
+              progress: bool = False, desc: str = "kernel fit", x0: np.ndarray | None = None,
+              tol: float | None = None
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
         """One RFM iteration at ``M`` (the loop body of :meth:`fit`, inputs already checked):
         the coefficients ``A``, the training predictions ``K A``, the FACT matrix ``F`` and the
         next ``M`` (``None`` if ``last``), from one kernel solve and one pass over row blocks
         (``quadnet.features.solvers``). The solve's :class:`SolverInfo` is ``self._last_info``.
-        ``x0``: the previous iteration's coefficients, the iterative solver's starting point."""
+        ``x0``: the previous iteration's coefficients, the iterative solver's starting point;
+        ``tol``: the iterative solver's tolerance (default ``self.tol``)."""
         if plan is None:
             plan = self._plan(X.shape[0], X.shape[1], Y.shape[1])
         rng = as_rng(self.seed) if rng is None else rng
         nfa = self.update == "nfa" and not last
         agop = ("centred" if self.centre_agop else "plain") if nfa else None
         fit = _fit(self.kernel, X, Y, M, float(self.bandwidth), ridge=float(self.ridge),
-                   plan=plan, tol=self.tol, max_iter=self.cg_max_iter,
+                   plan=plan, tol=self.tol if tol is None else tol, max_iter=self.cg_max_iter,
                    rank=self.preconditioner_rank, rng=rng, agop=agop, progress=progress,
                    desc=desc, x0=x0)
         self._last_info = fit.info
@@ -670,10 +682,15 @@ class RecursiveFeatureMachine:
         A = None  # the previous iteration's coefficients: the iterative solver's start
         mult = None if self.early_stopping is None else float(self.early_stopping)
         best = None  # (validation MSE, t, M_t, coefficients) of the best iterate so far
+        iterative = plan.solver == "iterative"
+        # solves that only feed the next M may stop at feature_tol; the kept one reaches tol
+        loose = (None if not iterative or self.feature_tol is None
+                 else float(self.feature_tol))
         for t in range(iters + 1):
             A, P, F, Mn = self._step(X, Y, M, last=t == iters, plan=plan, rng=rng,
                                      progress=show, desc=f"RFM iteration {t}",
-                                     x0=A if plan.solver == "iterative" else None)
+                                     x0=A if iterative else None,
+                                     tol=loose if (t < iters or mult is not None) else None)
             infos.append(self._last_info)
             self.M_, self.coef_, self.X_fit_ = M, A, X
             hist["train_acc"].append(accuracy(P, Y))
@@ -699,9 +716,14 @@ class RecursiveFeatureMachine:
             M = Mn
         bar.update(1)
         bar.close()
-        self.solver_info_ = infos
         if best is not None:  # early_stopping: keep the iterate of smallest validation MSE
             _, self.best_iter_, self.M_, self.coef_ = best
+            if loose is not None:  # its solve stopped at feature_tol: finish it to tol
+                self.coef_ = self._step(X, Y, self.M_, last=True, plan=plan, rng=rng,
+                                        progress=show, desc=f"RFM iteration {self.best_iter_}",
+                                        x0=self.coef_)[0]
+                infos.append(self._last_info)
+        self.solver_info_ = infos
         if not has_val:
             del hist["val_acc"], hist["val_mse"]
         self.history_ = hist
