@@ -155,8 +155,11 @@ def lyapunov(fr: Frame, K: np.ndarray) -> np.ndarray:
     (``K`` in the units of ``U^T U``; the frame's scaling is undone).
     """
     Kt = fr.E.T @ K @ fr.E
+    W = fr.E @ (Kt * fr.inv) @ fr.E.T
+    if fr.scale == 1.0:  # the common case: no rescaled frame, no division
+        return W
     # divided twice: scale**2 over/underflows for the rescaled frames (scale ~1e200, 1e-200)
-    return (fr.E @ (Kt * fr.inv) @ fr.E.T) / fr.scale / fr.scale
+    return W / fr.scale / fr.scale
 
 
 def _omega_tilde(fr: Frame, Z: np.ndarray) -> np.ndarray:
