@@ -295,7 +295,7 @@ def test_bad_input():
         m.fit(bad, Y)
     with pytest.raises(ValueError, match="Y has 1 non-finite"):
         m.fit(X, np.array([[1.0], [np.inf], [0.0], [1.0]]))
-    with pytest.raises(ValueError, match="Y must have shape"):
+    with pytest.raises(ValueError, match=r"Y has n = 3, but X has n = 4 \(mismatched shapes\)"):
         fit_kernel_machine("gaussian", X, np.ones(3), np.eye(4), 1.0)
     with pytest.raises(ValueError, match="agop must be"):
         fit_kernel_machine("gaussian", X, Y, np.eye(4), 1.0, agop="yes")

@@ -40,7 +40,17 @@ from scipy import sparse
 
 from quadnet._linalg import sym
 from quadnet._threads import blas_threads
-from quadnet._validation import Options, Symmetric, as_matrix, as_positive
+from quadnet._validation import (
+    Array,
+    Boolean,
+    Constraint,
+    Options,
+    Real,
+    Symmetric,
+    _bind,
+    as_array,
+    validate_params,
+)
 
 __all__ = [
     "KERNELS",
@@ -81,7 +91,7 @@ def _gram_M(Z: np.ndarray, M: np.ndarray, X: np.ndarray) -> np.ndarray:
 
 def check_kernel(kernel) -> str:
     """``kernel`` if it is one of :data:`KERNELS`, else a ``ValueError``/``TypeError``."""
-    return Options(*KERNELS).convert(kernel, "kernel", {})
+    return KERNEL.convert(kernel, "kernel", {})
 
 
 def _from_gram(kernel: str, G: np.ndarray, zz: np.ndarray | None, xx: np.ndarray | None,
@@ -212,19 +222,56 @@ class KernelRows:
         return np.exp(q) if self.kernel == "exp_inner" else q**2
 
 
-def _check_common(kernel, X, M, bandwidth, name_X="X") -> tuple[str, np.ndarray, np.ndarray, float]:
-    kernel = check_kernel(kernel)
-    X = as_matrix(X, name_X)
-    M = _METRIC.convert(M, "M", {"d": X.shape[1], "_from_d": name_X})
-    L = as_positive(bandwidth, "bandwidth")
-    return kernel, X, M, L
-
-
 #: The Mahalanobis matrix of every kernel function: symmetric positive semidefinite, ``d x d``
 #: (the docstrings' requirement; an indefinite ``M`` makes ``‖x − z‖²_M`` negative).
-_METRIC = Symmetric("d", psd=True)
+METRIC = Symmetric("d", psd=True)
+
+#: Bandwidths ``L`` the kernels can evaluate in float64. The formulas use ``L²`` and, for the
+#: quadratic kernel, ``L⁴`` (``α = 2xᵀMz / L⁴``); ``L⁴`` is a normal float64 (neither ``inf``
+#: nor ``0``) only for ``1e-77 < L < 1e77``. ``[1e-75, 1e75]`` keeps a factor ``10⁸`` of
+#: headroom in ``L⁴`` for the products with the data; rescale the data for anything outside.
+BANDWIDTH = Real(1e-75, 1e75)
+
+#: The kernel name of every kernel function.
+KERNEL = Options(*KERNELS)
 
 
+class Columns(Constraint):
+    """A finite real array of shape ``(n,)`` or ``(n, c)`` (returned as ``(n, c)``, float64),
+    ``c >= 1``; binds the symbolic size ``n`` (coefficients and targets of a kernel machine)."""
+
+    def __init__(self, n: str = "n"):
+        self.n = n
+
+    def convert(self, value, name, dims):
+        arr = as_array(value, name)
+        if arr.ndim == 1:
+            arr = arr[:, None]
+        if arr.ndim != 2:
+            raise ValueError(f"{name} must have shape (n,) or (n, c), got shape {arr.shape}")
+        if arr.size == 0:
+            raise ValueError(f"{name} must be non-empty, got shape {arr.shape}")
+        _bind(dims, self.n, arr.shape[0], name)
+        return arr
+
+    def describe(self) -> str:
+        return f"a finite real array of shape ({self.n},) or ({self.n}, c)"
+
+    def bad_values(self):
+        return [("string", "abc"), ("None", None), ("complex", np.ones(2) * 1j),
+                ("wrong ndim", np.ones((2, 2, 2))), ("nan", np.array([np.nan]))]
+
+
+#: The constraint tables of the kernel functions (shared by quadnet.features.solvers).
+KERNEL_TABLE = {"kernel": KERNEL, "Z": Array(shape=("m", "d")), "X": Array(shape=("n", "d")),
+                "coef": Columns("n"), "M": METRIC, "bandwidth": BANDWIDTH}
+
+
+def _table(*names: str, **extra: Constraint) -> dict:
+    return {n: KERNEL_TABLE[n] for n in names} | extra
+
+
+@validate_params(_table("kernel", "Z", "X", "M", "bandwidth"))
 def kernel_matrix(kernel: str, Z, X, M, bandwidth: float) -> np.ndarray:
     """The ``m × n`` kernel matrix ``K_ij = k_M(z_i, x_j)`` (formulas in the module docstring).
 
@@ -253,19 +300,11 @@ def kernel_matrix(kernel: str, Z, X, M, bandwidth: float) -> np.ndarray:
     >>> kernel_matrix("gaussian", X, X, np.eye(2), 1.0).round(6).tolist()   # exp(-|x-z|^2 / (2 L^2))
     [[1.0, 0.367879], [0.367879, 1.0]]
     """
-    kernel, X, M, L = _check_common(kernel, X, M, bandwidth)
-    Z = as_matrix(Z, "Z", shape=(None, X.shape[1]))
-    K, _ = kernel_and_alpha(kernel, Z, X, M, L, want_alpha=False)
+    K, _ = kernel_and_alpha(kernel, Z, X, M, bandwidth, want_alpha=False)
     return K
 
 
-def _coefficients(coef, n: int) -> np.ndarray:
-    A = np.asarray(coef)
-    if A.ndim == 1:
-        A = A[:, None]
-    return as_matrix(A, "coef", shape=(n, None))
-
-
+@validate_params(_table("kernel", "Z", "X", "coef", "M", "bandwidth"))
 def input_gradients(kernel: str, Z, X, coef, M, bandwidth: float) -> np.ndarray:
     """``∇_x f_c(z_i)`` for ``f_c(x) = Σ_j a_jc k_M(x, x_j)``, an ``m × c × d`` array.
 
@@ -300,16 +339,15 @@ def input_gradients(kernel: str, Z, X, coef, M, bandwidth: float) -> np.ndarray:
     >>> input_gradients("quadratic", X, X, coef, np.eye(2), 1.0).shape
     (2, 1, 2)
     """
-    kernel, X, M, L = _check_common(kernel, X, M, bandwidth)
-    Z = as_matrix(Z, "Z", shape=(None, X.shape[1]))
-    A = _coefficients(coef, X.shape[0])
-    _, alpha = kernel_and_alpha(kernel, Z, X, M, L)
+    A = coef
+    _, alpha = kernel_and_alpha(kernel, Z, X, M, bandwidth)
     G = np.einsum("ij,jc,jk->ick", alpha, A, X)
     if KERNELS[kernel]:
         G -= (alpha @ A)[:, :, None] * Z[:, None, :]
     return G @ M  # M symmetric: (M G_ic)ᵀ = G_icᵀ M
 
 
+@validate_params(_table("kernel", "X", "coef", "M", "bandwidth"))
 def kernel_fact_matrix(kernel: str, X, coef, M, bandwidth: float) -> np.ndarray:
     """FACT matrix of the kernel machine, ``F = Σ_i Σ_c a_ic ∇_x f_c(x_i) x_iᵀ = M B``.
 
@@ -344,10 +382,8 @@ def kernel_fact_matrix(kernel: str, X, coef, M, bandwidth: float) -> np.ndarray:
     >>> bool(np.allclose(F, F.T))        # F = M B with B symmetric, M = I
     True
     """
-    kernel, X, M, L = _check_common(kernel, X, M, bandwidth)
-    A = _coefficients(coef, X.shape[0])
-    _, alpha = kernel_and_alpha(kernel, X, X, M, L)
-    return fact_from_alpha(X, A, M, alpha, KERNELS[kernel])
+    _, alpha = kernel_and_alpha(kernel, X, X, M, bandwidth)
+    return fact_from_alpha(X, coef, M, alpha, KERNELS[kernel])
 
 
 
@@ -360,6 +396,7 @@ def fact_from_alpha(X: np.ndarray, A: np.ndarray, M: np.ndarray, alpha: np.ndarr
     return sums.fact(M)
 
 
+@validate_params(_table("kernel", "X", "coef", "M", "bandwidth", centre=Boolean()))
 def kernel_agop(kernel: str, X, coef, M, bandwidth: float, *, centre: bool = False) -> np.ndarray:
     """Average gradient outer product ``(1/n) Σ_i Σ_c ∇_x f_c(x_i) ∇_x f_c(x_i)ᵀ = M Γ M``.
 
@@ -395,10 +432,8 @@ def kernel_agop(kernel: str, X, coef, M, bandwidth: float, *, centre: bool = Fal
     >>> bool(np.linalg.eigvalsh(G).min() >= -1e-12)     # an average of outer products
     True
     """
-    kernel, X, M, L = _check_common(kernel, X, M, bandwidth)
-    A = _coefficients(coef, X.shape[0])
-    _, alpha = kernel_and_alpha(kernel, X, X, M, L)
-    return agop_from_alpha(X, A, M, alpha, KERNELS[kernel], centre=centre)
+    _, alpha = kernel_and_alpha(kernel, X, X, M, bandwidth)
+    return agop_from_alpha(X, coef, M, alpha, KERNELS[kernel], centre=centre)
 
 
 def agop_from_alpha(X: np.ndarray, A: np.ndarray, M: np.ndarray, alpha: np.ndarray, gamma: int,

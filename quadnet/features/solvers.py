@@ -90,9 +90,23 @@ import numpy as np
 from scipy import linalg
 from scipy.linalg import lapack
 
-from quadnet._validation import Options, available_memory, as_int, as_matrix, as_positive, as_rng, as_square
+from quadnet._validation import (
+    Boolean,
+    Converted,
+    Integer,
+    Optional,
+    Options,
+    Real,
+    Seed,
+    available_memory,
+    as_int,
+    as_positive,
+    declare_params,
+    to_rng,
+    validate_params,
+)
 from quadnet.exceptions import KernelConvergenceWarning, KernelMemoryError, RFMWarning
-from quadnet.features.kernels import KERNELS, FeatureSums, KernelRows, check_kernel
+from quadnet.features.kernels import KERNELS, FeatureSums, KernelRows, _table
 
 __all__ = [
     "DIRECT_MAX_N",
@@ -200,6 +214,12 @@ def _block_entries(n: int) -> int:
     return int(max(n, min(n * n // 32, _BLOCK_MAX)))
 
 
+_SIZES = {"n": Integer(1), "d": Integer(1), "c": Integer(1)}
+
+
+@declare_params(_SIZES | {"solver": Options("direct", "iterative"),
+                          "storage": Options("float32", "recompute"),
+                          "rank": Optional(Integer(1)), "agop": Boolean()})
 def kernel_memory_estimate(n: int, d: int, c: int, solver: str = "direct", *,
                            storage: str = "float32", rank: int | None = None,
                            agop: bool = False) -> int:
@@ -245,13 +265,15 @@ def kernel_memory_estimate(n: int, d: int, c: int, solver: str = "direct", *,
         raise ValueError(f"solver must be 'direct' or 'iterative', got {solver!r}")
     if storage not in ("float32", "recompute"):
         raise ValueError(f"storage must be 'float32' or 'recompute', got {storage!r}")
+    rank = None if rank is None else as_int(rank, "rank", minimum=1)
+    agop = Boolean().convert(agop, "agop", {})
     b = _block_entries(n)
     est = 64 * b + 8 * n * (d + 8 * c)
     if agop:
         est += 8 * min(n * c * d, _AX_MAX) + 8 * (b // n + 1) * c * d
     if solver == "direct":
         return int(est + 8 * n * n)
-    k = min(n, _default_rank(n) if rank is None else as_int(rank, "rank", minimum=1))
+    k = min(n, _default_rank(n) if rank is None else rank)
     return int(est + 8 * n * k + 8 * k * k + (4 * n * n if storage == "float32" else 0))
 
 
@@ -277,6 +299,12 @@ def _gb(x: float) -> str:
     return f"{x / 1e9:.3g} GB"
 
 
+@declare_params(_SIZES | {"solver": Options(*SOLVERS), "ridge": Real(0, None),
+                          "memory_limit": Converted(lambda v, name: _check_memory_limit(v),
+                                                    "None or a finite number of bytes > 0",
+                                                    bad=(-1.0, "1GB", float("nan"))),
+                          "storage": Options(*STORAGES), "rank": Optional(Integer(1)),
+                          "agop": Boolean()})
 def choose_solver(n: int, d: int, c: int, *, solver: str = "auto", ridge: float = 0.0,
                   memory_limit: float | None = None, storage: str = "auto",
                   rank: int | None = None, agop: bool = False) -> SolverPlan:
@@ -331,6 +359,8 @@ def choose_solver(n: int, d: int, c: int, *, solver: str = "auto", ridge: float 
     ridge = as_positive(ridge, "ridge", allow_zero=True)
     limit = _check_memory_limit(memory_limit)
     limit = available_memory() if limit is None else limit
+    rank = None if rank is None else as_int(rank, "rank", minimum=1)
+    agop = Boolean().convert(agop, "agop", {})
     if solver == "iterative" and ridge == 0:
         raise ValueError(_RIDGE_MSG)
     direct = kernel_memory_estimate(n, d, c, "direct", agop=agop)
@@ -657,6 +687,8 @@ def _rpcholesky(kr: KernelRows, rank: int, rng: np.random.Generator, block: int 
     return F[:, :k], (np.concatenate(pivots) if pivots else np.zeros(0, dtype=int))
 
 
+@validate_params(_table("kernel", "X", "M", "bandwidth", rank=Integer(1),
+                        seed=Seed(raw=True), block=Optional(Integer(1))))
 def rpcholesky(kernel: str, X, M, bandwidth: float, rank: int, *,
                seed: int | np.random.Generator = 0, block: int | None = None
                ) -> tuple[np.ndarray, np.ndarray]:
@@ -708,13 +740,7 @@ def rpcholesky(kernel: str, X, M, bandwidth: float, rank: int, *,
     >>> bool(np.array_equal(S, rpcholesky("gaussian", X, np.eye(3), 2.0, 100, seed=1)[1]))
     True
     """
-    kernel = check_kernel(kernel)
-    X = as_matrix(X, "X")
-    M = as_square(M, "M", X.shape[1])
-    L = as_positive(bandwidth, "bandwidth")
-    rank = as_int(rank, "rank", minimum=1)
-    block = None if block is None else as_int(block, "block", minimum=1)
-    return _rpcholesky(KernelRows(kernel, X, M, L), rank, as_rng(seed), block)
+    return _rpcholesky(KernelRows(kernel, X, M, bandwidth), rank, to_rng(seed), block)
 
 
 # --------------------------------------------------------------------------------------------
@@ -936,6 +962,14 @@ def _fit(kernel: str, X: np.ndarray, Y: np.ndarray, M: np.ndarray, L: float, *, 
     return KernelFit(A, pred, F, G, info)
 
 
+@validate_params(_table("kernel", "X", "M", "bandwidth") | {
+    "Y": _table("coef")["coef"], "ridge": Real(0, None), "solver": Options(*SOLVERS),
+    "memory_limit": Converted(lambda v, name: _check_memory_limit(v),
+                              "None or a finite number of bytes > 0",
+                              bad=(-1.0, "1GB", float("nan"))),
+    "storage": Options(*STORAGES), "tol": Optional(Real(0, None, closed="neither")),
+    "max_iter": Optional(Integer(1)), "rank": Optional(Integer(1)), "seed": Seed(raw=True),
+    "agop": Options(None, "plain", "centred"), "progress": Optional(Boolean())})
 def fit_kernel_machine(kernel: str, X, Y, M, bandwidth: float, *, ridge: float = 0.0,
                        solver: str = "auto", memory_limit: float | None = None,
                        storage: str = "auto", tol: float | None = None,
@@ -1002,28 +1036,12 @@ def fit_kernel_machine(kernel: str, X, Y, M, bandwidth: float, *, ridge: float =
     >>> fit.info.solver, fit.coef.shape, fit.fact.shape
     ('direct', (50, 1), (3, 3))
     """
-    kernel = check_kernel(kernel)
-    X = as_matrix(X, "X")
     n, d = X.shape
-    Y = np.asarray(Y) if not isinstance(Y, (str, bytes)) else Y
-    if isinstance(Y, np.ndarray) and Y.ndim == 1:
-        Y = Y[:, None]
-    Y = as_matrix(Y, "Y", shape=(n, None))
-    M = as_square(M, "M", d)
-    L = as_positive(bandwidth, "bandwidth")
-    ridge = as_positive(ridge, "ridge", allow_zero=True)
-    tol = None if tol is None else as_positive(tol, "tol")
-    max_iter = None if max_iter is None else as_int(max_iter, "max_iter", minimum=1)
-    rank = None if rank is None else as_int(rank, "rank", minimum=1)
-    if agop not in (None, "plain", "centred"):
-        raise ValueError(f"agop must be None, 'plain' or 'centred', got {agop!r}")
-    if progress is not None and not isinstance(progress, (bool, np.bool_)):
-        raise TypeError(f"progress must be a bool or None, got {type(progress).__name__}")
     plan = choose_solver(n, d, Y.shape[1], solver=solver, ridge=ridge, memory_limit=memory_limit,
                          storage=storage, rank=rank, agop=agop is not None)
     show = n >= PROGRESS_MIN_N if progress is None else bool(progress)
-    return _fit(kernel, X, Y, M, L, ridge=ridge, plan=plan, tol=tol, max_iter=max_iter,
-                rank=rank, rng=as_rng(seed), agop=agop, progress=show)
+    return _fit(kernel, X, Y, M, bandwidth, ridge=ridge, plan=plan, tol=tol, max_iter=max_iter,
+                rank=rank, rng=to_rng(seed), agop=agop, progress=show)
 
 
 def _predict(kernel: str, Z: np.ndarray, X: np.ndarray, coef: np.ndarray, M: np.ndarray,
@@ -1037,6 +1055,7 @@ def _predict(kernel: str, Z: np.ndarray, X: np.ndarray, coef: np.ndarray, M: np.
     return out
 
 
+@validate_params(_table("kernel", "Z", "X", "coef", "M", "bandwidth"))
 def kernel_predict(kernel: str, Z, X, coef, M, bandwidth: float) -> np.ndarray:
     """``f_c(z_i) = Σ_j a_jc k_M(z_i, x_j)`` in row blocks of ``Z`` (never an ``m × n`` array).
 
@@ -1068,13 +1087,4 @@ def kernel_predict(kernel: str, Z, X, coef, M, bandwidth: float) -> np.ndarray:
     >>> bool(np.allclose(P[:, 0], kernel_matrix("laplace", X[:5], X, np.eye(2), 1.0) @ a))
     True
     """
-    kernel = check_kernel(kernel)
-    X = as_matrix(X, "X")
-    Z = as_matrix(Z, "Z", shape=(None, X.shape[1]))
-    A = np.asarray(coef)
-    if A.ndim == 1:
-        A = A[:, None]
-    A = as_matrix(A, "coef", shape=(X.shape[0], None))
-    M = as_square(M, "M", X.shape[1])
-    L = as_positive(bandwidth, "bandwidth")
-    return _predict(kernel, Z, X, A, M, L)
+    return _predict(kernel, Z, X, coef, M, bandwidth)
