@@ -17,6 +17,7 @@ from __future__ import annotations
 
 __all__ = [
     "ConvergenceWarning",
+    "DegenerateFeaturesError",
     "DivergenceError",
     "IndefiniteHessianWarning",
     "InfeasibleError",
@@ -105,6 +106,13 @@ class KernelMemoryError(MemoryError, ValueError):
     def __init__(self, message: str, n: int = 0, estimate: int = 0, limit: int = 0):
         super().__init__(message)
         self.n, self.estimate, self.limit = int(n), int(estimate), int(limit)
+
+
+class DegenerateFeaturesError(ValueError, FloatingPointError):
+    """A recursive feature machine update produced a feature matrix with zero trace (every
+    input gradient vanished, e.g. for zero or numerically tiny data, or a ridge so large that
+    the coefficients vanish), so ``M`` cannot be trace-normalised. The message names the data
+    and ``ridge``; a ``ValueError`` and, as before, a ``FloatingPointError``."""
 
 
 class DivergenceError(ValueError):

@@ -43,7 +43,14 @@ from quadnet._validation import (
     as_positive,
     as_rng,
 )
-from quadnet.features.kernels import KERNELS
+from quadnet._validation import (
+    NonFiniteResultError,
+    _extreme_arguments,
+    _linalg_failure,
+    memory_guard,
+)
+from quadnet.exceptions import DegenerateFeaturesError
+from quadnet.features.kernels import BANDWIDTH, KERNELS
 from quadnet.features.solvers import (
     PROGRESS_MIN_N,
     SOLVERS,
@@ -157,6 +164,19 @@ def _is_prime(p: int) -> bool:
     return p >= 2 and all(p % q for q in range(2, int(p**0.5) + 1))
 
 
+#: Peak bytes of :func:`modular_arithmetic`: the ``p² × 2p`` inputs and ``p² × p`` targets in
+#: float64, built once and copied into the two halves (``2 · 8 · 3p³``), plus the ``p × p``
+#: identity and the integer pairs, labels and permutation (about ``64 p²``).
+_MODULAR_MEMORY = memory_guard(("p",), lambda a: 48 * a["p"] ** 3 + 64 * a["p"] ** 2,
+                               "modular_arithmetic")
+
+#: Peak bytes of :func:`sparse_parity`: the ``(n + n_test) × d`` float64 inputs drawn once and
+#: copied into the two halves, and the labels.
+_PARITY_MEMORY = memory_guard(("d", "n", "n_test"),
+                              lambda a: 16 * (a["n"] + a["n_test"]) * (a["d"] + 1),
+                              "sparse_parity")
+
+
 def modular_arithmetic(p: int, op: str = "add", train_fraction: float = 0.5, *,
                        seed: int | np.random.Generator = 0) -> Dataset:
     r"""Modular arithmetic with one-hot inputs (Boix-Adsera, Mallinar, Simon & Belkin 2025, §6 of
@@ -200,6 +220,7 @@ def modular_arithmetic(p: int, op: str = "add", train_fraction: float = 0.5, *,
     frac = as_positive(train_fraction, "train_fraction")
     if not 0 < frac < 1:
         raise ValueError(f"train_fraction must lie in (0, 1), got {train_fraction}")
+    _MODULAR_MEMORY({"p": p})
     if op == "div" and not _is_prime(p):
         raise ValueError(f"op='div' needs a prime p, got p={p}")
     rng = as_rng(seed)
@@ -262,6 +283,7 @@ def sparse_parity(d: int, k: int, n: int, *, n_test: int = 2000,
     k = as_int(k, "k", minimum=1, maximum=d)
     n = as_int(n, "n", minimum=1)
     n_test = as_int(n_test, "n_test", minimum=1)
+    _PARITY_MEMORY({"d": d, "n": n, "n_test": n_test})
     rng = as_rng(seed)
     support = np.sort(rng.choice(d, size=k, replace=False))
     X = rng.choice(np.array([-1.0, 1.0]), size=(n + n_test, d))
@@ -320,6 +342,9 @@ def block_circulant_score(M, p: int | None = None) -> float:
     if 2 * p != d:
         raise ValueError(f"M must be 2p x 2p for p={p}, got shape {M.shape}")
     Mt = M - np.diag(np.diag(M))
+    scale = float(np.max(np.abs(Mt))) if Mt.size else 0.0
+    if scale > 0:  # the score is scale invariant; this keeps the squares finite for any M
+        Mt = Mt / scale
     total = kept = 0.0
     for r in range(2):
         for s in range(2):
@@ -350,9 +375,29 @@ def _normalise(M: np.ndarray, how: str | None) -> np.ndarray:
         return M
     tr = float(np.trace(M))
     if not tr > 0:
-        raise FloatingPointError("the RFM update produced a feature matrix with zero trace "
-                                 "(all gradients vanished); cannot trace-normalise")
+        raise _ZeroTrace("the RFM update produced a feature matrix with zero trace "
+                         "(all gradients vanished); cannot trace-normalise")
     return M * (M.shape[0] / tr)
+
+
+class _ZeroTrace(FloatingPointError):
+    """Internal: a zero-trace update; :meth:`RecursiveFeatureMachine.fit` re-raises it as a
+    :class:`~quadnet.exceptions.DegenerateFeaturesError` naming the arguments."""
+
+
+class _Overflow(FloatingPointError):
+    """Internal: a non-finite kernel fit; re-raised by ``fit`` naming the arguments."""
+
+
+def _finite(*arrays) -> bool:
+    return all(a is None or bool(np.all(np.isfinite(a))) for a in arrays)
+
+
+def _nonfinite_error(what: str, args: dict) -> NonFiniteResultError:
+    extreme = _extreme_arguments(args)
+    blame = ", ".join(extreme) if extreme else ", ".join(args)
+    return NonFiniteResultError(f"{what} is not finite (float64 overflow) for {blame}; "
+                                f"rescale the data to moderate magnitudes")
 
 
 def _relative_gap(A: np.ndarray, B: np.ndarray) -> float:
@@ -541,7 +586,7 @@ class RecursiveFeatureMachine:
     #: checks the one relation between them (``solver="iterative"`` needs ``ridge > 0``).
     _parameter_constraints: dict = {
         "kernel": Options(*KERNELS),
-        "bandwidth": Real(0, None, closed="neither"),
+        "bandwidth": BANDWIDTH,
         "update": Options(*UPDATES),
         "fact_form": Options(*FACT_FORMS),
         "iters": Integer(0, None),
@@ -571,7 +616,7 @@ class RecursiveFeatureMachine:
             raise ValueError(f"ridge = 0 with {_RIDGE_MSG}")
 
     # -- fitting -----------------------------------------------------------------------------
-    def _targets(self, X: np.ndarray, Y, name: str) -> np.ndarray:
+    def _targets(self, X: np.ndarray, Y, name: str, fitted: bool = False) -> np.ndarray:
         Y = np.asarray(Y) if not isinstance(Y, (str, bytes)) else Y
         if isinstance(Y, np.ndarray) and Y.ndim == 1:
             Y = Y[:, None]
@@ -579,6 +624,12 @@ class RecursiveFeatureMachine:
         if Y.shape[0] != X.shape[0]:
             raise ValueError(f"{name} must have one row per input row: got {Y.shape[0]} rows "
                              f"for {X.shape[0]} inputs")
+        if fitted:
+            self._check_fitted()
+            c = self.coef_.shape[1]
+            if Y.shape[1] != c:
+                raise ValueError(f"{name} must have {c} column{'s' if c != 1 else ''} (the "
+                                 f"outputs of the fitted machine), got {Y.shape[1]}")
         return Y
 
     def _plan(self, n: int, d: int, c: int) -> SolverPlan:
@@ -610,6 +661,8 @@ class RecursiveFeatureMachine:
                    desc=desc, x0=x0)
         self._last_info = fit.info
         A, P, F = fit.coef, fit.train_pred, fit.fact
+        if not _finite(A, P, F, fit.agop):
+            raise _Overflow("the kernel fit")
         if last:
             return A, P, F, None
         if self.update == "nfa":
@@ -667,6 +720,26 @@ class RecursiveFeatureMachine:
             p = d // 2 if d % 2 == 0 and d >= 2 else 0
         if p and 2 * p != d:
             raise ValueError(f"block_size={p} needs d = 2 * block_size, got d={d}")
+        args = {"X": X, "Y": Y, "ridge": float(self.ridge), "bandwidth": float(self.bandwidth)}
+        try:
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                return self._fit_checked(X, Y, X_val, Y_val, has_val, p, callback)
+        except _Overflow as exc:
+            raise _nonfinite_error("RecursiveFeatureMachine.fit: the kernel fit (coefficients, "
+                                   "predictions or FACT matrix)", args) from exc
+        except _ZeroTrace as exc:
+            scales = ", ".join(f"max |{k}| = {float(np.max(np.abs(v))):.3g}"
+                               for k, v in args.items() if k in ("X", "Y"))
+            raise DegenerateFeaturesError(
+                f"RecursiveFeatureMachine.fit: {exc} ({scales}, ridge = {self.ridge:g}); X and "
+                f"Y must not be zero or numerically tiny, and ridge must not swamp the kernel "
+                f"matrix (entries of order 1)") from exc
+        except np.linalg.LinAlgError as exc:
+            raise _linalg_failure("RecursiveFeatureMachine.fit", exc, args) from exc
+
+    def _fit_checked(self, X, Y, X_val, Y_val, has_val, p, callback):
+        """The RFM loop of :meth:`fit` on checked arguments."""
+        n, d = X.shape
         self.n_features_in_ = d
         hist: dict[str, list] = {k: [] for k in ("train_acc", "train_mse", "val_acc", "val_mse",
                                                  "circulant_score", "fixed_point_residual",
@@ -696,9 +769,12 @@ class RecursiveFeatureMachine:
             hist["train_acc"].append(accuracy(P, Y))
             hist["train_mse"].append(float(np.mean((P - Y) ** 2)))
             if has_val:
-                Pv = self.predict(X_val)
+                Pv = self._predict_checked(X_val, "X_val")
                 hist["val_acc"].append(accuracy(Pv, Y_val))
                 hist["val_mse"].append(float(np.mean((Pv - Y_val) ** 2)))
+                if not np.isfinite(hist["val_mse"][-1]):
+                    raise _nonfinite_error("RecursiveFeatureMachine.fit: the validation MSE",
+                                           {"X_val": X_val, "Y_val": Y_val})
             hist["circulant_score"].append(block_circulant_score(M, p) if p else None)
             hist["fixed_point_residual"].append(_relative_gap(F, M))
             self.n_iter_ = self.best_iter_ = t
@@ -747,7 +823,16 @@ class RecursiveFeatureMachine:
         """
         self._check_fitted()
         X = as_matrix(X, "X", shape=(None, self.n_features_in_))
-        return _predict(self.kernel, X, self.X_fit_, self.coef_, self.M_, float(self.bandwidth))
+        return self._predict_checked(X, "X")
+
+    def _predict_checked(self, X: np.ndarray, name: str) -> np.ndarray:
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            P = _predict(self.kernel, X, self.X_fit_, self.coef_, self.M_,
+                         float(self.bandwidth))
+        if not _finite(P):
+            raise _nonfinite_error(f"RecursiveFeatureMachine.predict: the prediction at {name}",
+                                   {name: X})
+        return P
 
     def score(self, X, Y) -> float:
         """Coefficient of determination ``R²`` averaged over outputs (scikit-learn convention).
@@ -760,12 +845,16 @@ class RecursiveFeatureMachine:
         1.0
         """
         X = as_matrix(X, "X")
-        Y = self._targets(X, Y, "Y")
+        Y = self._targets(X, Y, "Y", fitted=True)
         P = self.predict(X)
-        ss_res = np.sum((Y - P) ** 2, axis=0)
-        ss_tot = np.sum((Y - Y.mean(axis=0)) ** 2, axis=0)
+        with np.errstate(over="ignore", invalid="ignore"):
+            ss_res = np.sum((Y - P) ** 2, axis=0)
+            ss_tot = np.sum((Y - Y.mean(axis=0)) ** 2, axis=0)
         if np.any(ss_tot == 0):
-            raise ValueError("score: a target column is constant, R² is undefined")
+            raise ValueError("score: a target column of Y is constant, R² is undefined")
+        if not (_finite(ss_res, ss_tot)):
+            raise _nonfinite_error("RecursiveFeatureMachine.score: the sum of squares",
+                                   {"X": X, "Y": Y})
         return float(np.mean(1.0 - ss_res / ss_tot))
 
     def accuracy(self, X, Y) -> float:
@@ -779,7 +868,7 @@ class RecursiveFeatureMachine:
         1.0
         """
         X = as_matrix(X, "X")
-        Y = self._targets(X, Y, "Y")
+        Y = self._targets(X, Y, "Y", fitted=True)
         return accuracy(self.predict(X), Y)
 
     def features(self, X) -> np.ndarray:
