@@ -37,7 +37,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from quadnet._validation import as_int, as_positive, as_rng
+import math
+
+from quadnet._validation import as_int, as_positive, as_rng, memory_guard
 from quadnet.features.fact import QuadraticNet
 from quadnet._linalg import random_orthogonal
 
@@ -81,9 +83,23 @@ def counterexample_prediction(s, *, quiet: int = 6, alpha: float = 0.1, A: float
     K = as_int(quiet, "quiet", minimum=1)
     alpha, A = as_positive(alpha, "alpha"), as_positive(A, "A")
     rho, gamma = as_positive(rho, "rho"), as_positive(gamma, "gamma")
-    g = (gamma**2 * rho) ** s
-    return float((K / alpha + gamma / A * g)
-                 / (np.sqrt(K / alpha**2 + (gamma / A) ** 2) * np.sqrt(K + g**2)))
+    # the cosine of u = (1/α, …, 1/α, γ/A) and v = (1, …, 1, g), g = (γ²ρ)^s, each scaled by
+    # its largest entry in log space: finite for every positive finite argument (no overflow
+    # of g, 1/α² or (γ/A)²)
+    log_g = s * (2.0 * math.log(gamma) + math.log(rho))
+    lu1, lu2 = -math.log(alpha), math.log(gamma) - math.log(A)
+    top = max(lu1, lu2)
+    u1, u2 = math.exp(lu1 - top), math.exp(lu2 - top)
+    v1, v2 = (1.0, math.exp(log_g)) if log_g <= 0 else (math.exp(-log_g), 1.0)
+    return float((K * u1 * v1 + u2 * v2)
+                 / (math.sqrt(K * u1**2 + u2**2) * math.sqrt(K * v1**2 + v2**2)))
+
+
+#: Peak bytes of :func:`nfa_counterexample`: the ``n × d`` float64 samples, their rotation
+#: and squares and the broadcast weights (about five ``n × d`` arrays), ``d = quiet + 1``.
+_COUNTEREXAMPLE_MEMORY = memory_guard(("n", "quiet"),
+                                      lambda a: 40 * a["n"] * (a["quiet"] + 1),
+                                      "nfa_counterexample")
 
 
 def nfa_counterexample(seed=0, *, n: int = 400, quiet: int = 6, alpha: float = 0.1,
@@ -106,6 +122,7 @@ def nfa_counterexample(seed=0, *, n: int = 400, quiet: int = 6, alpha: float = 0
     alpha, A = as_positive(alpha, "alpha"), as_positive(A, "A")
     rho, gamma = as_positive(rho, "rho"), as_positive(gamma, "gamma")
     lam, init_scale = as_positive(lam, "lam"), as_positive(init_scale, "init_scale")
+    _COUNTEREXAMPLE_MEMORY({"n": n, "quiet": K})
     d = K + 1
     basis = random_orthogonal(d, rng)
     scale = np.ones(d)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from quadnet._validation import as_int, as_matrix
+from quadnet._validation import as_int, as_matrix, memory_guard
 from quadnet.features.rfm import block_circulant_score
 
 __all__ = ["fourier_spectrum", "group_circulant_score", "group_order", "primitive_root"]
@@ -58,6 +58,11 @@ def primitive_root(p: int) -> int:
     raise ValueError(f"p must be prime, got {p}")
 
 
+#: Peak bytes of :func:`group_order`: two int64 arrays of length ``p`` and, for mul/div, the
+#: Python list of ``p − 1`` ints they are built from (about 36 bytes an entry).
+_ORDER_MEMORY = memory_guard(("p",), lambda a: 88 * a["p"], "group_order")
+
+
 def group_order(p: int, op: str) -> tuple[np.ndarray, np.ndarray]:
     """The residues of the ``a`` and ``b`` blocks in the order that makes ``op`` a cyclic shift.
 
@@ -74,6 +79,7 @@ def group_order(p: int, op: str) -> tuple[np.ndarray, np.ndarray]:
     p = as_int(p, "p", minimum=2)
     if op not in OPS:
         raise ValueError(f"op must be one of {OPS}, got {op!r}")
+    _ORDER_MEMORY({"p": p})
     if op in ("add", "sub"):
         a = np.arange(p)
         return a, (a if op == "add" else (-a) % p)
