@@ -18,7 +18,16 @@ import numpy as np
 from scipy import linalg
 
 from quadnet._linalg import sym
-from quadnet._validation import as_array, as_matrix, as_positive
+from quadnet._validation import (
+    Array,
+    Boolean,
+    NonFiniteResultError,
+    _extreme_arguments,
+    as_array,
+    as_matrix,
+    as_positive,
+    validate_params,
+)
 
 __all__ = [
     "angle_correlation",
@@ -33,6 +42,7 @@ __all__ = [
 PSD_RTOL = 1e-10
 
 
+@validate_params({"Phi": Array(ndim=2), "centre": Boolean()})
 def feature_covariance(Phi, *, centre: bool = True) -> np.ndarray:
     """``(1/n) Σ_i (φ_i − φ̄)(φ_i − φ̄)ᵀ`` (``φ̄ = 0`` if ``centre=False``), ``k × k``.
 
@@ -42,9 +52,6 @@ def feature_covariance(Phi, *, centre: bool = True) -> np.ndarray:
     >>> feature_covariance(np.array([[1.0], [3.0]])).tolist()
     [[1.0]]
     """
-    Phi = as_matrix(Phi, "Phi")
-    if Phi.shape[0] < 1:
-        raise ValueError("Phi must have at least one row")
     if centre:
         Phi = Phi - Phi.mean(axis=0)
     return Phi.T @ Phi / Phi.shape[0]
@@ -110,6 +117,8 @@ def _targets(y, n: int, name: str, classes: np.ndarray | None = None
     """``y`` as a target matrix and integer labels: 1-d labels → one-hot over ``classes``;
     ``n × 1`` → ±1 signs; ``n × c`` → argmax labels."""
     y = as_array(y, name)
+    if y.ndim == 0:
+        raise ValueError(f"{name} must be 1-d labels or a 2-d target matrix, got a scalar")
     if y.shape[0] != n:
         raise ValueError(f"{name} must have {n} rows (one per feature row), got {y.shape[0]}")
     if y.ndim == 1:
@@ -154,19 +163,33 @@ def linear_readout_accuracy(Phi_train, y_train, Phi_test, y_test, *, ridge: floa
     mu, tmu = Ptr.mean(axis=0), Ttr.mean(axis=0)
     Z = Ptr - mu
     n, k = Z.shape
-    if lam > 0:
+    with np.errstate(over="ignore", invalid="ignore"):
         G = Z.T @ Z
         G[np.diag_indices(k)] += lam * n * max(np.trace(G) / k, np.finfo(float).tiny)
-        W = linalg.solve(G, Z.T @ (Ttr - tmu), assume_a="pos")
+        rhs = Z.T @ (Ttr - tmu)
+    if not (np.all(np.isfinite(G)) and np.all(np.isfinite(rhs))):
+        raise _overflow("the Gram matrix of the training features", {"Phi_train": Ptr})
+    if lam > 0:
+        W = linalg.solve(G, rhs, assume_a="pos")
     else:
         W = linalg.lstsq(Z, Ttr - tmu)[0]
-    out = (Pte - mu) @ W + tmu
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = (Pte - mu) @ W + tmu
+    if not np.all(np.isfinite(out)):
+        raise _overflow("the read-out of the test features", {"Phi_test": Pte,
+                                                              "Phi_train": Ptr})
     if ytr.ndim == 1:
         pred = classes[out.argmax(axis=1)]
         return float(np.mean(pred == labels_te))
     if out.shape[1] == 1:
         return float(np.mean(np.sign(out[:, 0]) == labels_te))
     return float(np.mean(out.argmax(axis=1) == labels_te))
+
+
+def _overflow(what: str, args: dict) -> NonFiniteResultError:
+    blame = ", ".join(_extreme_arguments(args)) or ", ".join(args)
+    return NonFiniteResultError(f"{what} is not finite (float64 overflow) for {blame}; "
+                                f"rescale the features to moderate magnitudes")
 
 
 def _pairwise_upper(D: np.ndarray) -> np.ndarray:
@@ -193,13 +216,22 @@ def _two_spaces(X, Phi) -> tuple[np.ndarray, np.ndarray]:
     return X, Phi
 
 
+def _unit_scale(Z: np.ndarray) -> np.ndarray:
+    """``Z / max |Z|``: the correlations are invariant to scaling either space, and the
+    products below stay finite for any finite ``Z``."""
+    top = float(np.max(np.abs(Z)))
+    return Z / top if top > 0 else Z
+
+
 def _distances(Z: np.ndarray) -> np.ndarray:
+    Z = _unit_scale(Z)
     sq = np.einsum("ij,ij->i", Z, Z)
     D2 = sq[:, None] + sq[None, :] - 2.0 * Z @ Z.T
     return np.sqrt(np.clip(D2, 0.0, None))
 
 
 def _angles(Z: np.ndarray, name: str) -> np.ndarray:
+    Z = _unit_scale(Z)
     norms = np.linalg.norm(Z, axis=1)
     if np.any(norms == 0):
         raise ValueError(f"{name} has a zero row; its angle to other rows is undefined")
