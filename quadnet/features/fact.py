@@ -47,7 +47,17 @@ from quadnet._linalg import eigh_power as _eigh_power
 from quadnet._linalg import psd_eigh as _psd_eigh
 from quadnet._linalg import psd_power as _psd_power
 from quadnet._linalg import sym
-from quadnet._validation import as_array, as_int, as_matrix, as_positive, as_symmetric
+from quadnet._validation import (
+    Instance,
+    NonFiniteResultError,
+    Optional,
+    _extreme_arguments,
+    as_array,
+    as_int,
+    as_matrix,
+    as_positive,
+    as_symmetric,
+)
 
 
 __all__ = [
@@ -125,6 +135,7 @@ class QuadraticNet:
     info: TrainInfo | None = field(default=None, compare=False)
 
     def __post_init__(self):
+        _INFO.convert(self.info, "info", {})
         W = as_matrix(self.W, "W").copy()
         if W.shape[0] == 0 or W.shape[1] == 0:
             raise ValueError(f"W must be a non-empty width x d matrix, got shape {W.shape}")
@@ -153,7 +164,9 @@ class QuadraticNet:
 
     def __call__(self, X) -> np.ndarray:
         X = _check_X(X, self.d)
-        return (X @ self.W.T) ** 2 @ self.a
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = (X @ self.W.T) ** 2 @ self.a
+        return _finite_output(out, "QuadraticNet.__call__: the output", {"X": X, "W": self.W})
 
     def params(self) -> tuple[np.ndarray, ...]:
         """The trained weights (``W`` only: ``a`` is fixed)."""
@@ -169,6 +182,10 @@ class QuadraticNet:
         2.0
         """
         W, = _param_tuple(params, 1)
+        W = as_matrix(W, "params[0]")
+        if W.shape[0] != self.width:
+            raise ValueError(f"params[0] must have {self.width} rows (one per output weight "
+                             f"a_j), got shape {W.shape}")
         return QuadraticNet(W, self.a, info)
 
 
@@ -203,6 +220,7 @@ class DeepLinearNet:
     info: TrainInfo | None = field(default=None, compare=False)
 
     def __post_init__(self):
+        _INFO.convert(self.info, "info", {})
         if isinstance(self.Ws, np.ndarray) or not hasattr(self.Ws, "__len__"):
             raise TypeError("Ws must be a sequence of matrices (Ws[0] is the first layer)")
         if len(self.Ws) < 1:
@@ -238,7 +256,9 @@ class DeepLinearNet:
 
     def __call__(self, X) -> np.ndarray:
         X = _check_X(X, self.d)
-        return X @ self.P.T
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = X @ self.P.T
+        return _finite_output(out, "DeepLinearNet.__call__: the output", {"X": X})
 
     def params(self) -> tuple[np.ndarray, ...]:
         return self.Ws
@@ -253,10 +273,28 @@ class DeepLinearNet:
         >>> net.with_params((np.eye(2), 2 * np.ones((1, 2)))).P.tolist()
         [[2.0, 2.0]]
         """
-        return DeepLinearNet(_param_tuple(params, self.depth), info)
+        Ws = _param_tuple(params, self.depth)
+        _INFO.convert(info, "info", {})
+        try:
+            return DeepLinearNet(Ws, info)
+        except (TypeError, ValueError) as exc:  # name the argument passed here
+            raise type(exc)(str(exc).replace("Ws[", "params[")) from exc
 
 
 # ----------------------------------------------------------------------------- checks
+
+
+#: The ``info`` of a net: a :class:`TrainInfo` or ``None``.
+_INFO = Optional(Instance(TrainInfo, "a TrainInfo or None"))
+
+
+def _finite_output(out: np.ndarray, what: str, args: dict) -> np.ndarray:
+    """``out`` if finite, else a :class:`NonFiniteResultError` naming the extreme arguments."""
+    if not np.all(np.isfinite(out)):
+        blame = ", ".join(_extreme_arguments(args)) or ", ".join(args)
+        raise NonFiniteResultError(f"{what} is not finite (float64 overflow) for {blame}; "
+                                   f"rescale the inputs or weights")
+    return out
 
 
 def _param_tuple(params, k: int) -> tuple:
@@ -467,13 +505,16 @@ def agop(net, X, layer: int = 0) -> np.ndarray:
     _check_net(net)
     X = _check_X(X, net.d)
     layer = _check_layer(net, layer)
-    if isinstance(net, QuadraticNet):
-        Q = net.Q
-        G = 4.0 * Q @ (X.T @ X / X.shape[0]) @ Q
-    else:
-        J = _chain(net.Ws, layer, net.depth, net.Ws[layer].shape[1])
-        G = J.T @ J
-    return sym(G)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if isinstance(net, QuadraticNet):
+            Q = net.Q
+            G = 4.0 * Q @ (X.T @ X / X.shape[0]) @ Q
+        else:
+            J = _chain(net.Ws, layer, net.depth, net.Ws[layer].shape[1])
+            G = J.T @ J
+        G = sym(G)
+    return _finite_output(G, "agop: the AGOP", {"X": X} | {
+        f"net.params()[{k}]": W for k, W in enumerate(net.params())})
 
 
 # ----------------------------------------------------------------------------- comparisons

@@ -29,11 +29,12 @@ from autograd import hessian
 from scipy.optimize import minimize
 
 from quadnet._threads import single_threaded
-from quadnet._validation import as_int, as_positive, renamed_keyword
+from quadnet._validation import Boolean, as_array, as_int, as_positive, renamed_keyword
 from quadnet.dynamics import Trajectory
 
 from quadnet.exceptions import ConvergenceWarning, DivergenceError, NotCriticalWarning
 from quadnet.features.fact import (
+    DeepLinearNet,
     QuadraticNet,
     TrainInfo,
     _check_data,
@@ -240,6 +241,8 @@ def train(net, X, y, lam, *, gtol: float = 1e-9, max_iter: int | None = None,
     gtol = as_positive(gtol, "gtol")
     max_iter = as_int(max_iter, "max_iter", minimum=1)
     polish_max_iter = as_int(polish_max_iter, "polish_max_iter", minimum=0)
+    polish = Boolean().convert(polish, "polish", {})
+    warn = Boolean().convert(warn, "warn", {})
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be callable, got {type(callback).__name__}")
     with single_threaded(), np.errstate(over="ignore", invalid="ignore"):
@@ -364,10 +367,30 @@ class NetTrajectory(Trajectory):
     """
 
     def __init__(self, steps, nets, loss, info: dict | None = None):
-        super().__init__(np.asarray(steps, dtype=float), None, np.asarray(loss, dtype=float),
-                         {} if info is None else info)
-        self.nets = list(nets)
-        self.steps = [int(k) for k in steps]
+        k = as_array(steps, "steps", ndim=1)
+        if k.size == 0:
+            raise ValueError("steps must hold at least one step, got an empty array")
+        if np.any(k < 0) or np.any(k != np.round(k)):
+            raise ValueError("steps must be integers >= 0 (the recorded step indices)")
+        if np.any(np.diff(k) < 0):
+            raise ValueError("steps must be non-decreasing (the order they were recorded in)")
+        if isinstance(nets, (str, bytes, np.ndarray)) or not hasattr(nets, "__len__"):
+            raise TypeError(f"nets must be a sequence of QuadraticNet or DeepLinearNet, got "
+                            f"{type(nets).__name__}")
+        nets = list(nets)
+        for i, net in enumerate(nets):
+            if not isinstance(net, (QuadraticNet, DeepLinearNet)):
+                raise TypeError(f"nets[{i}] must be a QuadraticNet or DeepLinearNet, got "
+                                f"{type(net).__name__}")
+        loss = as_array(loss, "loss", ndim=1)
+        if not len(nets) == loss.size == k.size:
+            raise ValueError(f"steps, nets and loss must have one entry per recorded step, got "
+                             f"lengths {k.size}, {len(nets)} and {loss.size}")
+        if info is not None and not isinstance(info, dict):
+            raise TypeError(f"info must be a dict or None, got {type(info).__name__}")
+        super().__init__(k, None, loss, {} if info is None else info)
+        self.nets = nets
+        self.steps = [int(v) for v in k]
 
     @property
     def Q(self) -> np.ndarray:
