@@ -140,3 +140,38 @@ def test_diagnostics_of_rfm_features():
     assert np.linalg.norm(Phi[0] - Phi[1]) ** 2 == pytest.approx(diff @ m.M_ @ diff, rel=1e-10)
     er = effective_rank(feature_covariance(m.features(D.X_train)))
     assert 1.0 <= er <= D.X_train.shape[1]
+
+
+# ------------------------------------------------------------- extreme and malformed arguments
+def test_correlations_are_scale_invariant_up_to_overflow():
+    from quadnet.features.diagnostics import angle_correlation
+    rng = np.random.default_rng(0)
+    X, Phi = rng.standard_normal((10, 3)), rng.standard_normal((10, 5))
+    for fn in (distance_correlation, angle_correlation):
+        ref = fn(X, Phi)
+        for s in (1e300, 1e-300):
+            assert fn(X * s, Phi) == pytest.approx(ref, rel=1e-9, abs=1e-12)
+            assert fn(X, Phi * s) == pytest.approx(ref, rel=1e-9, abs=1e-12)
+
+
+def test_feature_covariance_refuses_overflow_and_non_bool_centre():
+    Phi = np.random.default_rng(0).standard_normal((6, 3))
+    with pytest.raises(ValueError, match=r"feature_covariance produced a non-finite result.*"
+                                         r"Phi \(max \|entry\|"):
+        feature_covariance(Phi * 1e300)
+    for bad in (np.array([True, False]), "False", 2, None):
+        with pytest.raises(TypeError, match=r"centre must be a bool"):
+            feature_covariance(Phi, centre=bad)
+
+
+def test_linear_readout_refuses_scalar_labels_and_overflowing_features():
+    from quadnet.features.diagnostics import linear_readout_accuracy
+    rng = np.random.default_rng(0)
+    Phi, lab = rng.standard_normal((10, 3)), np.arange(10) % 2
+    for bad in (True, 0.0):
+        with pytest.raises(ValueError, match=r"y_train must be 1-d labels or a 2-d target "
+                                             r"matrix, got a scalar"):
+            linear_readout_accuracy(Phi, bad, Phi, lab)
+    with pytest.raises(ValueError, match=r"Gram matrix of the training features is not finite"
+                                         r".*Phi_train"):
+        linear_readout_accuracy(Phi * 1e300, lab, Phi, lab)

@@ -355,3 +355,119 @@ def test_public_api_and_module_not_shadowed():
 def test_check_quick_passes():
     res = run_check("fact", CheckContext(quick=True))
     assert res.passed, [(r.claim, r.measured) for r in res.rows if not r.passed]
+
+
+# ------------------------------------------------------------- extreme and malformed arguments
+def _closed_form(s, K=6, alpha=0.1, A=50.0, rho=16.0, gamma=25.0):
+    g = (gamma**2 * rho) ** s
+    return (K / alpha + gamma / A * g) / (np.sqrt(K / alpha**2 + (gamma / A) ** 2)
+                                          * np.sqrt(K + g**2))
+
+
+@given(st.floats(0.01, 3.0), st.floats(0.01, 10.0), st.floats(0.1, 100.0),
+       st.floats(0.5, 50.0), st.floats(0.5, 50.0))
+@settings(max_examples=50, deadline=None)
+def test_counterexample_prediction_matches_the_closed_form(s, alpha, A, rho, gamma):
+    """The log-scale evaluation equals the docstring's formula where the latter is finite."""
+    got = F.counterexample_prediction(s, alpha=alpha, A=A, rho=rho, gamma=gamma)
+    assert got == pytest.approx(_closed_form(s, alpha=alpha, A=A, rho=rho, gamma=gamma),
+                                rel=1e-12)
+
+
+@pytest.mark.parametrize("kwargs", [{"s": 1e300}, {"alpha": 1e300}, {"alpha": 1e-300},
+                                    {"A": 1e-300}, {"gamma": 1e300}, {"rho": 1e300}])
+def test_counterexample_prediction_is_a_finite_cosine_for_extreme_arguments(kwargs):
+    """No overflow: the cosine of two positive vectors lies in (0, 1]."""
+    s = kwargs.pop("s", 1.0)
+    c = F.counterexample_prediction(s, **kwargs)
+    assert np.isfinite(c) and 0.0 < c <= 1.0 + 1e-15
+
+
+@pytest.mark.parametrize("n", [10**9, 10**12])
+def test_nfa_counterexample_beyond_the_memory_is_refused(n):
+    from quadnet._validation import SizeTooLargeError
+    with pytest.raises(SizeTooLargeError, match=rf"n = {n}, quiet = 6: nfa_counterexample "
+                                                r"needs about"):
+        F.nfa_counterexample(0, n=n)
+
+
+@pytest.mark.parametrize("bad", ["abc", -1, object(), np.eye(3), float("nan")])
+def test_nets_take_only_a_train_info(bad):
+    W = np.eye(2)
+    with pytest.raises(TypeError, match=r"info must be a TrainInfo or None"):
+        F.QuadraticNet(W, info=bad)
+    with pytest.raises(TypeError, match=r"info must be a TrainInfo or None"):
+        F.DeepLinearNet((W,), info=bad)
+    with pytest.raises(TypeError, match=r"info must be a TrainInfo or None"):
+        F.QuadraticNet(W).with_params((W,), info=bad)
+
+
+def test_with_params_names_params():
+    net = F.QuadraticNet(np.eye(2))
+    with pytest.raises(ValueError, match=r"params\[0\] has 1 non-finite entries"):
+        net.with_params((np.array([[np.nan, 0.0], [0.0, 1.0]]),))
+    with pytest.raises(ValueError, match=r"params\[0\] must have 2 rows"):
+        net.with_params((np.ones((1, 2)),))
+    with pytest.raises(ValueError, match=r"params\[0\] must be 2-dimensional"):
+        net.with_params((np.ones((1, 2, 2)),))
+    with pytest.raises(TypeError, match=r"params\[0\] must be real"):
+        net.with_params((np.eye(2) * 1j,))
+    deep = F.DeepLinearNet((np.eye(2), np.ones((1, 2))))
+    with pytest.raises(ValueError, match=r"params\[1\] must have 2 columns"):
+        deep.with_params((np.eye(2), np.ones((1, 3))))
+
+
+def test_overflowing_outputs_are_refused_naming_x():
+    net = F.QuadraticNet(np.eye(2))
+    X = np.ones((3, 2)) * 1e300
+    with pytest.raises(ValueError, match=r"QuadraticNet.__call__: the output is not finite .*"
+                                         r"X \(max \|entry\| 1e\+300\)"):
+        net(X)
+    with pytest.raises(ValueError, match=r"agop: the AGOP is not finite .*X \(max"):
+        F.agop(net, X)
+    with pytest.raises(ValueError, match=r"DeepLinearNet.__call__: the output is not finite"):
+        F.DeepLinearNet((np.eye(2) * 1e200,))(np.ones((1, 2)) * 1e200)
+
+
+@pytest.mark.parametrize("arg", ["polish", "warn"])
+@pytest.mark.parametrize("bad", [np.array([True, False]), "False", 2, 1.5, None])
+def test_train_bool_options_must_be_bools(arg, bad):
+    net = F.QuadraticNet(np.eye(2))
+    X = np.random.default_rng(0).standard_normal((5, 2))
+    with pytest.raises(TypeError, match=rf"{arg} must be a bool, got"):
+        F.train(net, X, X[:, 0] ** 2, 1e-2, **{arg: bad})
+
+
+def test_net_trajectory_checks_its_fields():
+    from quadnet.features import NetTrajectory
+    net = F.QuadraticNet(np.eye(2))
+    with pytest.raises(ValueError, match=r"one entry per recorded step, got lengths 3, 2 and 3"):
+        NetTrajectory([0, 1, 2], [net, net], [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match=r"steps has 1 non-finite entries"):
+        NetTrajectory([0, np.nan], [net, net], [1.0, 2.0])
+    with pytest.raises(TypeError, match=r"steps must be an array of real numbers"):
+        NetTrajectory("abc", [net], [1.0])
+    with pytest.raises(ValueError, match=r"steps must be integers >= 0"):
+        NetTrajectory([-1], [net], [1.0])
+    with pytest.raises(ValueError, match=r"steps must hold at least one step"):
+        NetTrajectory([], [], [])
+    with pytest.raises(ValueError, match=r"loss has 1 non-finite entries"):
+        NetTrajectory([0], [net], [np.inf])
+    with pytest.raises(TypeError, match=r"nets\[0\] must be a QuadraticNet or DeepLinearNet"):
+        NetTrajectory([0], ["abc"], [1.0])
+    with pytest.raises(TypeError, match=r"nets must be a sequence"):
+        NetTrajectory([0], None, [1.0])
+    with pytest.raises(TypeError, match=r"info must be a dict or None"):
+        NetTrajectory([0], [net], [1.0], info="abc")
+
+
+def test_grad_norm_at_does_not_overflow_below_1e308():
+    """At lam = 1e300 the gradient lam W of the weight decay is finite (|| . || = sqrt(2) e300
+    for W = I); squaring its entries would overflow."""
+    net = F.QuadraticNet(np.eye(2))
+    X = np.random.default_rng(0).standard_normal((5, 2))
+    g = F.grad_norm_at(net, X, X[:, 0] ** 2, 1e300)
+    assert g == pytest.approx(np.sqrt(2.0) * 1e300, rel=1e-12)
+    with pytest.raises(ValueError, match=r"objective_and_grad: J or grad J overflows float64 "
+                                         r".*the extreme arguments: X \(max"):
+        F.grad_norm_at(net, X * 1e300, X[:, 0] ** 2, 0.1)

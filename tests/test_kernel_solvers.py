@@ -368,3 +368,93 @@ def test_feature_tol_none_is_the_default_fit_and_bad_values_are_refused():
             RecursiveFeatureMachine(feature_tol=bad)
     with pytest.raises(TypeError, match="feature_tol"):
         RecursiveFeatureMachine(feature_tol="1e-4")
+
+
+# ------------------------------------------------------------- extreme and malformed arguments
+def _kernel_calls():
+    """Every public kernel function as ``f(bandwidth=..., M=..., X=...)`` on a small problem."""
+    from quadnet.features.kernels import input_gradients
+    rng = np.random.default_rng(0)
+    X0, a0 = rng.standard_normal((8, 3)), rng.standard_normal(8)
+    def call(name, bandwidth=1.0, M=np.eye(3), X=X0, coef=a0, Y=a0):
+        return {
+            "kernel_matrix": lambda: kernel_matrix("gaussian", X, X, M, bandwidth),
+            "input_gradients": lambda: input_gradients("gaussian", X, X, coef, M, bandwidth),
+            "kernel_fact_matrix": lambda: kernel_fact_matrix("gaussian", X, coef, M, bandwidth),
+            "kernel_agop": lambda: kernel_agop("gaussian", X, coef, M, bandwidth),
+            "fit_kernel_machine": lambda: fit_kernel_machine("gaussian", X, Y, M, bandwidth,
+                                                             ridge=1e-3),
+            "kernel_predict": lambda: kernel_predict("gaussian", X, X, coef, M, bandwidth),
+            "rpcholesky": lambda: rpcholesky("gaussian", X, M, bandwidth, 4),
+            "RecursiveFeatureMachine.fit": lambda: RecursiveFeatureMachine(
+                iters=1, bandwidth=bandwidth).fit(X, Y[:, None]),
+        }[name]()
+    return call
+
+
+KERNEL_FUNCTIONS = ["kernel_matrix", "input_gradients", "kernel_fact_matrix", "kernel_agop",
+                    "fit_kernel_machine", "kernel_predict", "rpcholesky",
+                    "RecursiveFeatureMachine.fit"]
+
+
+@pytest.mark.parametrize("name", KERNEL_FUNCTIONS)
+@pytest.mark.parametrize("bandwidth", [1e300, 1e-300, 1e76, 1e-76])
+def test_bandwidth_outside_the_float64_range_is_refused_naming_it(name, bandwidth):
+    """L^4 (quadratic kernel) is a normal float64 only for 1e-77 < L < 1e77: refused outside
+    [1e-75, 1e75] instead of an OverflowError / ZeroDivisionError."""
+    with pytest.raises(ValueError, match=r"bandwidth must be a finite real number in "
+                                         r"\[1e-75, 1e\+75\]"):
+        _kernel_calls()(name, bandwidth=bandwidth)
+
+
+@pytest.mark.parametrize("name", KERNEL_FUNCTIONS[:7])
+def test_bandwidth_range_ends_are_usable(name):
+    for L in (1e-75, 1e75):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RFMWarning)
+            _kernel_calls()(name, bandwidth=L)   # no exception, finite results checked inside
+
+
+@pytest.mark.parametrize("name", KERNEL_FUNCTIONS[:7])
+@pytest.mark.parametrize("M, match", [
+    (np.array([[1.0, 2.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]), r"M must be symmetric"),
+    (-np.eye(3), r"M must be positive semidefinite"),
+    (np.diag([1.0, -1.0, 1.0]), r"M must be positive semidefinite"),
+])
+def test_every_kernel_function_refuses_the_same_bad_metric(name, M, match):
+    with pytest.raises(ValueError, match=match):
+        _kernel_calls()(name, M=M)
+
+
+@pytest.mark.parametrize("name", ["kernel_fact_matrix", "kernel_agop", "fit_kernel_machine"])
+def test_overflowing_data_raises_naming_the_argument(name):
+    from quadnet._validation import NonFiniteResultError
+    X = np.random.default_rng(1).standard_normal((8, 3)) * 1e300
+    with pytest.raises(NonFiniteResultError, match=r"non-finite result.*X \(max \|entry\|"):
+        _kernel_calls()(name, X=X)
+
+
+def test_rpcholesky_lapack_failure_names_x():
+    X = np.random.default_rng(1).standard_normal((8, 3)) * 1e300
+    with pytest.raises(ValueError, match=r"X \(max \|entry\| [0-9.e+]+\)"):
+        rpcholesky("gaussian", X, np.eye(3), 1.0, 4)
+
+
+@pytest.mark.parametrize("fn", [kernel_memory_estimate, choose_solver])
+def test_sizing_functions_check_rank_and_agop(fn):
+    with pytest.raises(ValueError, match=r"rank must be >= 1, got -1"):
+        fn(100, 5, 1, rank=-1)
+    with pytest.raises(TypeError, match=r"rank must be an integer, got float"):
+        fn(100, 5, 1, rank=2.5)
+    with pytest.raises(TypeError, match=r"agop must be a bool, got ndarray"):
+        fn(100, 5, 1, agop=np.array([True, False]))
+    with pytest.raises(TypeError, match=r"agop must be a bool, got str"):
+        fn(100, 5, 1, agop="False")
+
+
+def test_kernel_agop_centre_must_be_a_bool():
+    X = np.eye(3)
+    with pytest.raises(TypeError, match=r"centre must be a bool, got ndarray"):
+        kernel_agop("gaussian", X, np.ones(3), np.eye(3), 1.0, centre=np.array([True, False]))
+    with pytest.raises(TypeError, match=r"centre must be a bool, got NoneType"):
+        kernel_agop("gaussian", X, np.ones(3), np.eye(3), 1.0, centre=None)

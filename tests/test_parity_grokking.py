@@ -191,3 +191,18 @@ def test_heavy_checks_run_only_when_named_or_with_all(monkeypatch):
     ran.clear()
     cli.main(["verify", "--quick", "--no-progress", "parity"])
     assert ran == ["parity"]
+
+
+@pytest.mark.parametrize("p", [10**9, 10**12])
+def test_group_order_beyond_the_memory_is_refused(p):
+    from quadnet._validation import SizeTooLargeError
+    with pytest.raises(SizeTooLargeError, match=rf"p = {p}: group_order needs about"):
+        group_order(p, "add")
+
+
+def test_group_circulant_score_survives_huge_entries():
+    p = 5
+    rng = np.random.default_rng(0)
+    M = (lambda A: A @ A.T)(rng.standard_normal((2 * p, 2 * p)))
+    assert group_circulant_score(M * 1e300, p, "mul") == pytest.approx(
+        group_circulant_score(M, p, "mul"), rel=1e-12)

@@ -331,3 +331,85 @@ def test_early_stopping_refuses_bad_values_and_missing_validation_data():
         RecursiveFeatureMachine(early_stopping="1.1")
     with pytest.raises(ValueError, match=r"early_stopping=1\.1 needs validation data"):
         RecursiveFeatureMachine(early_stopping=1.1).fit(D.X_train, D.y_train)
+
+
+# ------------------------------------------------------------- extreme and malformed arguments
+def _parity():
+    return modular_arithmetic(5, seed=0)
+
+
+@pytest.mark.parametrize("arg", ["X", "Y"])
+def test_fit_with_overflowing_data_names_it(arg):
+    from quadnet._validation import NonFiniteResultError
+    ds = _parity()
+    data = {"X": ds.X_train, "Y": ds.y_train}
+    data[arg] = data[arg] * 1e300
+    with pytest.raises(NonFiniteResultError, match=rf"RecursiveFeatureMachine.fit: .* not "
+                                                   rf"finite .* for {arg} \(max \|entry\|"):
+        RecursiveFeatureMachine(iters=2).fit(data["X"], data["Y"])
+
+
+@pytest.mark.parametrize("scale, ridge", [(("X", 0.0), 0.0), (("Y", 0.0), 0.0),
+                                          (("X", 1e-300), 0.0), (("Y", 1e-300), 0.0),
+                                          (None, 1e300)])
+def test_fit_with_vanishing_gradients_is_a_value_error_naming_the_data(scale, ridge):
+    from quadnet.exceptions import DegenerateFeaturesError
+    ds = _parity()
+    data = {"X": ds.X_train, "Y": ds.y_train}
+    if scale is not None:
+        data[scale[0]] = data[scale[0]] * scale[1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RFMWarning)
+        with pytest.raises(DegenerateFeaturesError, match=r"zero trace .*max \|X\| = .*"
+                                                          r"max \|Y\| = .*ridge = "):
+            RecursiveFeatureMachine(iters=2, ridge=ridge).fit(data["X"], data["Y"])
+    assert issubclass(DegenerateFeaturesError, ValueError)
+    assert issubclass(DegenerateFeaturesError, FloatingPointError)   # as before
+
+
+def test_fit_refuses_an_overflowing_validation_mse():
+    ds = _parity()
+    with pytest.raises(ValueError, match=r"validation MSE is not finite .* Y_val"):
+        RecursiveFeatureMachine(iters=1).fit(ds.X_train, ds.y_train, ds.X_test,
+                                             ds.y_test * 1e300)
+
+
+def test_score_checks_the_columns_and_overflow():
+    ds = _parity()
+    m = RecursiveFeatureMachine(iters=1).fit(ds.X_train, ds.y_train)
+    with pytest.raises(ValueError, match=r"Y must have 5 columns \(the outputs of the fitted "
+                                         r"machine\), got 4"):
+        m.score(ds.X_train, ds.y_train[:, :-1])
+    with pytest.raises(ValueError, match=r"Y must have 5 columns"):
+        m.accuracy(ds.X_train, ds.y_train[:, :-1])
+    with pytest.raises(ValueError, match=r"score: the sum of squares is not finite .* Y"):
+        m.score(ds.X_train, ds.y_train * 1e300)
+
+
+def test_predict_refuses_a_non_finite_prediction():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((12, 3))
+    m = RecursiveFeatureMachine(kernel="exp_inner", iters=0, ridge=1e-3).fit(X, X[:, :1])
+    with pytest.raises(ValueError, match=r"prediction at X is not finite .* X \(max"):
+        m.predict(X * 1e300)
+
+
+@pytest.mark.parametrize("fn, kwargs, match", [
+    (modular_arithmetic, {"p": 10**9}, r"p = 1000000000: modular_arithmetic needs about"),
+    (sparse_parity, {"d": 10**9, "k": 1, "n": 10}, r"d = 1000000000, .*sparse_parity needs"),
+    (sparse_parity, {"d": 5, "k": 1, "n": 10**12}, r"n = 1000000000000, .*sparse_parity"),
+    (sparse_parity, {"d": 5, "k": 1, "n": 10, "n_test": 10**12}, r"n_test = 10{12}"),
+])
+def test_data_sets_beyond_the_memory_are_refused_before_allocating(fn, kwargs, match):
+    from quadnet._validation import SizeTooLargeError
+    with pytest.raises(SizeTooLargeError, match=match):
+        fn(**kwargs)
+    assert issubclass(SizeTooLargeError, ValueError)
+
+
+def test_block_circulant_score_is_scale_invariant_up_to_overflow():
+    rng = np.random.default_rng(0)
+    M = (lambda A: A @ A.T)(rng.standard_normal((6, 6)))
+    ref = block_circulant_score(M, 3)
+    for s in (1e-300, 1e300):
+        assert block_circulant_score(M * s, 3) == pytest.approx(ref, rel=1e-12)

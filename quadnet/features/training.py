@@ -29,7 +29,15 @@ from autograd import hessian
 from scipy.optimize import minimize
 
 from quadnet._threads import single_threaded
-from quadnet._validation import Boolean, as_array, as_int, as_positive, renamed_keyword
+from quadnet._validation import (
+    Boolean,
+    NonFiniteResultError,
+    _extreme_arguments,
+    as_array,
+    as_int,
+    as_positive,
+    renamed_keyword,
+)
 from quadnet.dynamics import Trajectory
 
 from quadnet.exceptions import ConvergenceWarning, DivergenceError, NotCriticalWarning
@@ -155,8 +163,11 @@ def objective_and_grad(net, X, y, lam) -> tuple[float, tuple[np.ndarray, ...]]:
     with np.errstate(over="ignore", invalid="ignore"):
         val, g = _make_value_and_grad(net, X, y, lam)(_flatten(net.params()))
     if not (math.isfinite(val) and np.all(np.isfinite(g))):
-        raise ValueError(f"objective_and_grad: J or grad J overflows float64 at lam = {lam:g} "
-                         f"(the weight-decay term lam ||theta||^2 / 2 or the loss exceeds 1e308)")
+        extreme = _extreme_arguments({"X": X, "y": y, "lam": lam})
+        blame = f"; the extreme arguments: {', '.join(extreme)}" if extreme else ""
+        raise NonFiniteResultError(
+            f"objective_and_grad: J or grad J overflows float64 at lam = {lam:g} (the "
+            f"weight-decay term lam ||theta||^2 / 2 or the loss exceeds 1e308){blame}")
     return float(val), tuple(np.array(p) for p in _unflatten(g, _shapes(net)))
 
 
@@ -172,7 +183,14 @@ def grad_norm_at(net, X, y, lam) -> float:
     0.0
     """
     _, grads = objective_and_grad(net, X, y, lam)
-    return float(np.sqrt(sum(np.sum(g * g) for g in grads)))
+    top = max(float(np.max(np.abs(g))) if g.size else 0.0 for g in grads)
+    if top == 0:
+        return 0.0
+    norm = top * math.sqrt(sum(float(np.sum((g / top) ** 2)) for g in grads))  # no overflow
+    if not math.isfinite(norm):
+        raise NonFiniteResultError(f"grad_norm_at: ||grad J|| exceeds 1e308 at lam = {lam:g}; "
+                                   f"use a smaller lam or rescale X and y")
+    return norm
 
 
 def train(net, X, y, lam, *, gtol: float = 1e-9, max_iter: int | None = None,
