@@ -459,6 +459,8 @@ def test_net_trajectory_checks_its_fields():
         NetTrajectory([0], None, [1.0])
     with pytest.raises(TypeError, match=r"info must be a dict or None"):
         NetTrajectory([0], [net], [1.0], info="abc")
+    with pytest.raises(ValueError, match=r"loss must be >= 0 .*got minimum -1"):
+        NetTrajectory([0], [net], [-1.0])
 
 
 def test_grad_norm_at_does_not_overflow_below_1e308():

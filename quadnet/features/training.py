@@ -401,6 +401,9 @@ class NetTrajectory(Trajectory):
                 raise TypeError(f"nets[{i}] must be a QuadraticNet or DeepLinearNet, got "
                                 f"{type(net).__name__}")
         loss = as_array(loss, "loss", ndim=1)
+        if np.any(loss < 0):
+            raise ValueError(f"loss must be >= 0 (the objective J is a sum of squares plus a "
+                             f"weight decay), got minimum {loss.min():g}")
         if not len(nets) == loss.size == k.size:
             raise ValueError(f"steps, nets and loss must have one entry per recorded step, got "
                              f"lengths {k.size}, {len(nets)} and {loss.size}")
