@@ -702,3 +702,8 @@ def test_checks_registered_while_loading_a_file_are_still_checked(tmp_path):
         assert "_tbadorder" not in _base.REGISTRY
     finally:
         harness.unload_checks(path)
+
+
+def test_load_checks_missing_file_names_source(tmp_path):
+    with pytest.raises(ValueError, match=r"--checks source: no such file '.*missing_checks\.py'"):
+        harness.load_checks(tmp_path / "missing_checks.py")

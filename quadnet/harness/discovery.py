@@ -160,9 +160,9 @@ def _load_file(source: str) -> LoadResult:
     res = LoadResult(source, {"kind": "file", "path": str(path), "module": modname,
                               "sha256": _sha256(path)})
     if not path.is_file():
-        raise ValueError(f"--checks: no such file {source!r}")
+        raise ValueError(f"--checks source: no such file {source!r}")
     if path.suffix != ".py":
-        raise ValueError(f"--checks: {source!r} is not a Python file (.py)")
+        raise ValueError(f"--checks source: {source!r} is not a Python file (.py)")
     if not modname.isidentifier() or keyword.iskeyword(modname):
         res.errors.append(f"could not load {origin_label(res.origin)}: its name must be a "
                           f"Python module name (letters, digits and _), so that its cell "
@@ -217,7 +217,7 @@ def _load_module(source: str) -> LoadResult:
     if key in _LOADED:
         return _LOADED[key]
     if not all(part.isidentifier() for part in source.split(".")):
-        raise ValueError(f"--checks: {source!r} is neither a .py file nor a module name")
+        raise ValueError(f"--checks source: {source!r} is neither a .py file nor a module name")
     res = LoadResult(source, {"kind": "module", "module": source})
     before = source in sys.modules
     with _collecting() as pending:
@@ -226,7 +226,7 @@ def _load_module(source: str) -> LoadResult:
         except ModuleNotFoundError as exc:
             if exc.name is not None and (source == exc.name
                                          or source.startswith(exc.name + ".")):
-                raise ValueError(f"--checks: no file and no importable module {source!r} "
+                raise ValueError(f"--checks source: no file and no importable module {source!r} "
                                  f"({exc})") from None
             _import_failed(res, exc)
             module = None
@@ -259,7 +259,7 @@ def load_checks(source: str | os.PathLike) -> list[str]:
 
     Loading the same source again does nothing and returns the same names. A missing file,
     or a name that is neither a file nor an importable module, is a ``ValueError``
-    (``--checks: no such file ...``).
+    (``--checks source: no such file ...``).
 
     Parameters
     ----------
