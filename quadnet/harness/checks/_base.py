@@ -203,7 +203,9 @@ class CheckResult:
     """What a check returns: its rows, free-form metrics and the figures it drew.
 
     ``figure_data`` holds, per figure stem, the JSON-able data its drawer needs (so a saved
-    report redraws the figure); ``figure_notes`` says why a figure was not written.
+    report redraws the figure); ``figure_notes`` says why a figure was not written. It is a
+    builder, mutable on purpose: :meth:`add`, :meth:`report`, :meth:`skip` and
+    :meth:`CheckContext.draw` fill it while the check runs.
 
     Parameters
     ----------
@@ -759,7 +761,8 @@ class CheckContext:
     terminal: a log file, a batch job); ``name`` is the check being run (set by
     :meth:`activity`). ``figure_options`` (``width``, ``height``, ``style``, ``formats``;
     see :func:`quadnet.harness.draw_figure`) changes how figures are drawn; without it they
-    are the committed paper figures, PNG and PDF.
+    are the committed paper figures, PNG and PDF. It is mutable on purpose: :meth:`activity`
+    sets ``name`` for the duration of a check and :meth:`draw` appends to ``figure_errors``.
 
     Parameters
     ----------
