@@ -458,3 +458,19 @@ def test_kernel_agop_centre_must_be_a_bool():
         kernel_agop("gaussian", X, np.ones(3), np.eye(3), 1.0, centre=np.array([True, False]))
     with pytest.raises(TypeError, match=r"centre must be a bool, got NoneType"):
         kernel_agop("gaussian", X, np.ones(3), np.eye(3), 1.0, centre=None)
+@pytest.mark.parametrize("solver", ["direct", "iterative"])
+def test_solver_info_is_a_frozen_record(solver):
+    """The SolverInfo a fit returns cannot be changed afterwards (its history is a tuple)."""
+    import dataclasses
+
+    from quadnet.features.solvers import SolverInfo, fit_kernel_machine
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((200, 4))
+    fit = fit_kernel_machine("laplace", X, X[:, 0], np.eye(4), 2.0, ridge=1e-3, solver=solver,
+                             tol=1e-8 if solver == "iterative" else None)
+    info = fit.info
+    assert type(info) is SolverInfo and isinstance(info.history, tuple)
+    assert (len(info.history) > 0) == (solver == "iterative")
+    with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field"):
+        info.iterations = 0

@@ -507,3 +507,82 @@ def test_sweep_definitions_are_checked_when_built():
         sweep_cells("quotient-gd", grid={"d": (float("nan"),)})
     with pytest.raises(ValueError, match=r"grid axis 'd' repeats a value"):
         sweep_cells("quotient-gd", grid={"d": (3, 3)})
+
+
+# ------------------------------------------------------------- bad arguments of the public API
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"grid": ""}, TypeError, r"grid must be None or a mapping .* got str"),
+    ({"grid": 1}, TypeError, r"grid must be None or a mapping .* got int"),
+    ({"grid": [("d", (4,))]}, TypeError, r"grid must be None or a mapping .* got list"),
+    ({"quick": __import__("numpy").array([True, False])}, TypeError,
+     r"quick must be a bool, got ndarray"),
+    ({"quick": "False"}, TypeError, r"quick must be a bool, got str"),
+    ({"quick": None}, TypeError, r"quick must be a bool, got NoneType"),
+    ({"seed": -1}, ValueError, r"seed must be >= 0, got -1"),
+    ({"sweep": 3}, TypeError, r"sweep must be a sweep name or a Sweep, got int"),
+])
+def test_sweep_cells_refuses_bad_arguments(kwargs, error, match):
+    args = {"sweep": TINY, "quick": True, **kwargs}
+    with pytest.raises(error, match=match):
+        sweep_cells(args.pop("sweep"), **args)
+
+
+def test_sweep_report_is_frozen(tmp_path):
+    import dataclasses
+
+    rep = _run(tmp_path / "store")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        rep.ran = 0
+
+
+_GD = {"d": 4, "r": 1, "eta_scale": 0.5, "trial": 0, "steps": 3, "seed": 0}
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"eta_scale": 1e300}, ValueError, r"eta_scale must be a finite real number in \(0, 10\]"),
+    ({"eta_scale": 0.0}, ValueError, r"eta_scale must be a finite real number in \(0, 10\]"),
+    ({"r": 5}, ValueError, r"r must be at most d = 4, got 5"),
+    ({"d": 10**9}, MemoryError, r"d = 1000000000, r = 1: the target T .* needs about"),
+    ({"d": 10**12}, ValueError, r"d = 1000000000000, r = 1: .* GiB"),
+    ({"steps": 0}, ValueError, r"steps must be >= 1, got 0"),
+    ({"seed": "abc"}, TypeError, r"seed must be an integer, got str"),
+])
+def test_quotient_gd_cell_refuses_bad_arguments(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        _sweep_defs.quotient_gd_cell(**{**_GD, **kwargs})
+
+
+def test_quotient_gd_cell_reports_divergence_inside_its_range():
+    """At the largest eta_scale allowed, the iteration diverges and says so (the nan loss is
+    the documented divergence record, with diverged = True), it does not fail."""
+    out = _sweep_defs.quotient_gd_cell(**{**_GD, "eta_scale": _sweep_defs.MAX_ETA_SCALE,
+                                          "steps": 200})
+    assert out["diverged"] is True and out["final_loss"] != out["final_loss"]
+
+
+_SEL = {"instance": 0, "log_inv_eps": 2.0, "d": 6, "m": 3, "instance_seed": 0}
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"log_inv_eps": 1e300}, ValueError,
+     r"log_inv_eps must be a finite real number in \(0, 1e\+06\], got 1e\+300"),
+    ({"log_inv_eps": 0.0}, ValueError, r"log_inv_eps must be a finite real number in \(0, 1e\+06\]"),
+    ({"m": 6}, ValueError, r"m must be <= d - 1 = 5, got 6"),
+    ({"d": 1}, ValueError, r"d must be >= 2, got 1"),
+    ({"instance": -1}, ValueError, r"instance must be >= 0, got -1"),
+])
+def test_selection_sweep_cell_refuses_bad_arguments(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        _sweep_defs.selection_sweep_cell(**{**_SEL, **kwargs})
+
+
+def test_selection_cell_at_its_largest_log_inv_eps_still_selects_the_min_trace_solution():
+    """At log(1/eps) = MAX_LOG_INV_EPS the limit is the minimum-trace solution to the rounding
+    of the start's offset (2.2e-16 * 1e6 ~ 2e-10 in log q; measured 5e-11 to 1e-10 on d = 24)."""
+    out = _sweep_defs.selection_cell(None, 0, d=6, m=3,
+                                     log_inv_eps=_sweep_defs.MAX_LOG_INV_EPS)
+    assert out["dist"] < 1e-8 and abs(out["trace_gap"]) < 1e-8 * out["min_trace"]
+    with pytest.raises(TypeError, match="give exactly one of eps or log_inv_eps"):
+        _sweep_defs.selection_cell(0.1, 0, d=6, m=3, log_inv_eps=2.0)
+    with pytest.raises(ValueError, match=r"eps must be a finite real number in \(0, 1\), got 1.0"):
+        _sweep_defs.selection_cell(1.0, 0, d=6, m=3)

@@ -622,3 +622,88 @@ def test_new_check_never_overwrites(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "already exist; nothing was written" in err and "mine_once.py" in err
     assert (tmp_path / "test_mine_once.py").read_text() == "# my own edits\n"
+
+
+# ------------------------------------------------------- bad arguments of the public check API
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"name": ""}, ValueError, r"name must be a non-empty str, got ''"),
+    ({"name": None}, TypeError, r"name must be a non-empty str, got NoneType"),
+    ({"name": 1}, TypeError, r"name must be a non-empty str, got int"),
+    ({"name": " x"}, ValueError, r"name must not start or end with whitespace"),
+    ({"claim": ""}, ValueError, r"claim must be a non-empty str, got ''"),
+    ({"claim": "   "}, ValueError, r"claim must be a non-empty str, got '   '"),
+    ({"claim": None}, TypeError, r"claim must be a non-empty str, got NoneType"),
+    ({"order": 2.5}, TypeError, r"order must be an integer, got float"),
+    ({"order": float("nan")}, TypeError, r"order must be an integer, got float"),
+    ({"order": "3"}, TypeError, r"order must be an integer, got str"),
+    ({"order": 1 + 0j}, TypeError, r"order must be an integer, got complex"),
+    ({"order": True}, TypeError, r"order must be an integer, got bool"),
+    ({"heavy": "False"}, TypeError, r"heavy must be a bool, got str"),
+    ({"heavy": None}, TypeError, r"heavy must be a bool, got NoneType"),
+    ({"heavy": 2}, TypeError, r"heavy must be a bool, got int"),
+])
+def test_register_refuses_bad_arguments_before_registering(kwargs, error, match):
+    args = {"name": "_tbadarg", "claim": "a claim", **kwargs}
+    before = dict(_base.REGISTRY)
+    with pytest.raises(error, match=match):
+        harness.register(args.pop("name"), args.pop("claim"), **args)
+    assert _base.REGISTRY == before
+
+
+def test_register_accepts_negative_order_and_numpy_bool():
+    """A negative order runs a check before the built-in ones (0 to 100): it is valid."""
+    import numpy as np
+
+    @harness.register("_tnegorder", "a claim", order=-7, heavy=np.bool_(False))
+    def run(ctx):  # pragma: no cover - only registered
+        raise AssertionError
+    try:
+        spec = _base.REGISTRY["_tnegorder"]
+        assert spec.order == -7 and spec.heavy is False
+    finally:
+        del _base.REGISTRY["_tnegorder"]
+
+
+@pytest.mark.parametrize("stem, error, match", [
+    ("", ValueError, r"stem must be a non-empty str usable as a file name"),
+    (None, TypeError, r"stem must be a non-empty str usable as a file name.*got NoneType"),
+    (1, TypeError, r"stem must be .* got int"),
+    ("a/b", ValueError, r"stem must be a file name without a suffix .* got 'a/b'"),
+    (".hidden", ValueError, r"stem must be a file name without a suffix"),
+])
+def test_figure_refuses_bad_stems(stem, error, match):
+    before = dict(_base.FIGURES)
+    with pytest.raises(error, match=match):
+        harness.figure(stem)
+    assert _base.FIGURES == before
+
+
+@pytest.mark.parametrize("fn", [harness.load_checks, harness.unload_checks])
+@pytest.mark.parametrize("source, error, match", [
+    (None, TypeError, r"source must be a non-empty str or os.PathLike .* got NoneType"),
+    (1, TypeError, r"source must be a non-empty str or os.PathLike .* got int"),
+    (b"x.py", TypeError, r"source must be .* got bytes"),
+    ("", ValueError, r"source must be a non-empty str or os.PathLike .* got ''"),
+])
+def test_load_checks_names_a_bad_source(fn, source, error, match):
+    with pytest.raises(error, match=match):
+        fn(source)
+
+
+def test_checks_registered_while_loading_a_file_are_still_checked(tmp_path):
+    """load_checks does not switch the checks of the file's own register calls off."""
+    path = tmp_path / "bad_order_checks.py"
+    path.write_text("from quadnet.harness import register\n"
+                    "@register('_tbadorder', 'a claim', order='3')\n"
+                    "def run(ctx):\n    pass\n")
+    try:
+        with pytest.raises(harness.CheckError, match=r"order must be an integer, got str"):
+            harness.load_checks(path)
+        assert "_tbadorder" not in _base.REGISTRY
+    finally:
+        harness.unload_checks(path)
+
+
+def test_load_checks_missing_file_names_source(tmp_path):
+    with pytest.raises(ValueError, match=r"--checks source: no such file '.*missing_checks\.py'"):
+        harness.load_checks(tmp_path / "missing_checks.py")

@@ -83,7 +83,7 @@ import numbers
 import sys
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import NamedTuple
 
 import numpy as np
@@ -486,9 +486,9 @@ def progress_bar(total: int | None, desc: str, enabled: bool, *, leave: bool = F
 # results
 
 
-@dataclass
+@dataclass(frozen=True)
 class SolverInfo:
-    """How one kernel solve went.
+    """How one kernel solve went (a frozen record).
 
     ``solver`` and ``storage`` used; ``n``; ``iterations`` (CG iterations of the slowest
     column, 0 for direct); ``cg_residual`` (largest CG residual ``‖r‖/‖y‖`` over columns at the
@@ -497,7 +497,8 @@ class SolverInfo:
     construction up to rounding); ``tol``; ``converged``; ``rank`` (RPCholesky rank);
     ``refinements`` (float32 storage: refinement sweeps after the first PCG solve); ``jitter``
     (added to ``λ`` by the direct solver, 0 if none); ``estimate`` (bytes); ``seconds``
-    (solve) and ``total_seconds`` (with the feature pass).
+    (solve) and ``total_seconds`` (with the feature pass); ``history`` (the largest CG
+    residual after each iteration, a tuple).
     """
 
     solver: str
@@ -514,7 +515,34 @@ class SolverInfo:
     estimate: int = 0
     seconds: float = 0.0
     total_seconds: float = 0.0
-    history: list = field(default_factory=list, repr=False)
+    history: tuple = field(default=(), repr=False)
+
+
+@dataclass
+class _SolveLog:
+    """The fields of :class:`SolverInfo`, filled one by one while a solve runs; :meth:`freeze`
+    gives the record returned to the caller."""
+
+    solver: str
+    storage: str
+    n: int
+    iterations: int = 0
+    cg_residual: float = float("nan")
+    residual: float = float("nan")
+    tol: float = float("nan")
+    converged: bool = True
+    rank: int = 0
+    refinements: int = 0
+    jitter: float = 0.0
+    estimate: int = 0
+    seconds: float = 0.0
+    total_seconds: float = 0.0
+    history: list = field(default_factory=list)
+
+    def freeze(self) -> SolverInfo:
+        values = {f.name: getattr(self, f.name) for f in fields(SolverInfo)}
+        values["history"] = tuple(float(h) for h in self.history)
+        return SolverInfo(**values)
 
 
 class KernelFit(NamedTuple):
@@ -840,7 +868,7 @@ def _pcg(op, prec, Y: np.ndarray, tol: float, max_iter: int, bar
 
 
 def _iterative(kr: KernelRows, Y: np.ndarray, ridge: float, storage: str, tol: float,
-               max_iter: int, rank: int, rng: np.random.Generator, bar, info: SolverInfo,
+               max_iter: int, rank: int, rng: np.random.Generator, bar, info: _SolveLog,
                x0: np.ndarray | None = None, features=None
                ) -> tuple[np.ndarray, FeatureSums | None]:
     """PCG (recompute storage), or PCG on float32 ``K`` inside mixed-precision iterative
@@ -929,7 +957,7 @@ def _fit(kernel: str, X: np.ndarray, Y: np.ndarray, M: np.ndarray, L: float, *, 
     kr = KernelRows(kernel, X, M, L)
     centre = agop == "centred"
     route = None if agop is None else "points"
-    info = SolverInfo(plan.solver, plan.storage, n, estimate=plan.estimate)
+    info = _SolveLog(plan.solver, plan.storage, n, estimate=plan.estimate)
     if plan.solver == "direct":
         bar = progress_bar(n, f"{desc} (direct)", progress)
         A, pred, sums, info.jitter = _direct(kr, Y, ridge, gamma, route, centre, bar)
@@ -959,7 +987,7 @@ def _fit(kernel: str, X: np.ndarray, Y: np.ndarray, M: np.ndarray, L: float, *, 
     F = sums.fact(M)
     G = sums.agop(M) if agop is not None else None
     info.total_seconds = time.perf_counter() - t0
-    return KernelFit(A, pred, F, G, info)
+    return KernelFit(A, pred, F, G, info.freeze())
 
 
 @validate_params(_table("kernel", "X", "M", "bandwidth") | {

@@ -16,7 +16,8 @@ import warnings
 
 import numpy as np
 
-from quadnet._validation import as_int, as_positive
+from quadnet._validation import (Integer, Optional, Real, Relation, as_int, as_positive,
+                                 memory_guard, validate_params)
 from quadnet.commuting.algebra import random_commuting_instance
 from quadnet.commuting.bregman import bregman_projection, min_trace_solution
 from quadnet.exceptions import DivergenceError, SpectralInitWarning
@@ -26,6 +27,8 @@ from quadnet.sensing.gaussian import GaussianSensing, relative_error
 from quadnet.sensing.recovery import CELL_MAX_ITER, SDP_SUCCESS_TOL, SUCCESS_TOL, recover
 
 __all__ = [
+    "MAX_ETA_SCALE",
+    "MAX_LOG_INV_EPS",
     "phase_transition_cell",
     "quotient_gd_cell",
     "recovery_sweep_cell",
@@ -34,28 +37,45 @@ __all__ = [
 ]
 
 
+#: Largest ``eta_scale`` of :func:`quotient_gd_cell`. Gradient descent with
+#: ``eta = eta_scale / ||T||_2`` already diverges from ``eta_scale = 1.5`` (every start tried,
+#: d = 3 to 30), so larger values only measure a divergence; far beyond, ``eta`` itself is
+#: absurd (``eta_scale = 1e300`` overflows the first step).
+MAX_ETA_SCALE = 10.0
+
+
+def _r_at_most_d(args) -> str | None:
+    return None if args["r"] <= args["d"] else f"r must be at most d = {args['d']}, got {args['r']}"
+
+
+def _quotient_gd_bytes(args) -> float:
+    # T = U* U*^T, the residual U U^T - T and the SVD of T (for ||T||_2): a few d x d arrays
+    d, r = args["d"], args["r"]
+    return 8.0 * (5.0 * d * d + 6.0 * d * r)
+
+
+@validate_params({"d": Integer(1), "r": Integer(1),
+                  "eta_scale": Real(0, MAX_ETA_SCALE, closed="right"), "trial": Integer(0),
+                  "steps": Integer(1), "seed": Integer(0)},
+                 relations=[Relation(("r", "d"), _r_at_most_d, "``r <= d``"),
+                            memory_guard(("d", "r"), _quotient_gd_bytes,
+                                         "the target T and the iterates (d x d float64)")])
 def quotient_gd_cell(d: int, r: int, eta_scale: float, trial: int, steps: int,
                      seed: int) -> dict[str, Scalar]:
     """Factor gradient descent on ``L(U) = 1/2 ||U U^T - T||_F^2``, ``T = U* U*^T`` (quadnet theory §2).
 
     ``U*`` and the start ``U_0`` are Gaussian ``d x r`` (``U_0`` scaled by 1/2) drawn from
-    ``seed``; the step is ``eta = eta_scale / ||T||_2``. Returns the final loss, the quotient
-    distance ``min_R ||U R - U*||_F`` relative to ``||U*||_F`` after ``steps`` steps, and whether
-    the iteration diverged (then the loss and distance are ``nan`` and ``diverged`` is true).
-    ``trial`` only labels the cell (the seed already differs between trials).
+    ``seed``; the step is ``eta = eta_scale / ||T||_2`` with ``eta_scale <= MAX_ETA_SCALE``.
+    Returns the final loss, the quotient distance ``min_R ||U R - U*||_F`` relative to
+    ``||U*||_F`` after ``steps`` steps, and whether the iteration diverged (then the loss and
+    distance are ``nan`` and ``diverged`` is true). ``trial`` only labels the cell (the seed
+    already differs between trials).
     """
     from quadnet.dynamics import gradient_descent
     from quadnet.geometry.manifold import PSDQuotient
     from quadnet.losses import FrobeniusLoss
 
-    d = as_int(d, "d", minimum=1)
-    r = as_int(r, "r", minimum=1)
-    if r > d:
-        raise ValueError(f"r must be at most d = {d}, got {r}")
-    steps = as_int(steps, "steps", minimum=1)
-    eta_scale = as_positive(eta_scale, "eta_scale")
-    trial = as_int(trial, "trial", minimum=0)
-    rng = np.random.default_rng(as_int(seed, "seed", minimum=0))
+    rng = np.random.default_rng(seed)
     U_star = rng.standard_normal((d, r))
     U0 = 0.5 * rng.standard_normal((d, r))
     T = U_star @ U_star.T
@@ -128,6 +148,30 @@ def _entropy(q: np.ndarray, w: np.ndarray) -> float:
     return float(np.sum(q[pos] * np.log(q[pos] / w[pos])) - q.sum())
 
 
+#: Largest ``log_inv_eps = log(1/eps)`` of the selection cells. The start enters the Bregman
+#: projection as ``log q0 = log w - log_inv_eps``, and its dual variables cancel that offset
+#: only to its rounding ``2.2e-16 * log_inv_eps``: the distance to the minimum-trace solution
+#: is ~1e-10 at 1e6 and ~1e-8 at 1e8 (three instances, d = 24, m = 6), and Newton no longer
+#: converges at 1e10. 1e6 (``eps = exp(-1e6)``) is far past the sweeps' 2**12.
+MAX_LOG_INV_EPS = 1e6
+
+_INSTANCE = random_commuting_instance.__quadnet_constraints__
+_SELECTION = {"d": _INSTANCE["d"], "m": _INSTANCE["m"],
+              "log_inv_eps": Real(0, MAX_LOG_INV_EPS, closed="right")}
+
+
+def _one_eps(args) -> str | None:
+    if (args["eps"] is None) == (args["log_inv_eps"] is None):
+        return "give exactly one of eps or log_inv_eps"
+    return None
+
+
+@validate_params({"eps": Optional(Real(0, 1, closed="neither")), "instance_seed": Integer(0),
+                  **_SELECTION, "log_inv_eps": Optional(_SELECTION["log_inv_eps"])},
+                 relations=[Relation(("eps", "log_inv_eps"), _one_eps,
+                                     "exactly one of ``eps`` and ``log_inv_eps``",
+                                     error=TypeError),
+                            *random_commuting_instance.__quadnet_relations__])
 def selection_cell(eps: float | None, instance_seed: int, *, d: int = 24, m: int = 6,
                    log_inv_eps: float | None = None) -> dict:
     r"""One cell of the small-initialisation sweep (quadnet theory §5): a pure function.
@@ -141,16 +185,7 @@ def selection_cell(eps: float | None, instance_seed: int, *, d: int = 24, m: int
     (``(H(q_mt) - H(q_eps)) / log(1/eps)``, which bounds ``trace_gap`` because
     ``D(q, eps 1) = H(q) + log(1/eps) tr q + const``), ``kkt_residual``, ``iterations``.
     """
-    if (eps is None) == (log_inv_eps is None):
-        raise TypeError("give exactly one of eps or log_inv_eps")
-    if eps is not None:
-        eps = as_positive(eps, "eps")
-        if eps >= 1:
-            raise ValueError(f"eps must be in (0, 1), got {eps}")
-        L = float(-np.log(eps))
-    else:
-        L = as_positive(log_inv_eps, "log_inv_eps")
-    instance_seed = as_int(instance_seed, "instance_seed", minimum=0)
+    L = float(-np.log(eps)) if eps is not None else log_inv_eps
     inst = random_commuting_instance(instance_seed, d, m)
     A, y, w = inst["spectra"], inst["y"], inst["w"]
     br = bregman_projection(A, y, log_q0=np.log(w) - L)
@@ -196,14 +231,14 @@ def recovery_sweep_cell(d: int, r: int, ratio: float, trial: int, init: str, met
 _RECOVERY_RESULTS = ("m", "n_h", "success", "rel_error", "iterations", "converged", "diverged")
 
 
+@validate_params({"instance": Integer(0), **_SELECTION, "instance_seed": Integer(0)},
+                 relations=random_commuting_instance.__quadnet_relations__)
 def selection_sweep_cell(instance: int, log_inv_eps: float, d: int, m: int,
                          instance_seed: int) -> dict[str, Scalar]:
     """One cell of the small-initialisation selection sweep (quadnet theory §5): the flow's limit
     from ``q0 = eps 1``, ``eps = exp(-log_inv_eps)``, against the minimum-trace interpolant, by
     :func:`selection_cell` (imported here, lazily). ``instance`` labels the
     random instance; its seed ``instance_seed`` is the cell seed (shared by all ``eps``)."""
-    as_int(instance, "instance", minimum=0)
-    instance_seed = as_int(instance_seed, "instance_seed", minimum=0)
     out = selection_cell(None, instance_seed, d=d, m=m, log_inv_eps=log_inv_eps)
     return {k: out[k] for k in _SELECTION_RESULTS}
 

@@ -51,7 +51,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from quadnet._validation import declare_params
 from quadnet.harness import checks as _checks
+from quadnet.harness._constraints import Source
 from quadnet.harness.checks import _base
 from quadnet.harness.checks._base import REGISTRY, CheckError, CheckResult, CheckSpec, origin_label
 
@@ -158,9 +160,9 @@ def _load_file(source: str) -> LoadResult:
     res = LoadResult(source, {"kind": "file", "path": str(path), "module": modname,
                               "sha256": _sha256(path)})
     if not path.is_file():
-        raise ValueError(f"--checks: no such file {source!r}")
+        raise ValueError(f"--checks source: no such file {source!r}")
     if path.suffix != ".py":
-        raise ValueError(f"--checks: {source!r} is not a Python file (.py)")
+        raise ValueError(f"--checks source: {source!r} is not a Python file (.py)")
     if not modname.isidentifier() or keyword.iskeyword(modname):
         res.errors.append(f"could not load {origin_label(res.origin)}: its name must be a "
                           f"Python module name (letters, digits and _), so that its cell "
@@ -215,7 +217,7 @@ def _load_module(source: str) -> LoadResult:
     if key in _LOADED:
         return _LOADED[key]
     if not all(part.isidentifier() for part in source.split(".")):
-        raise ValueError(f"--checks: {source!r} is neither a .py file nor a module name")
+        raise ValueError(f"--checks source: {source!r} is neither a .py file nor a module name")
     res = LoadResult(source, {"kind": "module", "module": source})
     before = source in sys.modules
     with _collecting() as pending:
@@ -224,7 +226,7 @@ def _load_module(source: str) -> LoadResult:
         except ModuleNotFoundError as exc:
             if exc.name is not None and (source == exc.name
                                          or source.startswith(exc.name + ".")):
-                raise ValueError(f"--checks: no file and no importable module {source!r} "
+                raise ValueError(f"--checks source: no file and no importable module {source!r} "
                                  f"({exc})") from None
             _import_failed(res, exc)
             module = None
@@ -239,6 +241,9 @@ def _load_module(source: str) -> LoadResult:
     return res
 
 
+_SOURCE = Source()
+
+
 def _load(source: str | os.PathLike) -> LoadResult:
     source = os.fspath(source)
     if not isinstance(source, str) or not source:
@@ -246,10 +251,15 @@ def _load(source: str | os.PathLike) -> LoadResult:
     return _load_file(source) if _is_file_source(source) else _load_module(source)
 
 
+# declared, checked inline: a validated wrapper would switch off the checks of the
+# ``register`` calls made while the user's file is imported (nested validation is skipped)
+@declare_params({"source": _SOURCE})
 def load_checks(source: str | os.PathLike) -> list[str]:
     """Load the checks (and their figure drawers and sweeps) of a file or module.
 
-    Loading the same source again does nothing and returns the same names.
+    Loading the same source again does nothing and returns the same names. A missing file,
+    or a name that is neither a file nor an importable module, is a ``ValueError``
+    (``--checks source: no such file ...``).
 
     Parameters
     ----------
@@ -264,8 +274,6 @@ def load_checks(source: str | os.PathLike) -> list[str]:
 
     Raises
     ------
-    ValueError
-        For a missing file, or a name that is neither a file nor an importable module.
     CheckError
         When the source raises on import (chained to that exception) or one of its checks
         has the name of another check (its other checks are registered); the message names
@@ -296,12 +304,13 @@ def load_checks(source: str | os.PathLike) -> list[str]:
     >>> unload_checks(folder / "doc_trace_checks.py")
     ['doc-trace']
     """
-    res = _load(source)
+    res = _load(_SOURCE.convert(source, "source", {}))
     if res.errors:
         raise CheckError("; ".join(res.errors)) from res.exception
     return list(res.checks)
 
 
+@declare_params({"source": _SOURCE})
 def unload_checks(source: str | os.PathLike) -> list[str]:
     """Forget what :func:`load_checks` loaded from ``source``: its checks, figure drawers,
     sweeps and module (so that an edited file can be loaded again, e.g. in a notebook).
@@ -323,7 +332,7 @@ def unload_checks(source: str | os.PathLike) -> list[str]:
     """
     from quadnet.harness.sweeps import SWEEPS
 
-    source = os.fspath(source)
+    source = _SOURCE.convert(source, "source", {})
     key = (("file", str(Path(source).expanduser().resolve())) if _is_file_source(source)
            else ("module", source))
     res = _LOADED.pop(key, None)

@@ -48,7 +48,8 @@ from pathlib import Path
 from typing import Any
 
 from quadnet.harness._store import RESULTS, Store, SweepStoreError
-from quadnet._validation import as_int
+from quadnet._validation import Boolean, Instance, Integer, as_int, validate_params
+from quadnet.harness._constraints import Grid
 
 from quadnet.exceptions import SweepCellError
 
@@ -300,16 +301,17 @@ def grid_tag(grid: Mapping[str, tuple] | None) -> str:
     return f"{_crc({k: list(v) for k, v in sorted((grid or {}).items())}):08x}"
 
 
+@validate_params({"sweep": Instance((str, Sweep), "a sweep name or a Sweep"),
+                  "quick": Boolean(), "seed": Integer(0), "grid": Grid()},
+                 finite_result=False)
 def sweep_cells(sweep: Sweep | str, *, quick: bool = False, seed: int = 0,
                 grid: Mapping[str, tuple] | None = None) -> list[dict]:
     """The cells of ``sweep`` in CSV order: ``[{"params": {...}, "seed": int}, ...]``.
 
-    ``grid`` replaces some axes of the quick or full grid (e.g. ``{"d": (20, 40)}``).
+    ``grid`` replaces some axes of the quick or full grid (e.g. ``{"d": (20, 40)}``); an
+    unknown axis name or a bad axis value is a ``ValueError`` naming it.
     """
-    if not isinstance(sweep, (str, Sweep)):
-        raise TypeError(f"sweep must be a sweep name or a Sweep, got {type(sweep).__name__}")
     sweep = get_sweep(sweep) if isinstance(sweep, str) else sweep
-    seed = as_int(seed, "seed", minimum=0)
     axes = _axes(sweep, quick, grid)
     keys = sweep.seed_keys if sweep.seed_keys is not None else tuple(axes)
     unknown = [k for k in keys if k not in axes]
@@ -590,10 +592,10 @@ def auto_chunk(n_todo: int, n_workers: int) -> int:
 
 
 # ---------------------------------------------------------------------- the driver
-@dataclass
+@dataclass(frozen=True)
 class SweepReport:
     """What :func:`run_sweep` did: the store, how many cells there are, how many were
-    already finished (skipped on resume) and how many ran now."""
+    already finished (skipped on resume) and how many ran now (a frozen record)."""
 
     store: Path
     n_cells: int

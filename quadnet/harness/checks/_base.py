@@ -44,6 +44,9 @@ from typing import Any
 
 import numpy as np
 
+from quadnet._validation import Boolean, Integer, validate_params
+from quadnet.harness._constraints import Text
+
 __all__ = [
     "FIGURES",
     "FIGURE_FORMATS",
@@ -200,7 +203,9 @@ class CheckResult:
     """What a check returns: its rows, free-form metrics and the figures it drew.
 
     ``figure_data`` holds, per figure stem, the JSON-able data its drawer needs (so a saved
-    report redraws the figure); ``figure_notes`` says why a figure was not written.
+    report redraws the figure); ``figure_notes`` says why a figure was not written. It is a
+    builder, mutable on purpose: :meth:`add`, :meth:`report`, :meth:`skip` and
+    :meth:`CheckContext.draw` fill it while the check runs.
 
     Parameters
     ----------
@@ -473,13 +478,15 @@ STYLE = {
 }
 
 
+@validate_params({"stem": Text(stem=True)}, finite_result=False)
 def figure(stem: str):
     """Decorator: register ``draw(data: dict) -> Figure`` as the drawer of figure ``stem``.
 
     The data is the JSON form stored in the report, so a saved report redraws the figure
     (``quadnet figures --from report.json``) with the same bytes as ``quadnet verify``.
     The drawer runs under ``STYLE`` with the Okabe & Ito (2008) colour cycle; a check
-    calls it through :meth:`CheckContext.draw`, never directly.
+    calls it through :meth:`CheckContext.draw`, never directly. A stem that another drawer
+    already has is a ``ValueError`` when the decorator is applied.
 
     Parameters
     ----------
@@ -491,11 +498,6 @@ def figure(stem: str):
     -------
     callable
         The decorator; it returns the drawer unchanged.
-
-    Raises
-    ------
-    ValueError
-        When another drawer already has this stem.
 
     Examples
     --------
@@ -759,7 +761,8 @@ class CheckContext:
     terminal: a log file, a batch job); ``name`` is the check being run (set by
     :meth:`activity`). ``figure_options`` (``width``, ``height``, ``style``, ``formats``;
     see :func:`quadnet.harness.draw_figure`) changes how figures are drawn; without it they
-    are the committed paper figures, PNG and PDF.
+    are the committed paper figures, PNG and PDF. It is mutable on purpose: :meth:`activity`
+    sets ``name`` for the duration of a check and :meth:`draw` appends to ``figure_errors``.
 
     Parameters
     ----------
@@ -1087,11 +1090,16 @@ def _origin_of(name: str) -> dict[str, Any]:
     return dict(spec.origin) if spec is not None else {"kind": "unknown"}
 
 
+@validate_params({"name": Text(), "claim": Text(), "order": Integer(), "heavy": Boolean()},
+                 finite_result=False)
 def register(name: str, claim: str, order: int = 100, *, heavy: bool = False):
     """Decorator: register ``run(ctx) -> CheckResult`` as the check ``name``.
 
     ``quadnet verify NAME`` then runs it like a built-in check: its rows go into the table,
     the JSON, Markdown and LaTeX reports, and its figures can be redrawn from a report.
+    A name that another check already has is a ``ValueError`` when the decorator is applied
+    (loaded through ``--checks`` or an entry point, the check is refused with an error naming
+    its file instead).
 
     Parameters
     ----------
@@ -1100,7 +1108,8 @@ def register(name: str, claim: str, order: int = 100, *, heavy: bool = False):
     claim : str
         One line saying what the check verifies (``quadnet verify --list`` shows it).
     order : int, optional
-        Checks run sorted by ``(order, name)``; the built-in ones use 0 to 100.
+        Checks run sorted by ``(order, name)``; the built-in ones use 0 to 100, so a
+        negative ``order`` runs a check before all of them.
     heavy : bool, optional
         Leave the check out of a plain ``quadnet verify`` (it runs when named, or with
         ``--all``): for checks whose full mode takes far longer than the others.
@@ -1109,12 +1118,6 @@ def register(name: str, claim: str, order: int = 100, *, heavy: bool = False):
     -------
     callable
         The decorator; it returns ``run`` unchanged.
-
-    Raises
-    ------
-    ValueError
-        When another check already has this name (loaded through ``--checks`` or an entry
-        point, the check is refused with an error naming its file instead).
 
     Examples
     --------
@@ -1132,7 +1135,7 @@ def register(name: str, claim: str, order: int = 100, *, heavy: bool = False):
     """
 
     def deco(fn: Callable[[CheckContext], CheckResult]):
-        spec = CheckSpec(name, claim, fn, order, _default_origin(fn), heavy=bool(heavy))
+        spec = CheckSpec(name, claim, fn, order, _default_origin(fn), heavy=heavy)
         if _PENDING is not None:
             _PENDING.append(spec)
             return fn
