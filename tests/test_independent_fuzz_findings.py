@@ -1,0 +1,105 @@
+"""Regression tests for the bad-input findings of the independent fuzzer
+(benchmarks/results/fuzz_independent_review.md) in the dynamics, losses, geometry, curvature,
+sensing and commuting layers: each asserts the exception type and that the message names the
+argument."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import quadnet as qn
+from quadnet.commuting import CommutingSensing, SpectralTrajectory
+
+T4 = np.diag([3.0, 2.0, 1.0, 0.5])
+U4 = 0.1 * np.random.default_rng(0).standard_normal((4, 2))
+TIMES = np.array([0.0, 0.5, 1.0])
+
+
+def frob():
+    return qn.FrobeniusLoss(T4)
+
+
+# ------------------------------------------------------------------------------- dynamics
+@pytest.mark.parametrize("flow, start", [(qn.gradient_flow, U4), (qn.predictor_flow, 0.01 * np.eye(4))])
+def test_flows_require_a_positive_atol(flow, start):
+    # atol = 0 gives a zero error weight to an exactly-zero state entry: no step is accepted
+    with pytest.raises(ValueError, match=r"atol must be finite and > 0, got 0.0"):
+        flow(frob(), start, TIMES, atol=0.0)
+
+
+@pytest.mark.parametrize("flow, start", [(qn.gradient_flow, U4), (qn.predictor_flow, 0.01 * np.eye(4))])
+def test_explicit_flow_over_an_endless_horizon_is_refused(flow, start):
+    with pytest.raises(ValueError, match=r"times spans 1e\+300 time units.*explicit method "
+                                         r"'DOP853'.*stiff method"):
+        flow(frob(), start, TIMES * 1e300)
+
+
+def test_a_large_start_that_contracts_is_not_refused_by_the_horizon_rule():
+    # the stiffness of U0 = 1e50 U is a transient (Q' ~ -4 Q^2): the run finishes
+    tr = qn.gradient_flow(frob(), 1e50 * U4, TIMES)
+    assert np.all(np.isfinite(tr.loss))
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: qn.gradient_flow(frob(), U4 * 1e300, TIMES), "U0"),
+    (lambda: qn.gradient_descent(frob(), U4 * 1e300, 0.01, 10), "U0"),
+    (lambda: qn.predictor_flow(frob(), np.eye(4) * 1e300, TIMES), "Q0"),
+])
+def test_starts_beyond_blowup_are_refused_naming_them(call, name):
+    with pytest.raises(ValueError, match=rf"{name} has entries up to .* beyond 1e\+100"):
+        call()
+
+
+@pytest.mark.parametrize("flow, start, name", [
+    (qn.gradient_flow, 0.1 * np.random.default_rng(0).standard_normal((4, 2)), "U0"),
+    (qn.predictor_flow, 0.01 * np.eye(4), "Q0")])
+def test_loose_tolerance_divergence_message_names_the_tolerances(flow, start, name):
+    # atol = 1e300 switches the error control off: the solver "succeeds" on a diverged state
+    V = np.random.default_rng(7).standard_normal((4, 2))
+    with pytest.raises(qn.DivergenceError, match=rf"diverged: .* the flow from {name} blows "
+                                                 r"up, or the tolerances \(rtol = 1e-08, atol "
+                                                 r"= 1e\+300\) are too loose"):
+        flow(qn.FrobeniusLoss(V @ V.T), start, TIMES, rtol=1e-8, atol=1e300)
+
+
+def test_gradient_descent_checks_callback_up_front():
+    with pytest.raises(TypeError, match=r"callback must be a callable callback\(k, U\), got int"):
+        qn.gradient_descent(frob(), U4, 0.01, 10, callback=3)
+    seen = []
+    qn.gradient_descent(frob(), U4, 0.01, 3, callback=lambda k, U: seen.append(k))
+    assert seen == [1, 2, 3]
+
+
+@pytest.mark.parametrize("kwargs, exc, match", [
+    (dict(t=[0.0, np.nan], U=np.ones((2, 2, 1)), loss=[0.0, 0.0]), ValueError, r"t has 1 non-finite"),
+    (dict(t="abc", U=None, loss=[0.0]), TypeError, r"t must be an array of real numbers"),
+    (dict(t=[0.0, 1.0], U=np.ones((3, 2, 1)), loss=[0.0, 0.0]), ValueError, r"U must have shape \(2, d, r\)"),
+    (dict(t=[0.0, 1.0], U=np.ones((2, 2, 1)), loss=[0.0]), ValueError, r"loss must have shape \(2,\)"),
+    (dict(t=[0.0, 1.0], U=np.ones((2, 2, 1)), loss=[0.0, np.inf]), ValueError, r"loss has 1 non-finite"),
+    (dict(t=[0.0, 1.0], U=np.ones((2, 2, 1)) * 1j, loss=[0.0, 0.0]), TypeError, r"U must be an array of real"),
+    (dict(t=[0.0, 1.0], U=None, loss=[0.0, 0.0]), ValueError, r"needs U \(factors\) or _Q"),
+    (dict(t=[0.0, 1.0], U=np.ones((2, 2, 1)), loss=[0.0, 0.0], info=3), TypeError, r"info must be a dict"),
+])
+def test_trajectory_checks_its_fields(kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        qn.Trajectory(**kwargs)
+
+
+def test_spectral_trajectory_checks_its_fields():
+    with pytest.raises(ValueError, match=r"q must have shape \(2, d\)"):
+        SpectralTrajectory([0.0, 1.0], np.ones((3, 2)), [0.0, 0.0])
+    with pytest.raises(ValueError, match=r"q has 1 non-finite"):
+        SpectralTrajectory([0.0, 1.0], [[1.0, np.nan], [1.0, 1.0]], [0.0, 0.0])
+    with pytest.raises(TypeError, match=r"t must be an array of real numbers"):
+        SpectralTrajectory("abc", np.ones((2, 2)), [0.0, 0.0])
+    with pytest.raises(ValueError, match=r"basis must have shape \(2, 2\)"):
+        SpectralTrajectory([0.0, 1.0], np.ones((2, 2)), [0.0, 0.0], basis=np.eye(3))
+
+
+def test_mirror_flow_refuses_a_start_whose_jacobian_is_beyond_blowup():
+    cs = CommutingSensing(np.eye(2), np.array([[1.0, 2.0]]), np.array([2.0]))
+    with pytest.raises(ValueError, match=r"q0 has entries up to 1e\+297, beyond 1e\+100"):
+        cs.mirror_flow(np.array([1e297, 1e297]), np.array([0.0, 1.0]))
+    with pytest.raises(ValueError, match=r"log_q0 has entries up to"):
+        cs.mirror_flow(log_q0=np.array([684.0, 684.0]), times=np.array([0.0, 1.0]))
