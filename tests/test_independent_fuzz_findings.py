@@ -103,3 +103,80 @@ def test_mirror_flow_refuses_a_start_whose_jacobian_is_beyond_blowup():
         cs.mirror_flow(np.array([1e297, 1e297]), np.array([0.0, 1.0]))
     with pytest.raises(ValueError, match=r"log_q0 has entries up to"):
         cs.mirror_flow(log_q0=np.array([684.0, 684.0]), times=np.array([0.0, 1.0]))
+
+
+# -------------------------------------------------------------------- losses and sensing
+def _losses():
+    import autograd.numpy as anp
+
+    return [qn.FrobeniusLoss(T4), qn.MeasurementLoss(np.stack([np.eye(4)] * 3), np.ones(3)),
+            qn.AutogradLoss(lambda Q: anp.sum(Q ** 2), d=4)]
+
+
+@pytest.mark.parametrize("loss", _losses(), ids=lambda L: type(L).__name__)
+@pytest.mark.parametrize("method", ["factor_value", "factor_gradient", "factor_hvp", "hvp_at"])
+def test_factor_methods_name_U_when_U_Ut_overflows(loss, method):
+    args = (U4 * 1e300, U4) if method == "factor_hvp" else (U4 * 1e300,)
+    with pytest.raises(ValueError, match=r"U has entries up to 1.*e\+299: the predictor U U\^T "
+                                         r"overflows float64; rescale U"):
+        getattr(loss, method)(*args)
+
+
+@pytest.mark.parametrize("method", ["factor_value", "factor_gradient", "factor_hvp",
+                                    "factor_value_and_gradient"])
+def test_gaussian_factor_methods_refuse_an_overflow_naming_U(method):
+    prob = qn.GaussianSensing.random(4, 2, 40, seed=0)
+    args = (U4 * 1e300, U4) if method == "factor_hvp" else (U4 * 1e300,)
+    with pytest.raises(ValueError, match=rf"GaussianSensing.{method}: the result overflows "
+                                         r"float64 at this U .*rescale U"):
+        getattr(prob, method)(*args)
+
+
+@pytest.mark.parametrize("loss", _losses()[:2] + [qn.GaussianSensing.random(4, 2, 40, seed=0)],
+                         ids=lambda L: type(L).__name__)
+def test_value_refuses_an_overflow_naming_Q(loss):
+    with pytest.raises(ValueError, match=r"\.value: the result overflows float64 at this Q "
+                                         r"\(max \|entry\| 1e\+300\)"):
+        loss.value(np.eye(4) * 1e300)
+
+
+def test_inner_loops_still_skip_the_result_check():
+    # the guard is a boundary check: nested (validated) callers see raw results and cost nothing
+    from quadnet._validation import _NESTED
+
+    prob = qn.GaussianSensing.random(4, 2, 40, seed=0)
+    tok = _NESTED.set(True)
+    try:
+        with np.errstate(all="ignore"):
+            assert not np.isfinite(prob.factor_value(U4 * 1e300))
+    finally:
+        _NESTED.reset(tok)
+
+
+@pytest.mark.parametrize("scale", [1e300, 1e-300])
+def test_population_inverse_refuses_a_factor_whose_scale_leaves_float64(scale):
+    U = np.array([[1.0, 0.0], [0.0, 2.0], [0.0, 0.0]])
+    with pytest.raises(ValueError, match=r"U has singular values in .* leave the float64 range"):
+        qn.PopulationInverse(U * scale)
+    with pytest.raises(ValueError, match=r"U has singular values in"):
+        qn.GaussianSensing.random(3, 2, 30, seed=0).default_preconditioner(U * scale)
+
+
+@pytest.mark.parametrize("Z, exc, match", [
+    ("abc", TypeError, r"Z must be an array of real numbers, got str"),
+    (None, TypeError, r"Z must be an array of real numbers, got NoneType"),
+    (np.ones((2, 3)), ValueError, r"Z has d = 2, but the PopulationInverse has d = 3"),
+    (np.ones((3, 1)), ValueError, r"Z has r = 1, but the PopulationInverse has r = 2"),
+    (np.ones((3, 2)) * 1j, TypeError, r"Z must be real"),
+    (np.full((3, 2), np.nan), ValueError, r"Z has 6 non-finite entries"),
+])
+def test_population_inverse_call_checks_Z(Z, exc, match):
+    P = qn.PopulationInverse(np.array([[1.0, 0.0], [0.0, 2.0], [0.0, 0.0]]))
+    with pytest.raises(exc, match=match):
+        P(Z)
+
+
+def test_effective_spectrum_refuses_an_array_preconditioner():
+    U = np.array([[1.0, 0.0], [0.0, 2.0], [0.0, 0.0]])
+    with pytest.raises(TypeError, match=r"preconditioner must be None, 'auto', a callable"):
+        qn.effective_spectrum(qn.FrobeniusLoss(np.eye(3)), U, preconditioner=np.eye(3))
