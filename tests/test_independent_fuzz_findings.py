@@ -180,3 +180,41 @@ def test_effective_spectrum_refuses_an_array_preconditioner():
     U = np.array([[1.0, 0.0], [0.0, 2.0], [0.0, 0.0]])
     with pytest.raises(TypeError, match=r"preconditioner must be None, 'auto', a callable"):
         qn.effective_spectrum(qn.FrobeniusLoss(np.eye(3)), U, preconditioner=np.eye(3))
+
+
+# ------------------------------------------------------------------------------- geometry
+@pytest.mark.parametrize("flag", ["exact", "return_residual"])
+@pytest.mark.parametrize("value", ["abc", "False", 2, 1.5, None, np.array([True, False])])
+def test_lift_flags_must_be_bools(flag, value):
+    M = qn.PSDQuotient(2, 2)
+    with pytest.raises(TypeError, match=rf"{flag} must be a bool, got"):
+        M.lift(np.eye(2), np.eye(2), **{flag: value})
+    assert isinstance(M.lift(np.eye(2), np.eye(2), **{flag: np.bool_(False)}), np.ndarray)
+
+
+def test_predictor_refuses_an_overflow_naming_U():
+    with pytest.raises(ValueError, match=r"predictor: U U\^T overflows float64 .* rescale U"):
+        qn.PSDQuotient(4, 2).predictor(U4 * 1e300)
+
+
+# ------------------------------------------------------------------------------ commuting
+def test_min_trace_interpolant_tol_has_a_floor():
+    loss = CommutingSensing(np.eye(2), np.array([[1.0, 2.0]]), np.array([2.0]))
+    with pytest.raises(ValueError, match=r"tol must be a finite real number in \[1e-14, 0.01\)"):
+        qn.commuting.min_trace_interpolant(loss, tol=1e-300)
+
+
+# ------------------------------------------------------------------------ frozen results
+def test_result_records_are_frozen():
+    from quadnet.commuting.bregman import BregmanResult, MinTraceResult
+    from quadnet.commuting.greedy import (GLRLResult, GLRLStage, LimitReport, MinTraceSDP,
+                                          SmallInitResult)
+    from quadnet.sensing.baselines import SDPResult
+    from quadnet.sensing.recovery import RecoveryResult
+
+    for cls in (BregmanResult, MinTraceResult, GLRLResult, GLRLStage, LimitReport, MinTraceSDP,
+                SmallInitResult, SDPResult, RecoveryResult):
+        assert cls.__dataclass_params__.frozen, cls.__name__
+    g = qn.commuting.greedy_low_rank_learning(qn.FrobeniusLoss(np.diag([3.0, 1.0, -1.0])), 3)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        g.status = "x"
