@@ -274,8 +274,9 @@ def gradient_flow(loss: Loss, U0, times, *, rtol: float = 1e-10, atol: float = 1
     ``method`` defaults to the 8th-order Dormand–Prince pair; ``rtol``/``atol`` are passed
     through. The state is ``vec(U)`` (row-major). Raises :class:`DivergenceError` if the
     integrator fails or the state blows up. An explicit ``method`` over more than
-    :data:`MAX_EXPLICIT_HORIZON` time scales of the flow at ``U0`` (``1 / ||D^2 L(U0)||``,
-    estimated from below) is refused up front as a ``ValueError`` naming ``times``.
+    ``quadnet.dynamics.MAX_EXPLICIT_HORIZON`` (1e8) time scales of the flow (``1 / ||D^2 L||``
+    estimated from below, the smaller of its values at ``U0`` and at the origin) is refused up
+    front as a ``ValueError`` naming ``times``: it would need at least that many steps.
     """
     t = times
     shape = U0.shape
@@ -309,8 +310,9 @@ def predictor_flow(loss: Loss, Q0, times, *, rtol: float = 1e-10, atol: float = 
     """The Riemannian flow written on predictors, ``Q' = -2 (S Q + Q S)``, integrated directly.
 
     An independent route to the projected factor flow (quadnet theory §2). As for
-    :func:`gradient_flow`, an explicit ``method`` over more than :data:`MAX_EXPLICIT_HORIZON`
-    time scales of the flow at ``Q0`` is refused (``ValueError`` naming ``times``).
+    :func:`gradient_flow`, an explicit ``method`` over more than
+    ``quadnet.dynamics.MAX_EXPLICIT_HORIZON`` (1e8) time scales of the flow is refused
+    (``ValueError`` naming ``times``).
     """
     t = times
     n = Q0.shape[0]
