@@ -25,6 +25,7 @@ from quadnet._validation import (
     Factor,
     Integer,
     IsCallable,
+    NonFiniteResultError,
     Optional,
     Options,
     Real,
@@ -653,6 +654,11 @@ def factorization_flow(target, U0, times) -> Trajectory:
         Y = sqrt_g[:, None] * Y
         Us[n, :, :k] = canonical_gauge(P @ Y)
     vals = np.array([0.5 * float(np.sum((U @ U.T - T) ** 2)) for U in Us])
+    if not (np.all(np.isfinite(vals)) and np.all(np.isfinite(Us))):
+        raise NonFiniteResultError(
+            f"factorization_flow: the flow's loss 1/2 ||Q - T||_F^2 overflows float64 (max |entry| "
+            f"of target {float(np.max(np.abs(T))):.3g}, of U0 {float(np.max(np.abs(U0))):.3g}); "
+            f"rescale target and U0")
     ell = np.abs(L[piv, np.arange(k)]) if k else np.empty(0)
     return Trajectory(t.copy(), Us, vals, {"method": "closed form", "pivots": piv,
                                            "pivot_norms": ell, "eigenvalues": lam, "rank": k})

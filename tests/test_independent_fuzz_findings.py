@@ -218,3 +218,11 @@ def test_result_records_are_frozen():
     g = qn.commuting.greedy_low_rank_learning(qn.FrobeniusLoss(np.diag([3.0, 1.0, -1.0])), 3)
     with pytest.raises(dataclasses.FrozenInstanceError):
         g.status = "x"
+
+
+@pytest.mark.parametrize("scale_T, scale_U", [(1e300, 1.0), (1.0, 1e300)])
+def test_factorization_flow_overflow_names_target_and_U0(scale_T, scale_U):
+    T = np.diag([2.0, 1.0, 0.0]) * scale_T
+    U0 = 1e-3 * np.array([[1.0, 0.0], [1.0, 1.0], [1.0, 2.0]]) * scale_U
+    with pytest.raises(ValueError, match=r"overflows float64 .*rescale target and U0"):
+        qn.factorization_flow(T, U0, [0.0, 0.5, 1.0])
