@@ -24,9 +24,12 @@ from quadnet._validation import (
     Converted,
     Factor,
     Integer,
+    IsCallable,
+    NonFiniteResultError,
     Optional,
     Options,
     Real,
+    Relation,
     Symmetric,
     TimeGrid,
     as_array,
@@ -68,6 +71,33 @@ class Trajectory:
     info: dict = field(default_factory=dict)
     _Q: np.ndarray | None = None
 
+    def __post_init__(self):
+        # checked once when built (a plain record: no count_validations entry, no wrapper)
+        t = _record_array(self.t, "t", 1)
+        n = t.shape[0]
+        if n == 0:
+            raise ValueError("t must have at least one entry, got shape (0,)")
+        loss = _record_array(self.loss, "loss", 1)
+        if loss.shape != (n,):
+            raise ValueError(f"loss must have shape ({n},) (one value per entry of t), got "
+                             f"{loss.shape}")
+        U = None if self.U is None else _record_array(self.U, "U", 3)
+        if U is not None and U.shape[0] != n:
+            raise ValueError(f"U must have shape ({n}, d, r) (one factor per entry of t), got "
+                             f"{U.shape}")
+        Q = None if self._Q is None else _record_array(self._Q, "_Q", 3)
+        if Q is not None and (Q.shape[0] != n or Q.shape[1] != Q.shape[2]):
+            raise ValueError(f"_Q must have shape ({n}, d, d) (one predictor per entry of t), "
+                             f"got {Q.shape}")
+        if U is not None and Q is not None and Q.shape[1] != U.shape[1]:
+            raise ValueError(f"_Q has d = {Q.shape[1]}, but U has d = {U.shape[1]}")
+        if U is None and Q is None and type(self).Q is Trajectory.Q:
+            raise ValueError("a Trajectory needs U (factors) or _Q (predictors); both are None")
+        if not isinstance(self.info, dict):
+            raise TypeError(f"info must be a dict, got {type(self.info).__name__}")
+        for name, value in (("t", t), ("loss", loss), ("U", U), ("_Q", Q)):
+            object.__setattr__(self, name, value)
+
     @property
     def Q(self) -> np.ndarray:
         if self._Q is not None:
@@ -87,6 +117,23 @@ class Trajectory:
 _check_loss = as_loss
 
 
+def _record_array(x, name: str, ndim: int) -> np.ndarray:
+    """A stored field of a trajectory as a finite float64 array with ``ndim`` dimensions."""
+    if isinstance(x, (str, bytes)) or x is None or isinstance(x, (bool, np.bool_)):
+        raise TypeError(f"{name} must be an array of real numbers, got {type(x).__name__}")
+    arr = np.asarray(x)
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool) \
+            or np.iscomplexobj(arr):
+        raise TypeError(f"{name} must be an array of real numbers, got dtype {arr.dtype}")
+    arr = arr.astype(np.float64, copy=False)
+    if arr.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        bad = int(arr.size - np.count_nonzero(np.isfinite(arr)))
+        raise ValueError(f"{name} has {bad} non-finite entries (NaN or inf)")
+    return arr
+
+
 def _diverged(U: np.ndarray) -> bool:
     return not np.all(np.isfinite(U)) or np.max(np.abs(U)) > BLOWUP
 
@@ -95,12 +142,84 @@ def _diverged(U: np.ndarray) -> bool:
 _POSITIVE = Real(0, None, closed="neither")
 #: The integrators of :func:`scipy.integrate.solve_ivp`.
 IVP_METHODS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
-_FLOW = {"loss": LOSS, "rtol": Real(0, 1, closed="neither"), "atol": Real(0, None, closed="left"),
+#: The explicit Runge--Kutta pairs among them: stable only for steps ``h <~ c / lambda``, with
+#: ``lambda`` the largest rate of the right-hand side's Jacobian.
+EXPLICIT_METHODS = ("RK45", "RK23", "DOP853")
+#: Largest ``(t_end - t_0) * lambda`` an explicit method is given (``lambda`` a lower bound on
+#: the Jacobian's norm at the start): it needs at least about that many steps, ~10 right-hand
+#: sides each, so 1e8 is already hours at any size and e.g. ``times * 1e300`` would never end.
+MAX_EXPLICIT_HORIZON = 1e8
+#: ``atol`` is required ``> 0``: with ``atol = 0`` the error weight ``rtol |y_i|`` of a state
+#: component that is exactly zero (an off-diagonal predictor entry, a zero factor row) is 0, so
+#: no step is ever accepted.
+_FLOW = {"loss": LOSS, "rtol": Real(0, 1, closed="neither"), "atol": _POSITIVE,
          "method": Options(*IVP_METHODS)}
 
 
+def _bounded_start(name: str) -> Relation:
+    """Refuse a start beyond :data:`BLOWUP`: its first recorded state would count as diverged."""
+    def check(args):
+        X = args[name]
+        m = float(np.max(np.abs(X))) if X.size else 0.0
+        if m > BLOWUP:
+            return (f"{name} has entries up to {m:.3g} in absolute value, beyond {BLOWUP:g}: "
+                    f"quadnet treats such states as diverged (quadnet.dynamics.BLOWUP); rescale "
+                    f"{name}")
+        return None
+    return Relation((name,), check, f"``{name}`` has entries of absolute value <= {BLOWUP:g}")
+
+
+class _NonFiniteRHS(ArithmeticError):
+    """Raised by a flow's right-hand side when it overflows (caught at the public boundary)."""
+
+
+def _rate(jvp, X: np.ndarray) -> float:
+    """A lower bound on the norm of the linear map ``jvp`` (a right-hand side's Jacobian): the
+    largest ``||jvp(E)|| / ||E||`` over ``E = X`` and ``E = `` all ones."""
+    rate = 0.0
+    for E in (X, np.ones_like(X)):
+        nE = float(np.linalg.norm(E))
+        if nE > 0:
+            with np.errstate(all="ignore"):
+                v = float(np.linalg.norm(jvp(E / nE)))
+            if np.isfinite(v):
+                rate = max(rate, v)
+    return rate
+
+
+def _check_horizon(t: np.ndarray, rate: float, method: str, what: str) -> None:
+    """Refuse an explicit integration over more than ``MAX_EXPLICIT_HORIZON`` time scales.
+
+    ``rate`` is the smaller of the Jacobian-norm bounds at the start and at the origin: a large
+    start contracts quickly (its stiffness is a transient, e.g. ``Q' ~ -4 Q^2``), and near the
+    origin and the critical points the flow settles at, the rate is that of the loss itself.
+    """
+    span = float(t[-1] - t[0])
+    if method in EXPLICIT_METHODS and span * rate > MAX_EXPLICIT_HORIZON:
+        raise ValueError(
+            f"times spans {span:.3g} time units, {span * rate:.3g} times the {what}'s time scale "
+            f"1/{rate:.3g}: the explicit method {method!r} would need at least that many steps "
+            f"(more than {MAX_EXPLICIT_HORIZON:g}); shorten times or use a stiff method "
+            f"('LSODA', 'BDF' or 'Radau')")
+
+
+def _failure(what: str, sol, t: np.ndarray, rtol: float, atol: float, start: str
+             ) -> DivergenceError:
+    """The :class:`DivergenceError` for a failed or diverged integration, with its cause."""
+    if sol is None or sol.success:
+        # the solver reached the end, but the state left the finite range on the way
+        return DivergenceError(
+            f"{what} diverged: the state became non-finite or larger than {BLOWUP:g} before "
+            f"t = {t[-1]:g}; the flow from {start} blows up, or the tolerances (rtol = {rtol:g}, "
+            f"atol = {atol:g}) are too loose to control the integration error")
+    return DivergenceError(f"{what} integration failed: {sol.message} (rtol = {rtol:g}, "
+                           f"atol = {atol:g}, times up to {t[-1]:g})")
+
+
 @validate_params({"loss": LOSS, "U0": Factor(full_rank=False), "eta": _POSITIVE,
-                  "steps": Integer(0), "record_every": Integer(1), "gtol": Optional(_POSITIVE)})
+                  "steps": Integer(0), "record_every": Integer(1), "gtol": Optional(_POSITIVE),
+                  "callback": Optional(IsCallable("a callable callback(k, U)"))},
+                 relations=[_bounded_start("U0")])
 def gradient_descent(loss: Loss, U0, eta: float, steps: int, *, record_every: int = 1,
                      gtol: float | None = None,
                      callback: Callable[[int, np.ndarray], None] | None = None) -> Trajectory:
@@ -147,50 +266,83 @@ def _times(times) -> np.ndarray:
     return t
 
 
-@validate_params(_FLOW | {"U0": Factor(full_rank=False), "times": TimeGrid()})
+@validate_params(_FLOW | {"U0": Factor(full_rank=False), "times": TimeGrid()},
+                 relations=[_bounded_start("U0")])
 def gradient_flow(loss: Loss, U0, times, *, rtol: float = 1e-10, atol: float = 1e-12,
                   method: str = "DOP853") -> Trajectory:
     """Factor gradient flow ``U' = -grad L(U)`` by :func:`scipy.integrate.solve_ivp`.
 
     ``method`` defaults to the 8th-order Dormand–Prince pair; ``rtol``/``atol`` are passed
     through. The state is ``vec(U)`` (row-major). Raises :class:`DivergenceError` if the
-    integrator fails or the state blows up.
+    integrator fails or the state blows up. An explicit ``method`` over more than
+    ``quadnet.dynamics.MAX_EXPLICIT_HORIZON`` (1e8) time scales of the flow (``1 / ||D^2 L||``
+    estimated from below, the smaller of its values at ``U0`` and at the origin) is refused up
+    front as a ``ValueError`` naming ``times``: it would need at least that many steps.
     """
     t = times
     shape = U0.shape
+    zero = np.zeros_like(U0)
+    rate = min(_rate(loss.hvp_at(U0), U0), _rate(loss.hvp_at(zero), U0))
+    _check_horizon(t, rate, method, "gradient flow")
 
     def rhs(_t, y):
-        return -loss.factor_gradient(y.reshape(shape)).reshape(-1)
+        out = -loss.factor_gradient(y.reshape(shape)).reshape(-1)
+        if not np.isfinite(out).all():
+            raise _NonFiniteRHS
+        return out
 
-    sol = solve_ivp(rhs, (t[0], t[-1]), U0.reshape(-1), method=method, t_eval=t,
-                    rtol=rtol, atol=atol)
-    if not sol.success or sol.y.shape[1] != t.size or _diverged(sol.y):
-        raise DivergenceError(f"gradient flow integration failed: {sol.message}")
+    try:
+        sol = solve_ivp(rhs, (t[0], t[-1]), U0.reshape(-1), method=method, t_eval=t,
+                        rtol=rtol, atol=atol)
+    except _NonFiniteRHS:
+        sol = None
+    if sol is None or not sol.success or sol.y.shape[1] != t.size or _diverged(sol.y):
+        raise _failure("gradient flow", sol, t, rtol, atol, "U0")
     Us = sol.y.T.reshape(t.size, *shape)
     vals = np.array([loss.factor_value(U) for U in Us])
     return Trajectory(t, Us, vals, {"nfev": sol.nfev, "method": method, "rtol": rtol,
                                     "atol": atol})
 
 
-@validate_params(_FLOW | {"Q0": Symmetric("d", psd=True), "times": TimeGrid()})
+@validate_params(_FLOW | {"Q0": Symmetric("d", psd=True), "times": TimeGrid()},
+                 relations=[_bounded_start("Q0")])
 def predictor_flow(loss: Loss, Q0, times, *, rtol: float = 1e-10, atol: float = 1e-12,
                    method: str = "DOP853") -> Trajectory:
     """The Riemannian flow written on predictors, ``Q' = -2 (S Q + Q S)``, integrated directly.
 
-    An independent route to the projected factor flow (quadnet theory §2).
+    An independent route to the projected factor flow (quadnet theory §2). As for
+    :func:`gradient_flow`, an explicit ``method`` over more than
+    ``quadnet.dynamics.MAX_EXPLICIT_HORIZON`` (1e8) time scales of the flow is refused
+    (``ValueError`` naming ``times``).
     """
     t = times
     n = Q0.shape[0]
+    def jvp_at(Q):   # H -> D[-2 (S Q + Q S)](Q)[H]
+        S = loss.gradient(Q)
+
+        def jvp(H):
+            P = loss.hessian_vector(Q, H) @ Q + S @ H
+            return -2.0 * (P + P.T)
+        return jvp
+
+    rate = min(_rate(jvp_at(Q0), Q0), _rate(jvp_at(np.zeros_like(Q0)), Q0))
+    _check_horizon(t, rate, method, "predictor flow")
 
     def rhs(_t, y):
         Q = y.reshape(n, n)
         SQ = loss.gradient(Q) @ Q
-        return (-2.0 * (SQ + SQ.T)).reshape(-1)
+        out = (-2.0 * (SQ + SQ.T)).reshape(-1)
+        if not np.isfinite(out).all():
+            raise _NonFiniteRHS
+        return out
 
-    sol = solve_ivp(rhs, (t[0], t[-1]), Q0.reshape(-1), method=method, t_eval=t,
-                    rtol=rtol, atol=atol)
-    if not sol.success or sol.y.shape[1] != t.size or _diverged(sol.y):
-        raise DivergenceError(f"predictor flow integration failed: {sol.message}")
+    try:
+        sol = solve_ivp(rhs, (t[0], t[-1]), Q0.reshape(-1), method=method, t_eval=t,
+                        rtol=rtol, atol=atol)
+    except _NonFiniteRHS:
+        sol = None
+    if sol is None or not sol.success or sol.y.shape[1] != t.size or _diverged(sol.y):
+        raise _failure("predictor flow", sol, t, rtol, atol, "Q0")
     Qs = sol.y.T.reshape(t.size, n, n)
     vals = np.array([loss.value(Q) for Q in Qs])
     return Trajectory(t, None, vals, {"nfev": sol.nfev, "method": method}, _Q=Qs)
@@ -502,6 +654,11 @@ def factorization_flow(target, U0, times) -> Trajectory:
         Y = sqrt_g[:, None] * Y
         Us[n, :, :k] = canonical_gauge(P @ Y)
     vals = np.array([0.5 * float(np.sum((U @ U.T - T) ** 2)) for U in Us])
+    if not (np.all(np.isfinite(vals)) and np.all(np.isfinite(Us))):
+        raise NonFiniteResultError(
+            f"factorization_flow: the flow's loss 1/2 ||Q - T||_F^2 overflows float64 (max |entry| "
+            f"of target {float(np.max(np.abs(T))):.3g}, of U0 {float(np.max(np.abs(U0))):.3g}); "
+            f"rescale target and U0")
     ell = np.abs(L[piv, np.arange(k)]) if k else np.empty(0)
     return Trajectory(t.copy(), Us, vals, {"method": "closed form", "pivots": piv,
                                            "pivot_norms": ell, "eigenvalues": lam, "rank": k})

@@ -13,6 +13,7 @@ paths (e.g. ``O(m d r)`` sensing losses).
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 
@@ -25,6 +26,7 @@ from quadnet._validation import (
     Factor,
     Integer,
     IsCallable,
+    NonFiniteResultError,
     Optional,
     Relation,
     Symmetric,
@@ -100,6 +102,36 @@ def stacked_directions(one: Callable[[np.ndarray], np.ndarray], shape: tuple[int
     return apply
 
 
+def finite_result(arg: str):
+    """Refuse a non-finite result of a public loss method called on finite ``arg`` (an overflow,
+    e.g. ``U * 1e300``) with a :class:`quadnet._validation.NonFiniteResultError` naming ``arg``.
+
+    Skipped when nested (inner loops check their own iterates against ``BLOWUP``), so an ODE
+    right-hand side or a descent step pays one context-variable read.
+    """
+
+    def deco(fn):
+        @functools.wraps(fn)
+        def wrapper(self, *args, **kwargs):
+            if nested():
+                return fn(self, *args, **kwargs)
+            with np.errstate(over="ignore", invalid="ignore"):
+                out = fn(self, *args, **kwargs)
+            vals = out if isinstance(out, tuple) else (out,)
+            if not all(np.all(np.isfinite(v)) for v in vals):
+                x = args[0] if args else kwargs.get(arg)
+                try:
+                    big = f" (max |entry| {float(np.max(np.abs(np.asarray(x, dtype=float)))):.3g})"
+                except (TypeError, ValueError):  # pragma: no cover - x was checked by fn
+                    big = ""
+                raise NonFiniteResultError(
+                    f"{type(self).__name__}.{fn.__name__}: the result overflows float64 at this "
+                    f"{arg}{big}; rescale {arg}")
+            return out
+        return wrapper
+    return deco
+
+
 #: The declared tables of the factor-level loss methods (checked inline, skipped when nested).
 FACTOR_U = Factor(full_rank=False)
 TANGENT_XI = Array(shape=("d", "r"))
@@ -166,12 +198,25 @@ class Loss(ABC):
             return xi
         return as_matrix(xi, "xi", shape=U.shape)
 
+    def _gram(self, U: np.ndarray) -> np.ndarray:
+        """``Q = U U^T``, refused naming ``U`` when it overflows (at the public boundary only)."""
+        if nested():
+            return U @ U.T
+        with np.errstate(over="ignore", invalid="ignore"):
+            Q = U @ U.T
+        if not np.all(np.isfinite(Q)):
+            raise NonFiniteResultError(
+                f"U has entries up to {float(np.max(np.abs(U))):.3g}: the predictor U U^T "
+                f"overflows float64; rescale U")
+        return Q
+
     def _sym_direction(self, H, name: str = "H") -> np.ndarray:
         if nested():
             return H
         return as_symmetric(H, name, self.d)
 
     @declare_params({"U": FACTOR_U})
+    @finite_result("U")
     def factor_value(self, U) -> float:
         """``L(U) = ell(U U^T)``.
 
@@ -184,9 +229,10 @@ class Loss(ABC):
         4.5
         """
         U = self._factor(U)
-        return float(self.value(U @ U.T))
+        return float(self.value(self._gram(U)))
 
     @declare_params({"U": FACTOR_U})
+    @finite_result("U")
     def factor_gradient(self, U) -> np.ndarray:
         """``grad L(U) = 2 S U``.
 
@@ -199,9 +245,10 @@ class Loss(ABC):
         [12.0, 0.0]
         """
         U = self._factor(U)
-        return 2.0 * self.gradient(U @ U.T) @ U
+        return 2.0 * self.gradient(self._gram(U)) @ U
 
     @declare_params({"U": FACTOR_U, "xi": TANGENT_XI})
+    @finite_result("U")
     def factor_hvp(self, U, xi) -> np.ndarray:
         """``D^2 L(U)[xi] = 2 S xi + 2 DS[xi U^T + U xi^T] U`` (one direction; see :meth:`hvp_at`).
 
@@ -240,7 +287,7 @@ class Loss(ABC):
         U = self._factor(U)
         if type(self).factor_hvp is not Loss.factor_hvp:
             return stacked_directions(lambda xi: self.factor_hvp(U, xi), U.shape)
-        Q = U @ U.T
+        Q = self._gram(U)
         S2 = 2.0 * self.gradient(Q)
 
         def one(xi: np.ndarray) -> np.ndarray:
@@ -319,6 +366,7 @@ class FrobeniusLoss(Loss):
         self.target = np.asarray(target, dtype=float)   # checked once (also when nested)
         self.d = self.target.shape[0]
 
+    @finite_result("Q")
     def value(self, Q) -> float:
         return 0.5 * float(np.sum((self._predictor(Q) - self.target) ** 2))
 
@@ -400,6 +448,7 @@ class MeasurementLoss(Loss):
         """``<A_i, Q> - y_i`` for each measurement."""
         return self._flat @ self._predictor(Q).reshape(-1) - self.y
 
+    @finite_result("Q")
     def value(self, Q) -> float:
         res = self.residual(Q)
         return float(res @ res) / (2 * self.m)

@@ -1137,7 +1137,7 @@ def test_validation_counts_in_one_gradient_descent_run():
     with count_validations() as seen:
         qn.gradient_descent(loss, U, 0.01, 200)
     assert sorted(n for _, n in seen) == sorted(["loss", "U0", "eta", "steps", "record_every",
-                                                 "gtol"])
+                                                 "gtol", "callback"])
 
 
 # ------------------------------------------------------------ regression tests (findings)
@@ -1147,7 +1147,7 @@ def test_validation_counts_in_one_gradient_descent_run():
     (lambda **k: qn.gradient_flow(frob(), U, [0.0, 0.1], **k), {"rtol": np.inf}, "rtol",
      r"rtol must be"),
     (lambda **k: qn.gradient_flow(frob(), U, [0.0, 0.1], **k), {"atol": -1.0}, "atol",
-     r"atol must be finite and >= 0"),
+     r"atol must be finite and > 0"),
     (lambda **k: qn.predictor_flow(frob(), PSD, [0.0, 0.1], **k), {"rtol": 1 + 1j}, "rtol",
      r"rtol must be a real number, got complex"),
     (lambda **k: qn.gradient_flow(frob(), U, **k), {"times": [0.0, -1.0]}, "times",

@@ -42,7 +42,7 @@ from quadnet._validation import (
     validate_params,
 )
 from quadnet.commuting.bregman import _EXP_MAX, _log_start, bregman_projection
-from quadnet.dynamics import Trajectory
+from quadnet.dynamics import Trajectory, _record_array
 from quadnet.exceptions import DivergenceError
 from quadnet.losses import Loss
 
@@ -83,9 +83,17 @@ class SpectralTrajectory(Trajectory):
     """
 
     def __init__(self, t, q, loss, info: dict | None = None, basis=None):
-        super().__init__(np.asarray(t, dtype=float), None, np.asarray(loss, dtype=float),
-                         {} if info is None else info)
-        self.q = np.asarray(q, dtype=float)
+        super().__init__(t, None, loss, {} if info is None else info)
+        q = _record_array(q, "q", 2)
+        if q.shape[0] != len(self.t):
+            raise ValueError(f"q must have shape ({len(self.t)}, d) (one row per entry of t), "
+                             f"got {q.shape}")
+        if basis is not None:
+            basis = _record_array(basis, "basis", 2)
+            if basis.shape != (q.shape[1], q.shape[1]):
+                raise ValueError(f"basis must have shape ({q.shape[1]}, {q.shape[1]}) (d from "
+                                 f"q), got {basis.shape}")
+        self.q = q
         self.basis = basis
 
     @property
@@ -262,6 +270,26 @@ _START = Relation(("q0", "log_q0"), _one_start,
                   "exactly one of ``q0`` (entries >= 0, one > 0) and ``log_q0`` is given, of "
                   "length ``d``")
 _VEC = Optional(Array(ndim=1))
+#: Largest start coordinate of the mirror flow: the flow's Jacobian ``-(4/m) A^T A diag(q)``
+#: scales with ``q``, and beyond ``1e100`` (quadnet.dynamics.BLOWUP, the divergence threshold of
+#: every flow) the stiff solvers no longer make progress.
+_Q0_MAX = 1e100
+
+
+def _bounded_flow_start(args) -> str | None:
+    q0, log_q0 = args["q0"], args["log_q0"]
+    if q0 is not None and q0.size and float(np.max(q0)) > _Q0_MAX:
+        return (f"q0 has entries up to {float(np.max(q0)):.3g}, beyond {_Q0_MAX:g}: the mirror "
+                f"flow's Jacobian grows with q0 and the integration cannot proceed; rescale q0")
+    if log_q0 is not None and log_q0.size and float(np.max(log_q0)) > np.log(_Q0_MAX):
+        return (f"log_q0 has entries up to {float(np.max(log_q0)):.4g}, beyond "
+                f"log(1e100) = {np.log(_Q0_MAX):.4g}: the mirror flow's Jacobian grows with "
+                f"q0 = exp(log_q0) and the integration cannot proceed")
+    return None
+
+
+_FLOW_START = Relation(("q0", "log_q0"), _bounded_flow_start,
+                       "the start ``q0`` (or ``exp(log_q0)``) has entries <= 1e100")
 #: Largest ``steps`` of :meth:`CommutingSensing.gradient_descent` (10^8 reduced steps run for
 #: minutes; 10^9 is a run without end).
 MAX_STEPS = 10**8
@@ -597,7 +625,7 @@ class CommutingSensing(Loss):
     @validate_params({"self": Bind(d="d"), "q0": _VEC, "times": TimeGrid(nonnegative=False),
                       "log_q0": _VEC, "rtol": Real(1e-13, 1, closed="left"), "atol": Real(0),
                       "method": Options(*IVP_METHODS)},
-                     relations=[_START])
+                     relations=[_START, _FLOW_START])
     def mirror_flow(self, q0=None, times=None, *, log_q0=None, rtol: float = 1e-10,
                     atol: float = 1e-12, method: str = "LSODA") -> SpectralTrajectory:
         r"""The reduced flow ``q' = -4 g(q) q``, integrated as ``d/dt log q = -4 g`` on the
@@ -661,7 +689,8 @@ class CommutingSensing(Loss):
             sol = solve_ivp(rhs, (t[0], t[-1]), z0[pos], method=method, t_eval=t, rtol=rtol,
                             atol=atol, **kw)
         if not sol.success or sol.y.shape[1] != t.size or not np.all(np.isfinite(sol.y)):
-            raise DivergenceError(f"mirror flow integration failed: {sol.message}")
+            raise DivergenceError(f"mirror flow integration failed: {sol.message} (times up to "
+                                  f"{t[-1]:g}, rtol = {rtol:g}, atol = {atol:g})")
         q = np.zeros((t.size, self.d))
         q[:, pos] = np.exp(np.minimum(sol.y.T, _EXP_MAX))
         loss = np.array([self._reduced_loss(qi) for qi in q])

@@ -62,7 +62,7 @@ _EXP_MAX = 700.0
 _LP_START_BELOW = -30.0
 
 
-@dataclass
+@dataclass(frozen=True)
 class BregmanResult:
     """Output of :func:`bregman_projection`.
 
@@ -135,7 +135,7 @@ class BregmanResult:
 CONVERGED_STATUSES = ("converged", "converged (tolerance floor)")
 
 
-@dataclass
+@dataclass(frozen=True)
 class MinTraceResult:
     """Output of :func:`min_trace_solution`.
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy.integrate import solve_ivp
@@ -58,7 +58,7 @@ __all__ = [
 ]
 
 
-@dataclass
+@dataclass(frozen=True)
 class LimitReport:
     """How a run towards a limit ended (all relative numbers are scale free).
 
@@ -96,7 +96,7 @@ class LimitReport:
     tail_exponent: float = math.nan
 
 
-@dataclass
+@dataclass(frozen=True)
 class SmallInitResult:
     """Limit of small-initialisation dynamics: ``Q`` (``d x d``), final factor ``U``, report."""
 
@@ -113,7 +113,7 @@ class SmallInitResult:
         return self.report.converged
 
 
-@dataclass
+@dataclass(frozen=True)
 class GLRLStage:
     """One GLRL step: the stationary point ``Q`` at width ``rank`` and how it was reached.
 
@@ -132,7 +132,7 @@ class GLRLStage:
     report: LimitReport
 
 
-@dataclass
+@dataclass(frozen=True)
 class GLRLResult:
     """GLRL end point ``Q`` with ``path`` (the stationary point at each rank) and ``stages``.
 
@@ -155,7 +155,7 @@ class GLRLResult:
         return self.U.shape[1]
 
 
-@dataclass
+@dataclass(frozen=True)
 class MinTraceSDP:
     """``argmin {tr Q : A(Q) = y, Q PSD}``: ``Q``, ``trace``, solver ``status``, ``residual``."""
 
@@ -333,7 +333,7 @@ class _Monitor:
                 status = "unbounded"
                 msg = (f"||Q|| keeps growing ({n[1]:.4g} -> {n[2]:.4g}) while the loss falls "
                        f"(ell/ell_0 = {rep.loss_rel:.2e}): no finite limit")
-        rep.status, rep.message = status, msg
+        self.last = rep = replace(rep, status=status, message=msg)
         return rep
 
 
@@ -586,10 +586,8 @@ def greedy_low_rank_learning(loss, d, *, eps: float = 1e-12, max_rank: int | Non
             neg_tol=neg_tol, degeneracy_tol=degeneracy_tol, loss_tol=loss_tol, rtol=rtol,
             max_stage_time=max_stage_time, progress=progress)
         rot = lambda Q: V @ Q @ V.T  # noqa: E731
-        out.Q, out.U, out.path = rot(out.Q), V @ out.U, [rot(Q) for Q in out.path]
-        for st in out.stages:
-            st.Q = rot(st.Q)
-        return out
+        return replace(out, Q=rot(out.Q), U=V @ out.U, path=[rot(Q) for Q in out.path],
+                       stages=[replace(st, Q=rot(st.Q)) for st in out.stages])
     Z = np.zeros((d, d))
     scale = max(float(np.linalg.norm(loss.gradient(Z), 2)), np.finfo(float).tiny)
     loss0 = max(float(loss.value(Z)), np.finfo(float).tiny)
@@ -652,7 +650,16 @@ def _measurement_rows(loss):
                     f"CommutingSensing or rank-one sensing loss), got {type(loss).__name__}")
 
 
-@validate_params({"loss": LOSS, "solver": CvxpySolver(), "tol": Real(0, 1e-2, closed="neither")})
+#: Smallest ``tol`` of :func:`min_trace_interpolant`: the conic solver's feasibility and gap
+#: tolerances. Its residuals are float64 sums of O(d^2) terms of size ~||y||, so they cannot get
+#: below ~ d^2 eps ~ 1e-14 (relative) on any instance; asked for less, CLARABEL's equilibrated
+#: KKT iterations never reach it and its eigen-decomposition of the cone step fails
+#: ("Eigval error", a Rust panic that no ``except Exception`` catches).
+MIN_TRACE_TOL_MIN = 1e-14
+
+
+@validate_params({"loss": LOSS, "solver": CvxpySolver(),
+                  "tol": Real(MIN_TRACE_TOL_MIN, 1e-2, closed="left")})
 def min_trace_interpolant(loss, *, solver: str = "CLARABEL", tol: float = 1e-10) -> MinTraceSDP:
     r"""``argmin { tr Q : <A_i, Q> = y_i, Q PSD }`` by cvxpy (imported lazily).
 

@@ -435,8 +435,8 @@ def _lobpcg_pairs(op: _EffectiveOperator, prec, X0, tol_abs, max_iter):
 
 
 def _preconditioner_value(value, name):
-    if value is None or callable(value) or value == "auto" or (
-            isinstance(value, str) and value in PRECONDITIONERS):
+    if value is None or callable(value) or (isinstance(value, str) and (
+            value == "auto" or value in PRECONDITIONERS)):
         return value
     raise (TypeError if not isinstance(value, str) else ValueError)(
         f"{name} must be None, 'auto', a callable or one of {sorted(PRECONDITIONERS)}, got "

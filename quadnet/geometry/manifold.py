@@ -40,6 +40,10 @@ __all__ = ["PSDQuotient", "align", "bures_wasserstein", "horizontal_dimension", 
 _F64 = np.dtype(np.float64)
 
 
+#: The inline check of the bool flags (a ``TypeError`` for ``'False'``, ``2``, ``None``...).
+_BOOLEAN = Boolean()
+
+
 def _finite(a: np.ndarray) -> bool:
     """All entries finite: one dot product (NaN/inf propagate into it), exact fallback."""
     v = a.ravel()
@@ -519,7 +523,14 @@ class PSDQuotient(Manifold):
         [[1.0, 2.0], [2.0, 4.0]]
         """
         U = self._point(U)
-        return U @ U.T
+        if nested():
+            return U @ U.T
+        with np.errstate(over="ignore", invalid="ignore"):
+            Q = U @ U.T
+        if not _finite(Q):
+            raise ValueError(f"predictor: U U^T overflows float64 (U has entries up to "
+                             f"{float(np.max(np.abs(U))):.3g}); rescale U")
+        return Q
 
     @declare_params({"U": _DR, "xi": _DR})
     def differential(self, U, xi) -> np.ndarray:
@@ -701,6 +712,10 @@ class PSDQuotient(Manifold):
         >>> xi.tolist(), res                                       # [[1, 0], [1, 0]], 3
         ([[1.0, 0.0], [1.0, 0.0]], 3.0)
         """
+        if type(exact) is not bool:
+            exact = _BOOLEAN.convert(exact, "exact", {})
+        if type(return_residual) is not bool:
+            return_residual = _BOOLEAN.convert(return_residual, "return_residual", {})
         U = self._point(U)
         Qdot = as_symmetric(Qdot, "Qdot", self.d)
         xi, res = _k.lift(_k.frame(U, self.rank_rtol), Qdot)

@@ -34,7 +34,7 @@ def _cvxpy():
     return cvxpy
 
 
-@dataclass
+@dataclass(frozen=True)
 class SDPResult:
     """Solution of the trace-minimisation SDP: ``Q`` (symmetric PSD), solver status.
 

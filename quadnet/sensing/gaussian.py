@@ -49,7 +49,7 @@ from quadnet._validation import (
     nested,
     validate_params,
 )
-from quadnet.losses import FACTOR_U, TANGENT_XI, Loss
+from quadnet.losses import FACTOR_U, TANGENT_XI, Loss, finite_result
 from quadnet.sensing.population import PopulationInverse
 
 from quadnet.exceptions import SpectralInitWarning
@@ -301,6 +301,7 @@ class GaussianSensing(Loss):
         return self._adjoint(self._measure(self._sym_direction(H)))
 
     # ------------------------------------------------------------ predictor level
+    @finite_result("Q")
     def value(self, Q) -> float:
         """``ell(Q) = (1/(2m)) ||A(Q) - y||^2``."""
         res = self.measure(Q) - self.y
@@ -323,12 +324,14 @@ class GaussianSensing(Loss):
         return XU, res
 
     @declare_params({"U": FACTOR_U})
+    @finite_result("U")
     def factor_value(self, U) -> float:
         """``L(U)`` in ``O(m d r)``."""
         _, res = self._residual(self._factor(U))
         return float(res @ res) / (2 * self.m)
 
     @declare_params({"U": FACTOR_U})
+    @finite_result("U")
     def factor_gradient(self, U) -> np.ndarray:
         """``grad L(U) = (2/m) X^T (res * (X U))`` in ``O(m d r)``."""
         XU, res = self._residual(self._factor(U))
@@ -336,6 +339,7 @@ class GaussianSensing(Loss):
         return self.X.T @ XU * (2.0 / self.m)
 
     @declare_params({"U": FACTOR_U})
+    @finite_result("U")
     def factor_value_and_gradient(self, U) -> tuple[float, np.ndarray]:
         """``(L(U), grad L(U))`` sharing the product ``X U`` (for quasi-Newton methods).
 
@@ -358,6 +362,7 @@ class GaussianSensing(Loss):
         return val, self.X.T @ XU * (2.0 / self.m)
 
     @declare_params({"U": FACTOR_U, "xi": TANGENT_XI})
+    @finite_result("U")
     def factor_hvp(self, U, xi) -> np.ndarray:
         """``D^2 L(U)[xi] = (2/m) X^T (res * (X xi) + a * (X U))``, ``a_i = 2 <(X xi)_i, (X U)_i>``.
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from quadnet._linalg import sym
-from quadnet._validation import RANK_RTOL, Array, Boolean, Factor, validate_params
+from quadnet._validation import RANK_RTOL, Array, Bind, Boolean, Factor, validate_params
 from quadnet.geometry.manifold import PSDQuotient
 
 __all__ = [
@@ -193,10 +193,16 @@ class PopulationInverse:
             raise ValueError(f"U is numerically rank deficient: sigma_min/sigma_max = "
                              f"{self.s[-1] / max(self.s[0], np.finfo(float).tiny):.3e} <= "
                              f"{RANK_RTOL:g}; the population inverse needs full column rank")
-        self.g = self.s**2
-        self.gsum = self.g[:, None] + self.g[None, :]
-        self.r = U.shape[1]
+        with np.errstate(over="ignore", under="ignore"):
+            self.g = self.s**2
+            self.gsum = self.g[:, None] + self.g[None, :]
+        if not (np.all(np.isfinite(self.gsum)) and self.g[-1] > 0):
+            raise ValueError(f"U has singular values in [{self.s[-1]:.3g}, {self.s[0]:.3g}]: "
+                             f"their squares (the population Hessian's scale) leave the float64 "
+                             f"range; rescale U")
+        self.d, self.r = U.shape
 
+    @validate_params({"self": Bind(d="d", r="r"), "Z": Array(shape=("d", "r"))})
     def __call__(self, Z: np.ndarray) -> np.ndarray:
         s, g, r = self.s, self.g, self.r
         Zt = Z @ self.Vt.T                           # xi V = W A + W_perp B

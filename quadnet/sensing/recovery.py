@@ -75,7 +75,7 @@ MAX_ITER_LIMIT = 10**6
 MAX_RESTARTS = 1000
 
 
-@dataclass
+@dataclass(frozen=True)
 class RecoveryResult:
     """Outcome of :func:`recover`.
 

@@ -1,0 +1,228 @@
+"""Regression tests for the bad-input findings of the independent fuzzer
+(benchmarks/results/fuzz_independent_review.md) in the dynamics, losses, geometry, curvature,
+sensing and commuting layers: each asserts the exception type and that the message names the
+argument."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import quadnet as qn
+from quadnet.commuting import CommutingSensing, SpectralTrajectory
+
+T4 = np.diag([3.0, 2.0, 1.0, 0.5])
+U4 = 0.1 * np.random.default_rng(0).standard_normal((4, 2))
+TIMES = np.array([0.0, 0.5, 1.0])
+
+
+def frob():
+    return qn.FrobeniusLoss(T4)
+
+
+# ------------------------------------------------------------------------------- dynamics
+@pytest.mark.parametrize("flow, start", [(qn.gradient_flow, U4), (qn.predictor_flow, 0.01 * np.eye(4))])
+def test_flows_require_a_positive_atol(flow, start):
+    # atol = 0 gives a zero error weight to an exactly-zero state entry: no step is accepted
+    with pytest.raises(ValueError, match=r"atol must be finite and > 0, got 0.0"):
+        flow(frob(), start, TIMES, atol=0.0)
+
+
+@pytest.mark.parametrize("flow, start", [(qn.gradient_flow, U4), (qn.predictor_flow, 0.01 * np.eye(4))])
+def test_explicit_flow_over_an_endless_horizon_is_refused(flow, start):
+    with pytest.raises(ValueError, match=r"times spans 1e\+300 time units.*explicit method "
+                                         r"'DOP853'.*stiff method"):
+        flow(frob(), start, TIMES * 1e300)
+
+
+def test_a_large_start_that_contracts_is_not_refused_by_the_horizon_rule():
+    # the stiffness of U0 = 1e50 U is a transient (Q' ~ -4 Q^2): the run finishes
+    tr = qn.gradient_flow(frob(), 1e50 * U4, TIMES)
+    assert np.all(np.isfinite(tr.loss))
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: qn.gradient_flow(frob(), U4 * 1e300, TIMES), "U0"),
+    (lambda: qn.gradient_descent(frob(), U4 * 1e300, 0.01, 10), "U0"),
+    (lambda: qn.predictor_flow(frob(), np.eye(4) * 1e300, TIMES), "Q0"),
+])
+def test_starts_beyond_blowup_are_refused_naming_them(call, name):
+    with pytest.raises(ValueError, match=rf"{name} has entries up to .* beyond 1e\+100"):
+        call()
+
+
+@pytest.mark.parametrize("flow, start, name", [
+    (qn.gradient_flow, 0.1 * np.random.default_rng(0).standard_normal((4, 2)), "U0"),
+    (qn.predictor_flow, 0.01 * np.eye(4), "Q0")])
+def test_loose_tolerance_divergence_message_names_the_tolerances(flow, start, name):
+    # atol = 1e300 switches the error control off: the solver "succeeds" on a diverged state
+    V = np.random.default_rng(7).standard_normal((4, 2))
+    with pytest.raises(qn.DivergenceError, match=rf"diverged: .* the flow from {name} blows "
+                                                 r"up, or the tolerances \(rtol = 1e-08, atol "
+                                                 r"= 1e\+300\) are too loose"):
+        flow(qn.FrobeniusLoss(V @ V.T), start, TIMES, rtol=1e-8, atol=1e300)
+
+
+def test_gradient_descent_checks_callback_up_front():
+    with pytest.raises(TypeError, match=r"callback must be a callable callback\(k, U\), got int"):
+        qn.gradient_descent(frob(), U4, 0.01, 10, callback=3)
+    seen = []
+    qn.gradient_descent(frob(), U4, 0.01, 3, callback=lambda k, U: seen.append(k))
+    assert seen == [1, 2, 3]
+
+
+@pytest.mark.parametrize("kwargs, exc, match", [
+    (dict(t=[0.0, np.nan], U=np.ones((2, 2, 1)), loss=[0.0, 0.0]), ValueError, r"t has 1 non-finite"),
+    (dict(t="abc", U=None, loss=[0.0]), TypeError, r"t must be an array of real numbers"),
+    (dict(t=[0.0, 1.0], U=np.ones((3, 2, 1)), loss=[0.0, 0.0]), ValueError, r"U must have shape \(2, d, r\)"),
+    (dict(t=[0.0, 1.0], U=np.ones((2, 2, 1)), loss=[0.0]), ValueError, r"loss must have shape \(2,\)"),
+    (dict(t=[0.0, 1.0], U=np.ones((2, 2, 1)), loss=[0.0, np.inf]), ValueError, r"loss has 1 non-finite"),
+    (dict(t=[0.0, 1.0], U=np.ones((2, 2, 1)) * 1j, loss=[0.0, 0.0]), TypeError, r"U must be an array of real"),
+    (dict(t=[0.0, 1.0], U=None, loss=[0.0, 0.0]), ValueError, r"needs U \(factors\) or _Q"),
+    (dict(t=[0.0, 1.0], U=np.ones((2, 2, 1)), loss=[0.0, 0.0], info=3), TypeError, r"info must be a dict"),
+])
+def test_trajectory_checks_its_fields(kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        qn.Trajectory(**kwargs)
+
+
+def test_spectral_trajectory_checks_its_fields():
+    with pytest.raises(ValueError, match=r"q must have shape \(2, d\)"):
+        SpectralTrajectory([0.0, 1.0], np.ones((3, 2)), [0.0, 0.0])
+    with pytest.raises(ValueError, match=r"q has 1 non-finite"):
+        SpectralTrajectory([0.0, 1.0], [[1.0, np.nan], [1.0, 1.0]], [0.0, 0.0])
+    with pytest.raises(TypeError, match=r"t must be an array of real numbers"):
+        SpectralTrajectory("abc", np.ones((2, 2)), [0.0, 0.0])
+    with pytest.raises(ValueError, match=r"basis must have shape \(2, 2\)"):
+        SpectralTrajectory([0.0, 1.0], np.ones((2, 2)), [0.0, 0.0], basis=np.eye(3))
+
+
+def test_mirror_flow_refuses_a_start_whose_jacobian_is_beyond_blowup():
+    cs = CommutingSensing(np.eye(2), np.array([[1.0, 2.0]]), np.array([2.0]))
+    with pytest.raises(ValueError, match=r"q0 has entries up to 1e\+297, beyond 1e\+100"):
+        cs.mirror_flow(np.array([1e297, 1e297]), np.array([0.0, 1.0]))
+    with pytest.raises(ValueError, match=r"log_q0 has entries up to"):
+        cs.mirror_flow(log_q0=np.array([684.0, 684.0]), times=np.array([0.0, 1.0]))
+
+
+# -------------------------------------------------------------------- losses and sensing
+def _losses():
+    import autograd.numpy as anp
+
+    return [qn.FrobeniusLoss(T4), qn.MeasurementLoss(np.stack([np.eye(4)] * 3), np.ones(3)),
+            qn.AutogradLoss(lambda Q: anp.sum(Q ** 2), d=4)]
+
+
+@pytest.mark.parametrize("loss", _losses(), ids=lambda L: type(L).__name__)
+@pytest.mark.parametrize("method", ["factor_value", "factor_gradient", "factor_hvp", "hvp_at"])
+def test_factor_methods_name_U_when_U_Ut_overflows(loss, method):
+    args = (U4 * 1e300, U4) if method == "factor_hvp" else (U4 * 1e300,)
+    with pytest.raises(ValueError, match=r"U has entries up to 1.*e\+299: the predictor U U\^T "
+                                         r"overflows float64; rescale U"):
+        getattr(loss, method)(*args)
+
+
+@pytest.mark.parametrize("method", ["factor_value", "factor_gradient", "factor_hvp",
+                                    "factor_value_and_gradient"])
+def test_gaussian_factor_methods_refuse_an_overflow_naming_U(method):
+    prob = qn.GaussianSensing.random(4, 2, 40, seed=0)
+    args = (U4 * 1e300, U4) if method == "factor_hvp" else (U4 * 1e300,)
+    with pytest.raises(ValueError, match=rf"GaussianSensing.{method}: the result overflows "
+                                         r"float64 at this U .*rescale U"):
+        getattr(prob, method)(*args)
+
+
+@pytest.mark.parametrize("loss", _losses()[:2] + [qn.GaussianSensing.random(4, 2, 40, seed=0)],
+                         ids=lambda L: type(L).__name__)
+def test_value_refuses_an_overflow_naming_Q(loss):
+    with pytest.raises(ValueError, match=r"\.value: the result overflows float64 at this Q "
+                                         r"\(max \|entry\| 1e\+300\)"):
+        loss.value(np.eye(4) * 1e300)
+
+
+def test_inner_loops_still_skip_the_result_check():
+    # the guard is a boundary check: nested (validated) callers see raw results and cost nothing
+    from quadnet._validation import _NESTED
+
+    prob = qn.GaussianSensing.random(4, 2, 40, seed=0)
+    tok = _NESTED.set(True)
+    try:
+        with np.errstate(all="ignore"):
+            assert not np.isfinite(prob.factor_value(U4 * 1e300))
+    finally:
+        _NESTED.reset(tok)
+
+
+@pytest.mark.parametrize("scale", [1e300, 1e-300])
+def test_population_inverse_refuses_a_factor_whose_scale_leaves_float64(scale):
+    U = np.array([[1.0, 0.0], [0.0, 2.0], [0.0, 0.0]])
+    with pytest.raises(ValueError, match=r"U has singular values in .* leave the float64 range"):
+        qn.PopulationInverse(U * scale)
+    with pytest.raises(ValueError, match=r"U has singular values in"):
+        qn.GaussianSensing.random(3, 2, 30, seed=0).default_preconditioner(U * scale)
+
+
+@pytest.mark.parametrize("Z, exc, match", [
+    ("abc", TypeError, r"Z must be an array of real numbers, got str"),
+    (None, TypeError, r"Z must be an array of real numbers, got NoneType"),
+    (np.ones((2, 3)), ValueError, r"Z has d = 2, but the PopulationInverse has d = 3"),
+    (np.ones((3, 1)), ValueError, r"Z has r = 1, but the PopulationInverse has r = 2"),
+    (np.ones((3, 2)) * 1j, TypeError, r"Z must be real"),
+    (np.full((3, 2), np.nan), ValueError, r"Z has 6 non-finite entries"),
+])
+def test_population_inverse_call_checks_Z(Z, exc, match):
+    P = qn.PopulationInverse(np.array([[1.0, 0.0], [0.0, 2.0], [0.0, 0.0]]))
+    with pytest.raises(exc, match=match):
+        P(Z)
+
+
+def test_effective_spectrum_refuses_an_array_preconditioner():
+    U = np.array([[1.0, 0.0], [0.0, 2.0], [0.0, 0.0]])
+    with pytest.raises(TypeError, match=r"preconditioner must be None, 'auto', a callable"):
+        qn.effective_spectrum(qn.FrobeniusLoss(np.eye(3)), U, preconditioner=np.eye(3))
+
+
+# ------------------------------------------------------------------------------- geometry
+@pytest.mark.parametrize("flag", ["exact", "return_residual"])
+@pytest.mark.parametrize("value", ["abc", "False", 2, 1.5, None, np.array([True, False])])
+def test_lift_flags_must_be_bools(flag, value):
+    M = qn.PSDQuotient(2, 2)
+    with pytest.raises(TypeError, match=rf"{flag} must be a bool, got"):
+        M.lift(np.eye(2), np.eye(2), **{flag: value})
+    assert isinstance(M.lift(np.eye(2), np.eye(2), **{flag: np.bool_(False)}), np.ndarray)
+
+
+def test_predictor_refuses_an_overflow_naming_U():
+    with pytest.raises(ValueError, match=r"predictor: U U\^T overflows float64 .* rescale U"):
+        qn.PSDQuotient(4, 2).predictor(U4 * 1e300)
+
+
+# ------------------------------------------------------------------------------ commuting
+def test_min_trace_interpolant_tol_has_a_floor():
+    loss = CommutingSensing(np.eye(2), np.array([[1.0, 2.0]]), np.array([2.0]))
+    with pytest.raises(ValueError, match=r"tol must be a finite real number in \[1e-14, 0.01\)"):
+        qn.commuting.min_trace_interpolant(loss, tol=1e-300)
+
+
+# ------------------------------------------------------------------------ frozen results
+def test_result_records_are_frozen():
+    from quadnet.commuting.bregman import BregmanResult, MinTraceResult
+    from quadnet.commuting.greedy import (GLRLResult, GLRLStage, LimitReport, MinTraceSDP,
+                                          SmallInitResult)
+    from quadnet.sensing.baselines import SDPResult
+    from quadnet.sensing.recovery import RecoveryResult
+
+    for cls in (BregmanResult, MinTraceResult, GLRLResult, GLRLStage, LimitReport, MinTraceSDP,
+                SmallInitResult, SDPResult, RecoveryResult):
+        assert cls.__dataclass_params__.frozen, cls.__name__
+    g = qn.commuting.greedy_low_rank_learning(qn.FrobeniusLoss(np.diag([3.0, 1.0, -1.0])), 3)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        g.status = "x"
+
+
+@pytest.mark.parametrize("scale_T, scale_U", [(1e300, 1.0), (1.0, 1e300)])
+def test_factorization_flow_overflow_names_target_and_U0(scale_T, scale_U):
+    T = np.diag([2.0, 1.0, 0.0]) * scale_T
+    U0 = 1e-3 * np.array([[1.0, 0.0], [1.0, 1.0], [1.0, 2.0]]) * scale_U
+    with pytest.raises(ValueError, match=r"overflows float64 .*rescale target and U0"):
+        qn.factorization_flow(T, U0, [0.0, 0.5, 1.0])
