@@ -678,8 +678,9 @@ class RecursiveFeatureMachine:
         when ``X_val``/``Y_val`` are given).
 
         ``callback(t, history)``, if given, is called once the machine fitted with ``M_t`` is
-        recorded (``history`` holds ``t + 1`` entries per list); a true return value stops the
-        fit there, with ``M_ = M_t`` (early stopping). ``n_iter_`` is the last ``t`` fitted.
+        recorded (``history`` holds ``t + 1`` entries per list), except for the last iteration
+        and for the one at which ``early_stopping`` ends the fit; a true return value stops the
+        fit there, with ``M_ = M_t``. ``n_iter_`` is the last ``t`` fitted.
 
         Examples
         --------
