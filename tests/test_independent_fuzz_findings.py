@@ -226,3 +226,66 @@ def test_factorization_flow_overflow_names_target_and_U0(scale_T, scale_U):
     U0 = 1e-3 * np.array([[1.0, 0.0], [1.0, 1.0], [1.0, 2.0]]) * scale_U
     with pytest.raises(ValueError, match=r"overflows float64 .*rescale target and U0"):
         qn.factorization_flow(T, U0, [0.0, 0.5, 1.0])
+
+
+# ----------------------------------------------------- geometry: Taylor checks, lyapunov_skew
+def _taylor_setup():
+    M = qn.PSDQuotient(4, 2)
+    rng = np.random.default_rng(0)
+    U = rng.standard_normal((4, 2))
+    T = rng.standard_normal((4, 4))
+    return M, qn.FrobeniusLoss(T + T.T), U, M.random_tangent_vector(U, 1)
+
+
+@pytest.mark.parametrize("check", [qn.geometry.check_gradient, qn.geometry.check_hessian])
+@pytest.mark.parametrize("scale, match", [
+    (0.0, r"xi must be a nonzero direction, got the zero matrix"),
+    (1e-300, r"xi is numerically zero at U: max\(ts\) \|\|xi\|\|_F = .* <= eps \|\|U\|\|_F"),
+])
+def test_taylor_checks_refuse_a_zero_direction_naming_xi(check, scale, match):
+    M, loss, U, xi = _taylor_setup()
+    with pytest.raises(ValueError, match=match):
+        check(M, loss, U, scale * xi)
+
+
+@pytest.mark.parametrize("check", [qn.geometry.check_gradient, qn.geometry.check_hessian])
+def test_taylor_checks_refuse_a_remainder_at_rounding_level_naming_xi_and_ts(check):
+    # |xi| = 1e-12 moves U, but the remainder (~ t^2 |xi|^2) never leaves rounding: no slope
+    M, loss, U, xi = _taylor_setup()
+    with pytest.raises(ValueError, match=rf"{check.__name__}: the Taylor remainder along xi is "
+                                         r"at rounding level .* steps ts, so no slope"):
+        check(M, loss, U, 1e-12 * xi / np.linalg.norm(xi))
+    # the same direction at unit length gives the expected slopes (2 and 3, theory §7)
+    out = check(M, loss, U, xi)
+    slope = out if check is qn.geometry.check_gradient else out["slope"]
+    assert slope > (1.9 if check is qn.geometry.check_gradient else 2.9)
+
+
+@pytest.mark.parametrize("errs", [np.zeros(8), np.logspace(-4, -1, 8) ** 3 * 1e-300])
+def test_taylor_slope_refuses_remainders_at_rounding_level_naming_errs(errs):
+    with pytest.raises(ValueError, match=r"errs: only 0 of the 8 remainders are above the "
+                                         r"rounding level 100 x floor = 1e-14"):
+        qn.geometry.taylor_slope(np.logspace(-4, -1, 8), errs, 1e-16)
+
+
+@pytest.mark.parametrize("eig, exc, match", [
+    ("abc", TypeError, r"eig must be None or the pair \(values, vectors\) .* got str"),
+    (np.nan, TypeError, r"eig must be None or the pair .* got float"),
+    (-1, TypeError, r"eig must be None or the pair .* got int"),
+    (np.eye(3), TypeError, r"eig must be None or the pair .* got ndarray"),
+    ([1.0, 2.0, 3.0], TypeError, r"eig must be None or the pair .* a sequence of length 3"),
+    ((np.ones(2), np.eye(2)), ValueError, r"eig must be \(values, vectors\) of shapes \(3,\) "
+                                          r"and \(3, 3\)"),
+    ((np.ones(3), np.full((3, 3), np.nan)), ValueError, r"eig\[1\] \(the eigenvectors\) has 9 "
+                                                        r"non-finite"),
+    ((np.array([3.0, 2.0, 1.0]), np.eye(3)), ValueError, r"eig\[0\] .* ascending order"),
+    ((np.ones(3), np.eye(3)), ValueError, r"eig is not an eigendecomposition of U\^T U"),
+])
+def test_lyapunov_skew_checks_eig(eig, exc, match):
+    U = np.random.default_rng(0).standard_normal((4, 3))
+    K = np.array([[0.0, 1.0, 2.0], [-1.0, 0.0, 3.0], [-2.0, -3.0, 0.0]])
+    with pytest.raises(exc, match=match):
+        qn.geometry.lyapunov_skew(U, K, eig)
+    # the documented use: eigh(U^T U) gives the same solution as eig=None
+    np.testing.assert_allclose(qn.geometry.lyapunov_skew(U, K, np.linalg.eigh(U.T @ U)),
+                               qn.geometry.lyapunov_skew(U, K), rtol=1e-12, atol=1e-14)
