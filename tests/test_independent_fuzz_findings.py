@@ -289,3 +289,23 @@ def test_lyapunov_skew_checks_eig(eig, exc, match):
     # the documented use: eigh(U^T U) gives the same solution as eig=None
     np.testing.assert_allclose(qn.geometry.lyapunov_skew(U, K, np.linalg.eigh(U.T @ U)),
                                qn.geometry.lyapunov_skew(U, K), rtol=1e-12, atol=1e-14)
+
+
+# ------------------------------------------------------------------------------ curvature
+def _minimiser():
+    U = np.zeros((4, 2))
+    U[0, 0], U[1, 1] = np.sqrt(3.0), np.sqrt(2.0)
+    return qn.FrobeniusLoss(np.diag([3.0, 2.0, 0.0, 0.0])), U
+
+
+@pytest.mark.parametrize("eta", [1e-300, 5e-324])
+def test_descent_contraction_with_a_vanishing_step_names_eta_and_max_steps(eta):
+    # 1 - eta lambda rounds to 1: the step count is ~ 1/(eta lambda) (or infinite), not a
+    # division by zero
+    loss, U = _minimiser()
+    with pytest.raises(ValueError, match=r"descent_contraction needs .* steps > max_steps = "
+                                         r"200000 .* raise max_steps or eta"):
+        qn.descent_contraction(loss, U, eta, decades=2.0, n_samples=50)
+    # a moderate step still measures the predicted contraction 1 - eta lambda_min
+    res = qn.descent_contraction(loss, U, 1e-3, decades=2.0, n_samples=50)
+    assert abs(res.contraction - (1 - 1e-3 * res.lambda_min)) < 1e-6

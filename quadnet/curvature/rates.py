@@ -474,10 +474,15 @@ def descent_contraction(loss: Loss, U, eta: float, *, amplitude: float = 1e-4,
     else:
         dominant, v, mu = "lambda_max", curv.v_max, mu_max
     predicted = abs(mu)
-    steps = math.ceil(decades * math.log(10.0) / -math.log(predicted))
-    if steps > max_steps:
-        raise ValueError(f"descent_contraction needs {steps} steps > max_steps = {max_steps} "
-                         f"(contraction {predicted:.8f} per step); raise max_steps or eta")
+    # -log|mu| per step; log1p keeps a tiny eta (1 - eta lambda rounding to 1) from giving 0
+    lam = l1 if dominant == "lambda_min" else lN
+    rate = -math.log1p(-eta * lam) if mu > 0 else -math.log(predicted)
+    need = decades * math.log(10.0) / rate if rate > 0 else math.inf
+    if need > max_steps:
+        raise ValueError(f"descent_contraction needs {need:.6g} steps > max_steps = {max_steps} "
+                         f"(per-step contraction |1 - eta lambda| with eta lambda = "
+                         f"{eta * lam:.6g}, eta = {eta:g}); raise max_steps or eta")
+    steps = math.ceil(need)
     every = max(1, steps // n_samples)
     e = _start(U, v, g, amplitude)
     ks, E = [0], [e.copy()]
