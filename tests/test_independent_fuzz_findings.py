@@ -309,3 +309,35 @@ def test_descent_contraction_with_a_vanishing_step_names_eta_and_max_steps(eta):
     # a moderate step still measures the predicted contraction 1 - eta lambda_min
     res = qn.descent_contraction(loss, U, 1e-3, decades=2.0, n_samples=50)
     assert abs(res.contraction - (1 - 1e-3 * res.lambda_min)) < 1e-6
+
+
+def _plane_setup():
+    M = qn.PSDQuotient(4, 2)
+    U = np.random.default_rng(0).standard_normal((4, 2))
+    return U, M.random_tangent_vector(U, 1), M.random_tangent_vector(U, 2)
+
+
+@pytest.mark.parametrize("scale", [1e300, 1e-300])
+def test_holonomy_does_not_depend_on_the_length_of_xi(scale):
+    # xi is normalised first: the loop is the same for any positive multiple of xi
+    U, xi, eta = _plane_setup()
+    ref, h = qn.geometry.holonomy(U, xi, eta, 0.1), qn.geometry.holonomy(U, scale * xi, eta, 0.1)
+    assert abs(h["angle"] - ref["angle"]) <= 1e-12 * abs(ref["angle"])
+    assert abs(h["K"] - ref["K"]) <= 1e-12 * ref["K"]
+
+
+@pytest.mark.parametrize("c", [1e120, 1e-120])
+def test_distance_expansion_curvature_scales_as_one_over_c_squared(c):
+    # K(c U) = K(U) / c^2 (the metric is homogeneous of degree 2 in U); the expansion's own
+    # relative error is <= 1e-5 (its docstring), the rescaling is exact in binary
+    U, xi, eta = _plane_setup()
+    K0 = qn.geometry.sectional_curvature(U, xi, eta)
+    assert abs(qn.geometry.distance_expansion_curvature(c * U, xi, eta) * c ** 2 / K0 - 1) < 1e-5
+
+
+@pytest.mark.parametrize("c", [1e300, 1e-300])
+def test_distance_expansion_curvature_refuses_a_curvature_outside_float64_naming_U(c):
+    U, xi, eta = _plane_setup()
+    with pytest.raises(ValueError, match=r"U has entries up to .*: its sectional curvature .* "
+                                         r"is outside the float64 range; rescale U"):
+        qn.geometry.distance_expansion_curvature(c * U, xi, eta)
