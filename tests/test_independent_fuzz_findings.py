@@ -341,3 +341,30 @@ def test_distance_expansion_curvature_refuses_a_curvature_outside_float64_naming
     with pytest.raises(ValueError, match=r"U has entries up to .*: its sectional curvature .* "
                                          r"is outside the float64 range; rescale U"):
         qn.geometry.distance_expansion_curvature(c * U, xi, eta)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda U: qn.effective_spectrum(frob(), U, k=1),
+     r"U has entries up to .*: the predictor U U\^T overflows float64; rescale U"),
+    (lambda U: qn.curvature.local_curvature(frob(), U),
+     r"U has entries up to .*: the predictor U U\^T overflows float64; rescale U"),
+    (lambda U: qn.curvature.gram_effective_spectrum(
+        qn.GaussianSensing.random(4, 2, 40, seed=0), U),
+     r"GaussianSensing.factor_gradient: the result overflows float64 at this U .*rescale U"),
+])
+def test_curvature_routines_refuse_an_overflowing_U_naming_it(call, match):
+    with pytest.raises(ValueError, match=match):
+        call(U4 * 1e300 + 1e300 * np.eye(4, 2))
+
+
+def test_local_curvature_relative_gradient_at_a_tiny_factor_is_finite():
+    # ||grad L(U)|| / (|lambda| ||U||) is scale-free near U = 0: grad ~ 2 S U, S -> -T, so the
+    # ratio at 1e-300 U equals the ratio at 1e-8 U (both in the U -> 0 limit) to 1e-8
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tiny = qn.curvature.local_curvature(frob(), 1e-300 * U4)
+        small = qn.curvature.local_curvature(frob(), 1e-8 * U4)
+    assert np.isfinite(tiny.relative_gradient)
+    assert abs(tiny.relative_gradient / small.relative_gradient - 1) < 1e-8
