@@ -368,3 +368,11 @@ def test_local_curvature_relative_gradient_at_a_tiny_factor_is_finite():
         small = qn.curvature.local_curvature(frob(), 1e-8 * U4)
     assert np.isfinite(tiny.relative_gradient)
     assert abs(tiny.relative_gradient / small.relative_gradient - 1) < 1e-8
+
+
+def test_mirror_flow_requires_a_positive_atol_like_the_other_flows():
+    cs = CommutingSensing(np.eye(2), np.array([[1.0, 2.0]]), np.array([2.0]))
+    with pytest.raises(ValueError, match=r"atol must be finite and > 0, got 0.0"):
+        cs.mirror_flow(np.array([1e-3, 1e-3]), np.array([0.0, 1.0]), atol=0.0)
+    tr = cs.mirror_flow(np.array([1e-3, 1e-3]), np.array([0.0, 1.0]), atol=1e-12)
+    assert np.all(np.isfinite(tr.q))
