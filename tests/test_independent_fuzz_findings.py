@@ -376,3 +376,15 @@ def test_mirror_flow_requires_a_positive_atol_like_the_other_flows():
         cs.mirror_flow(np.array([1e-3, 1e-3]), np.array([0.0, 1.0]), atol=0.0)
     tr = cs.mirror_flow(np.array([1e-3, 1e-3]), np.array([0.0, 1.0]), atol=1e-12)
     assert np.all(np.isfinite(tr.q))
+
+
+@pytest.mark.parametrize("e", [-300, -80, 30, 300])
+def test_bregman_projection_converges_at_extreme_measurement_scales(e):
+    # q(c y; q0) is solved as c q(y'; q0 / c) at max|y'| ~ 1 (the same nu); before, y * 1e-80
+    # did not converge and y * 1e30 was misreported infeasible
+    A = np.array([[1.0, 1.0, 2.0], [0.5, 1.0, 0.0]])
+    y = np.array([2.0, 1.0]) * 10.0 ** e
+    r = qn.bregman_projection(A, y, np.ones(3))
+    assert r.converged
+    assert np.max(np.abs(A @ r.q - y)) <= 1e-12 * np.max(np.abs(y))
+    assert np.all(np.isfinite(r.log_q[r.q > 0]))
