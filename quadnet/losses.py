@@ -342,6 +342,18 @@ LOSS = Converted(as_loss, "an object implementing the quadnet.Loss protocol",
                  bad=[("int", 3), ("None", None), ("string", "loss")], dims={"d": "d"})
 
 
+def _gradient_finite(a) -> None:
+    """One public ``loss.factor_gradient(U)``: its own checks refuse an overflowing ``U U^T`` or
+    gradient naming ``U`` (e.g. ``U * 1e300``), before a solver meets the NaNs."""
+    a["loss"].factor_gradient(a["U"])
+
+
+#: The relation of a curvature routine's ``loss`` and ``U``: the gradient at ``U`` is finite.
+GRADIENT_FINITE = Relation(("loss", "U"), _gradient_finite,
+                           "``loss.factor_gradient(U)`` is finite (``U U^T`` and the gradient "
+                           "do not overflow)")
+
+
 class FrobeniusLoss(Loss):
     r"""``ell(Q) = 1/2 ||Q - T||_F^2`` for a symmetric target ``T``: ``S = Q - T``, ``DS[H] = H``.
 

@@ -226,3 +226,165 @@ def test_factorization_flow_overflow_names_target_and_U0(scale_T, scale_U):
     U0 = 1e-3 * np.array([[1.0, 0.0], [1.0, 1.0], [1.0, 2.0]]) * scale_U
     with pytest.raises(ValueError, match=r"overflows float64 .*rescale target and U0"):
         qn.factorization_flow(T, U0, [0.0, 0.5, 1.0])
+
+
+# ----------------------------------------------------- geometry: Taylor checks, lyapunov_skew
+def _taylor_setup():
+    M = qn.PSDQuotient(4, 2)
+    rng = np.random.default_rng(0)
+    U = rng.standard_normal((4, 2))
+    T = rng.standard_normal((4, 4))
+    return M, qn.FrobeniusLoss(T + T.T), U, M.random_tangent_vector(U, 1)
+
+
+@pytest.mark.parametrize("check", [qn.geometry.check_gradient, qn.geometry.check_hessian])
+@pytest.mark.parametrize("scale, match", [
+    (0.0, r"xi must be a nonzero direction, got the zero matrix"),
+    (1e-300, r"xi is numerically zero at U: max\(ts\) \|\|xi\|\|_F = .* <= eps \|\|U\|\|_F"),
+])
+def test_taylor_checks_refuse_a_zero_direction_naming_xi(check, scale, match):
+    M, loss, U, xi = _taylor_setup()
+    with pytest.raises(ValueError, match=match):
+        check(M, loss, U, scale * xi)
+
+
+@pytest.mark.parametrize("check", [qn.geometry.check_gradient, qn.geometry.check_hessian])
+def test_taylor_checks_refuse_a_remainder_at_rounding_level_naming_xi_and_ts(check):
+    # |xi| = 1e-12 moves U, but the remainder (~ t^2 |xi|^2) never leaves rounding: no slope
+    M, loss, U, xi = _taylor_setup()
+    with pytest.raises(ValueError, match=rf"{check.__name__}: the Taylor remainder along xi is "
+                                         r"at rounding level .* steps ts, so no slope"):
+        check(M, loss, U, 1e-12 * xi / np.linalg.norm(xi))
+    # the same direction at unit length gives the expected slopes (2 and 3, theory §7)
+    out = check(M, loss, U, xi)
+    slope = out if check is qn.geometry.check_gradient else out["slope"]
+    assert slope > (1.9 if check is qn.geometry.check_gradient else 2.9)
+
+
+@pytest.mark.parametrize("errs", [np.zeros(8), np.logspace(-4, -1, 8) ** 3 * 1e-300])
+def test_taylor_slope_refuses_remainders_at_rounding_level_naming_errs(errs):
+    with pytest.raises(ValueError, match=r"errs: only 0 of the 8 remainders are above the "
+                                         r"rounding level 100 x floor = 1e-14"):
+        qn.geometry.taylor_slope(np.logspace(-4, -1, 8), errs, 1e-16)
+
+
+@pytest.mark.parametrize("eig, exc, match", [
+    ("abc", TypeError, r"eig must be None or the pair \(values, vectors\) .* got str"),
+    (np.nan, TypeError, r"eig must be None or the pair .* got float"),
+    (-1, TypeError, r"eig must be None or the pair .* got int"),
+    (np.eye(3), TypeError, r"eig must be None or the pair .* got ndarray"),
+    ([1.0, 2.0, 3.0], TypeError, r"eig must be None or the pair .* a sequence of length 3"),
+    ((np.ones(2), np.eye(2)), ValueError, r"eig must be \(values, vectors\) of shapes \(3,\) "
+                                          r"and \(3, 3\)"),
+    ((np.ones(3), np.full((3, 3), np.nan)), ValueError, r"eig\[1\] \(the eigenvectors\) has 9 "
+                                                        r"non-finite"),
+    ((np.array([3.0, 2.0, 1.0]), np.eye(3)), ValueError, r"eig\[0\] .* ascending order"),
+    ((np.ones(3), np.eye(3)), ValueError, r"eig is not an eigendecomposition of U\^T U"),
+])
+def test_lyapunov_skew_checks_eig(eig, exc, match):
+    U = np.random.default_rng(0).standard_normal((4, 3))
+    K = np.array([[0.0, 1.0, 2.0], [-1.0, 0.0, 3.0], [-2.0, -3.0, 0.0]])
+    with pytest.raises(exc, match=match):
+        qn.geometry.lyapunov_skew(U, K, eig)
+    # the documented use: eigh(U^T U) gives the same solution as eig=None
+    np.testing.assert_allclose(qn.geometry.lyapunov_skew(U, K, np.linalg.eigh(U.T @ U)),
+                               qn.geometry.lyapunov_skew(U, K), rtol=1e-12, atol=1e-14)
+
+
+# ------------------------------------------------------------------------------ curvature
+def _minimiser():
+    U = np.zeros((4, 2))
+    U[0, 0], U[1, 1] = np.sqrt(3.0), np.sqrt(2.0)
+    return qn.FrobeniusLoss(np.diag([3.0, 2.0, 0.0, 0.0])), U
+
+
+@pytest.mark.parametrize("eta", [1e-300, 5e-324])
+def test_descent_contraction_with_a_vanishing_step_names_eta_and_max_steps(eta):
+    # 1 - eta lambda rounds to 1: the step count is ~ 1/(eta lambda) (or infinite), not a
+    # division by zero
+    loss, U = _minimiser()
+    with pytest.raises(ValueError, match=r"descent_contraction needs .* steps > max_steps = "
+                                         r"200000 .* raise max_steps or eta"):
+        qn.descent_contraction(loss, U, eta, decades=2.0, n_samples=50)
+    # a moderate step still measures the predicted contraction 1 - eta lambda_min
+    res = qn.descent_contraction(loss, U, 1e-3, decades=2.0, n_samples=50)
+    assert abs(res.contraction - (1 - 1e-3 * res.lambda_min)) < 1e-6
+
+
+def _plane_setup():
+    M = qn.PSDQuotient(4, 2)
+    U = np.random.default_rng(0).standard_normal((4, 2))
+    return U, M.random_tangent_vector(U, 1), M.random_tangent_vector(U, 2)
+
+
+@pytest.mark.parametrize("scale", [1e300, 1e-300])
+def test_holonomy_does_not_depend_on_the_length_of_xi(scale):
+    # xi is normalised first: the loop is the same for any positive multiple of xi
+    U, xi, eta = _plane_setup()
+    ref, h = qn.geometry.holonomy(U, xi, eta, 0.1), qn.geometry.holonomy(U, scale * xi, eta, 0.1)
+    assert abs(h["angle"] - ref["angle"]) <= 1e-12 * abs(ref["angle"])
+    assert abs(h["K"] - ref["K"]) <= 1e-12 * ref["K"]
+
+
+@pytest.mark.parametrize("c", [1e120, 1e-120])
+def test_distance_expansion_curvature_scales_as_one_over_c_squared(c):
+    # K(c U) = K(U) / c^2 (the metric is homogeneous of degree 2 in U); the expansion's own
+    # relative error is <= 1e-5 (its docstring), the rescaling is exact in binary
+    U, xi, eta = _plane_setup()
+    K0 = qn.geometry.sectional_curvature(U, xi, eta)
+    assert abs(qn.geometry.distance_expansion_curvature(c * U, xi, eta) * c ** 2 / K0 - 1) < 1e-5
+
+
+@pytest.mark.parametrize("c", [1e300, 1e-300])
+def test_distance_expansion_curvature_refuses_a_curvature_outside_float64_naming_U(c):
+    U, xi, eta = _plane_setup()
+    with pytest.raises(ValueError, match=r"U has entries up to .*: its sectional curvature .* "
+                                         r"is outside the float64 range; rescale U"):
+        qn.geometry.distance_expansion_curvature(c * U, xi, eta)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda U: qn.effective_spectrum(frob(), U, k=1),
+     r"U has entries up to .*: the predictor U U\^T overflows float64; rescale U"),
+    (lambda U: qn.curvature.local_curvature(frob(), U),
+     r"U has entries up to .*: the predictor U U\^T overflows float64; rescale U"),
+    (lambda U: qn.curvature.gram_effective_spectrum(
+        qn.GaussianSensing.random(4, 2, 40, seed=0), U),
+     r"GaussianSensing.factor_gradient: the result overflows float64 at this U .*rescale U"),
+])
+def test_curvature_routines_refuse_an_overflowing_U_naming_it(call, match):
+    with pytest.raises(ValueError, match=match):
+        call(U4 * 1e300 + 1e300 * np.eye(4, 2))
+
+
+def test_local_curvature_relative_gradient_at_a_tiny_factor_is_finite():
+    # ||grad L(U)|| / (|lambda| ||U||) is scale-free near U = 0: grad ~ 2 S U, S -> -T, so the
+    # ratio at 1e-300 U equals the ratio at 1e-8 U (both in the U -> 0 limit) to 1e-8
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tiny = qn.curvature.local_curvature(frob(), 1e-300 * U4)
+        small = qn.curvature.local_curvature(frob(), 1e-8 * U4)
+    assert np.isfinite(tiny.relative_gradient)
+    assert abs(tiny.relative_gradient / small.relative_gradient - 1) < 1e-8
+
+
+def test_mirror_flow_requires_a_positive_atol_like_the_other_flows():
+    cs = CommutingSensing(np.eye(2), np.array([[1.0, 2.0]]), np.array([2.0]))
+    with pytest.raises(ValueError, match=r"atol must be finite and > 0, got 0.0"):
+        cs.mirror_flow(np.array([1e-3, 1e-3]), np.array([0.0, 1.0]), atol=0.0)
+    tr = cs.mirror_flow(np.array([1e-3, 1e-3]), np.array([0.0, 1.0]), atol=1e-12)
+    assert np.all(np.isfinite(tr.q))
+
+
+@pytest.mark.parametrize("e", [-300, -80, 30, 300])
+def test_bregman_projection_converges_at_extreme_measurement_scales(e):
+    # q(c y; q0) is solved as c q(y'; q0 / c) at max|y'| ~ 1 (the same nu); before, y * 1e-80
+    # did not converge and y * 1e30 was misreported infeasible
+    A = np.array([[1.0, 1.0, 2.0], [0.5, 1.0, 0.0]])
+    y = np.array([2.0, 1.0]) * 10.0 ** e
+    r = qn.bregman_projection(A, y, np.ones(3))
+    assert r.converged
+    assert np.max(np.abs(A @ r.q - y)) <= 1e-12 * np.max(np.abs(y))
+    assert np.all(np.isfinite(r.log_q[r.q > 0]))

@@ -623,7 +623,8 @@ class CommutingSensing(Loss):
         return z, np.isfinite(z)
 
     @validate_params({"self": Bind(d="d"), "q0": _VEC, "times": TimeGrid(nonnegative=False),
-                      "log_q0": _VEC, "rtol": Real(1e-13, 1, closed="left"), "atol": Real(0),
+                      "log_q0": _VEC, "rtol": Real(1e-13, 1, closed="left"),
+                      "atol": Real(0, None, closed="neither"),
                       "method": Options(*IVP_METHODS)},
                      relations=[_START, _FLOW_START])
     def mirror_flow(self, q0=None, times=None, *, log_q0=None, rtol: float = 1e-10,
@@ -649,8 +650,9 @@ class CommutingSensing(Loss):
             ``log q0``, for starts below ``1e-308``.
         rtol, atol : float
             Integration tolerances: ``rtol`` in ``[1e-13, 1)`` (below, the ODE solvers' own
-            floor of ``100 eps`` would take over or the steps never end), ``atol >= 0``
-            absolute on ``log q``.
+            floor of ``100 eps`` would take over or the steps never end), ``atol > 0``
+            absolute on ``log q`` (as for :func:`quadnet.gradient_flow`: with ``atol = 0`` a
+            component with ``log q = 0`` gets a zero error weight and no step is accepted).
         method : str, default "LSODA"
             A :func:`scipy.integrate.solve_ivp` method.
 

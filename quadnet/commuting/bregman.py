@@ -22,6 +22,8 @@ per-coordinate one with each block's column repeated ``m_k`` times (tested).
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -437,6 +439,12 @@ def _newton(A, y, mult, ell, nu, tol, max_iter) -> tuple[np.ndarray, int, float,
 _FLOOR_OK = 1e-10
 
 
+#: :func:`bregman_projection` rescales ``y`` (and ``q0`` with it) so that
+#: ``max|y| / max|A diag(m)|`` is ~1 when that ratio lies outside
+#: ``[Y_RESCALE_BELOW, 1 / Y_RESCALE_BELOW]``.
+Y_RESCALE_BELOW = 1e-20
+
+
 @validate_params({"A": _A, "y": _Y, "q0": Optional(_Y), "log_q0": Optional(_Y),
                   "multiplicities": _MULT, "tol": Real(0, 1, closed="neither"),
                   "max_iter": Integer(1, MAX_NEWTON_ITER), "start": Options("auto", "zero", "lp"),
@@ -504,6 +512,23 @@ def bregman_projection(A, y, q0=None, *, log_q0=None, multiplicities=None, tol: 
     """
     d = A.shape[1]
     mult, ell = _mult(multiplicities, d), _ell(q0, log_q0)
+    top = float(np.max(np.abs(y))) if y.size else 0.0
+    amax = float(np.max(np.abs(A) * mult)) if A.size else 0.0
+    ratio = top / amax if amax > 0.0 else 0.0
+    if top > 0.0 and 0.0 < ratio and not Y_RESCALE_BELOW <= ratio <= 1.0 / Y_RESCALE_BELOW:
+        # q(c y; c q0) = c q(y; q0) with the same nu: solve at max|y| / max|A diag(m)| ~ 1
+        # (c a power of two, exact), where the dual Newton solve converges; extreme ratios
+        # (1e-80, 1e30) did not
+        k = math.frexp(ratio)[1]
+        out = bregman_projection(A, np.ldexp(y, -k), log_q0=ell - k * math.log(2.0),
+                                 multiplicities=multiplicities, tol=tol, max_iter=max_iter,
+                                 start=start, detect_support=detect_support)
+        log_q = out.log_q + k * math.log(2.0)
+        with np.errstate(over="ignore"):
+            q = np.ldexp(out.q, k)
+        redo = (out.q == 0.0) & np.isfinite(log_q)        # underflowed at the unit scale
+        q[redo] = np.exp(log_q[redo])
+        return dataclasses.replace(out, q=q, log_q=log_q)
     with single_threaded():   # Newton on an m x m dual: small matrices
         support = feasible_support(A, y, mult) if detect_support else np.ones(d, bool)
         out = _solve_on(A, y, mult, ell, support, tol, max_iter, start)

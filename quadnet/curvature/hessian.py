@@ -58,7 +58,7 @@ from quadnet._validation import (RANK_RTOL, Boolean, Converted, Factor, Integer,
                                  Options, Real, Seed, as_factor, as_matrix, memory_guard,
                                  renamed_keyword, to_rng, validate_params)
 from quadnet.exceptions import RankDeficientSpectrumWarning
-from quadnet.losses import LOSS
+from quadnet.losses import GRADIENT_FINITE, LOSS
 from quadnet.geometry.manifold import horizontal_dimension
 from quadnet.losses import Loss, as_loss
 from quadnet.geometry.manifold import PSDQuotient
@@ -452,7 +452,8 @@ _PRECONDITIONER = Converted(_preconditioner_value,
                   Options("smallest", "largest"), "tol": Optional(Real(0, 1, closed="left")),
                   "ncv": Optional(Integer(2)), "max_iter": Optional(Integer(1, 10**7)),
                   "seed": Seed(raw=True), "return_vectors": Boolean(),
-                  "preconditioner": _PRECONDITIONER, "maxiter": Optional(Integer(1, 10**7))})
+                  "preconditioner": _PRECONDITIONER, "maxiter": Optional(Integer(1, 10**7))},
+                 relations=[GRADIENT_FINITE])
 def effective_spectrum(loss: Loss, U, k: int = 1, which: str = "smallest", *,
                        tol: float | None = None, ncv: int | None = None,
                        max_iter: int | None = None, seed=0, return_vectors: bool = True,
@@ -776,7 +777,7 @@ def boundary_spectrum(loss: Loss, U, *, zero_rtol: float = ZERO_RTOL) -> Boundar
 # ------------------------------------------------------------------ structured Gram route
 @validate_params({"loss": LOSS, "U": Factor(), "k": Integer(1), "return_vectors": Boolean()},
                  relations=[_dense_guard("the Gram-route Hessian (d r x d r)",
-                                         lambda d, r: d * r)])
+                                         lambda d, r: d * r), GRADIENT_FINITE])
 def gram_effective_spectrum(loss: Loss, U, k: int = 1, *,
                             return_vectors: bool = True) -> EffectiveSpectrum:
     r"""The ``k`` smallest effective eigenvalues from the loss's Gram factor: one GEMM, one ``eigh``.

@@ -51,7 +51,7 @@ from scipy.integrate import solve_ivp
 
 from quadnet._validation import (Array, Factor, Instance, Integer, Optional, Real, Seed,
                                  to_rng, validate_params)
-from quadnet.losses import LOSS
+from quadnet.losses import GRADIENT_FINITE, LOSS
 from quadnet.curvature.hessian import (ZERO_RTOL, _excess_block, _split, effective_hessian,
                                       effective_spectrum, horizontal_dimension)
 from quadnet.losses import Loss
@@ -158,7 +158,7 @@ DENSE_MAX = 400
 
 @validate_params({"loss": LOSS, "U": Factor(full_rank=False), "gtol": _POSITIVE,
                   "dense_max": Integer(0), "tol": Real(0, 1, closed="left"),
-                  "seed": Seed(raw=True)}, finite_result=False)
+                  "seed": Seed(raw=True)}, relations=[GRADIENT_FINITE], finite_result=False)
 def local_curvature(loss: Loss, U, *, gtol: float = 1e-6, dense_max: int = DENSE_MAX,
                     tol: float = 1e-12, seed=0) -> LocalCurvature:
     """Extreme effective eigenpairs at ``U`` with warnings when rates would not apply.
@@ -213,13 +213,20 @@ def local_curvature(loss: Loss, U, *, gtol: float = 1e-6, dense_max: int = DENSE
         vecs = np.stack([lo.eigenvectors[0], hi.eigenvectors[0]])
         lam1, lam2, lamN = lo.eigenvalues[0], lo.eigenvalues[1], hi.eigenvalues[0]
         bound, method = float(lo.residual_norms[0]), "eigsh"
-    gnorm = float(np.linalg.norm(loss.factor_gradient(U)))
+    gnorm = _norm(np.asarray(loss.factor_gradient(U)))
     ref = lam1 if lam1 > bound else abs(lamN)
-    rel = gnorm / (ref * np.linalg.norm(U)) if ref > 0 else (0.0 if gnorm == 0 else math.inf)
+    # (gnorm / ref) / ||U|| in scaled norms: U ~ 1e-300 underflows neither ||U|| nor ||grad||
+    rel = gnorm / ref / _norm(U) if ref > 0 else (0.0 if gnorm == 0 else math.inf)
     out = LocalCurvature(float(lam1), float(lamN), float(lam2), vecs[0], vecs[1], gnorm,
                          float(rel), bound, n_h, method, rank=r)
     _warn_curvature(out, gtol)
     return out
+
+
+def _norm(A: np.ndarray) -> float:
+    """``||A||_F`` computed on ``A / max|A|`` (no over- or underflow of the squares)."""
+    top = float(np.max(np.abs(A))) if A.size else 0.0
+    return top * float(np.linalg.norm(A / top)) if top > 0 and math.isfinite(top) else top
 
 
 def _warn_curvature(out: LocalCurvature, gtol: float) -> None:
@@ -474,10 +481,15 @@ def descent_contraction(loss: Loss, U, eta: float, *, amplitude: float = 1e-4,
     else:
         dominant, v, mu = "lambda_max", curv.v_max, mu_max
     predicted = abs(mu)
-    steps = math.ceil(decades * math.log(10.0) / -math.log(predicted))
-    if steps > max_steps:
-        raise ValueError(f"descent_contraction needs {steps} steps > max_steps = {max_steps} "
-                         f"(contraction {predicted:.8f} per step); raise max_steps or eta")
+    # -log|mu| per step; log1p keeps a tiny eta (1 - eta lambda rounding to 1) from giving 0
+    lam = l1 if dominant == "lambda_min" else lN
+    rate = -math.log1p(-eta * lam) if mu > 0 else -math.log(predicted)
+    need = decades * math.log(10.0) / rate if rate > 0 else math.inf
+    if need > max_steps:
+        raise ValueError(f"descent_contraction needs {need:.6g} steps > max_steps = {max_steps} "
+                         f"(per-step contraction |1 - eta lambda| with eta lambda = "
+                         f"{eta * lam:.6g}, eta = {eta:g}); raise max_steps or eta")
+    steps = math.ceil(need)
     every = max(1, steps // n_samples)
     e = _start(U, v, g, amplitude)
     ks, E = [0], [e.copy()]

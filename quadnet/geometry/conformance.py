@@ -192,8 +192,9 @@ def taylor_slope(ts, errs, floor: float, window: int = 6) -> float:
     Points whose remainder is within ``100 x floor`` of the rounding level carry no
     information and are dropped; the slope is the least-squares fit over the ``window``
     smallest remaining ``t`` (as small as rounding allows, so higher-order terms are
-    negligible). Returns ``inf`` when fewer than 3 points are left (the remainder is at
-    rounding level everywhere: exact to that order).
+    negligible). Fewer than 3 points left (zero remainders, or all at rounding level: the
+    model is exact to that order, or the steps are too small) leave the slope undefined: a
+    ``ValueError`` naming ``errs``.
 
     Parameters
     ----------
@@ -214,7 +215,8 @@ def taylor_slope(ts, errs, floor: float, window: int = 6) -> float:
     ------
     TypeError, ValueError
         Mismatched or non-finite arrays (a NaN remainder is an error, never "exact"), bad
-        ``floor`` or ``window``.
+        ``floor`` or ``window``; ``ValueError`` when fewer than 3 remainders exceed
+        ``100 x floor``.
 
     Examples
     --------
@@ -223,11 +225,25 @@ def taylor_slope(ts, errs, floor: float, window: int = 6) -> float:
     >>> round(taylor_slope(ts, 0.3 * ts**3, 1e-16), 6)
     3.0
     """
+    slope = _fit_slope(ts, errs, floor, window)
+    if slope is None:
+        n = int(np.count_nonzero(errs > 100 * floor))
+        raise ValueError(
+            f"errs: only {n} of the {errs.size} remainders are above the rounding level "
+            f"100 x floor = {100 * floor:.3g} (max {float(errs.max()):.3g}); a slope needs at "
+            f"least 3 (zero remainders: the model is exact to this order, or the steps are too "
+            f"small to leave rounding)")
+    return slope
+
+
+def _fit_slope(ts: np.ndarray, errs: np.ndarray, floor: float, window: int) -> float | None:
+    """The slope of :func:`taylor_slope`, ``None`` when fewer than 3 remainders exceed
+    ``100 floor``."""
     order = np.argsort(ts)
     ts, errs = ts[order], errs[order]
     keep = np.flatnonzero(errs > 100 * floor)[:window]
     if keep.size < 3:
-        return float("inf")
+        return None
     return float(np.polyfit(np.log(ts[keep]), np.log(errs[keep]), 1)[0])
 
 
@@ -235,8 +251,38 @@ def _floor(f0: float) -> float:
     return 10 * np.finfo(float).eps * max(abs(f0), 1.0)
 
 
+def _moving_direction(a) -> str | None:
+    """``xi`` nonzero and not numerically zero at ``U``: ``U + t xi != U`` for the largest step."""
+    nxi, nU = K.fro_norm(a["xi"]), K.fro_norm(a["U"])
+    tmax = 1.0 if a["ts"] is None else float(np.max(a["ts"]))   # both defaults end at t = 1
+    if nxi == 0.0:
+        return "xi must be a nonzero direction, got the zero matrix"
+    if not tmax * nxi > np.finfo(float).eps * nU:
+        return (f"xi is numerically zero at U: max(ts) ||xi||_F = {tmax * nxi:.3g} <= eps "
+                f"||U||_F = {np.finfo(float).eps * nU:.3g} (U + t xi = U to rounding at every "
+                f"step); rescale xi or ts")
+    return None
+
+
+_MOVING = Relation(("U", "xi", "ts"), _moving_direction,
+                   "``xi`` is nonzero and moves ``U``: ``max(ts) ||xi||_F > eps ||U||_F``")
+
+
+def _slope_along(what: str, ts: np.ndarray, errs: np.ndarray, floor: float) -> float:
+    """:func:`taylor_slope` of a check, refused naming ``xi`` and ``ts`` when undefined."""
+    slope = _fit_slope(ts, errs, floor, min(6, ts.size) if ts.size >= 3 else 3)
+    if slope is None:
+        n = int(np.count_nonzero(errs > 100 * floor))
+        raise ValueError(
+            f"{what}: the Taylor remainder along xi is at rounding level (<= 100 x floor = "
+            f"{100 * floor:.3g}) at all but {n} of the {ts.size} steps ts, so no slope can be "
+            f"measured: xi is too short for these steps, or the model is exact along this curve "
+            f"(rescale xi or ts, or use another direction)")
+    return slope
+
+
 @validate_params({"manifold": _MANIFOLD, "loss": LOSS, "U": _DR, "xi": _DR,
-                  "ts": Optional(_STEPS)})
+                  "ts": Optional(_STEPS)}, relations=[_MOVING])
 def check_gradient(manifold, loss: Loss, U, xi, ts=None) -> float:
     """Slope of the first-order Taylor remainder of ``L`` along ``retraction(U, t xi)``
     (2 expected for a correct Riemannian gradient; quadnet theory §1, §7).
@@ -253,7 +299,8 @@ def check_gradient(manifold, loss: Loss, U, xi, ts=None) -> float:
     Returns
     -------
     float
-
+        The slope; a ``ValueError`` naming ``xi`` and ``ts`` when the remainder is at
+        rounding level at all but 2 steps (no slope can be measured).
 
     Examples
     --------
@@ -270,7 +317,7 @@ def check_gradient(manifold, loss: Loss, U, xi, ts=None) -> float:
     f0 = loss.factor_value(U)
     errs = taylor_errors(lambda t: loss.factor_value(M.retraction(U, t * xi)), f0,
                          M.inner_product(U, grad, xi), None, ts)
-    return taylor_slope(ts, errs, _floor(f0), window=min(6, ts.size) if ts.size >= 3 else 3)
+    return _slope_along("check_gradient", ts, errs, _floor(f0))
 
 
 @validate_params({"manifold": _MANIFOLD, "loss": LOSS, "U": _DR, "xi": _DR})
@@ -289,7 +336,7 @@ def riemannian_hessian(manifold, loss: Loss, U, xi) -> np.ndarray:
 
 
 @validate_params({"manifold": _MANIFOLD, "loss": LOSS, "U": _DR, "xi": _DR,
-                  "eta": Optional(_DR), "ts": Optional(_STEPS)})
+                  "eta": Optional(_DR), "ts": Optional(_STEPS)}, relations=[_MOVING])
 def check_hessian(manifold, loss: Loss, U, xi, eta=None, ts=None) -> dict[str, float]:
     """Slope of the second-order remainder (3 expected), Hessian symmetry, and the size of
     the Hessian on a vertical direction (0 expected on the quotient; quadnet theory §3, §7).
@@ -307,7 +354,9 @@ def check_hessian(manifold, loss: Loss, U, xi, eta=None, ts=None) -> dict[str, f
     Returns
     -------
     dict
-        ``slope``, ``vertical`` and (with ``eta``) ``symmetry``.
+        ``slope``, ``vertical`` and (with ``eta``) ``symmetry``; a ``ValueError`` naming
+        ``xi`` and ``ts`` when the remainder is at rounding level at all but 2 steps (no
+        slope can be measured).
 
 
     Examples
@@ -327,8 +376,7 @@ def check_hessian(manifold, loss: Loss, U, xi, eta=None, ts=None) -> dict[str, f
     f0 = loss.factor_value(U)
     errs = taylor_errors(lambda t: loss.factor_value(M.retraction(U, t * xi)), f0,
                          M.inner_product(U, grad, xi), M.inner_product(U, H, xi), ts)
-    out = {"slope": taylor_slope(ts, errs, _floor(f0), window=min(6, ts.size)
-                                 if ts.size >= 3 else 3)}
+    out = {"slope": _slope_along("check_hessian", ts, errs, _floor(f0))}
     if eta is not None:
         He = riemannian_hessian(M, loss, U, eta)
         a, b = M.inner_product(U, H, eta), M.inner_product(U, xi, He)

@@ -29,8 +29,9 @@ import math
 import numpy as np
 from pymanopt.manifolds.manifold import Manifold
 
-from quadnet._validation import (RANK_RTOL, Array, Bind, Boolean, Factor, Integer, Optional,
-                                 Real, Relation, Seed, Symmetric, as_factor, as_matrix, as_rng,
+from quadnet._validation import (RANK_RTOL, Array, Bind, Boolean, Converted, Factor, Integer,
+                                 Optional, Real, Relation, Seed, Symmetric, as_array, as_factor,
+                                 as_matrix, as_rng,
                                  as_symmetric, declare_params, nested, to_rng, validate_params)
 import quadnet.geometry._kernels as _k
 from quadnet.geometry._kernels import horizontal_dim, vertical_dim
@@ -105,8 +106,55 @@ def horizontal_dimension(d: int, r: int, k: int | None = None) -> int:
     return horizontal_dim(d, r, r if k is None else k)
 
 
+def _eig_pair(value, name: str):
+    """``None``, a :class:`_kernels.Frame`, or the pair ``(values, vectors)`` as float64 arrays."""
+    if value is None or isinstance(value, _k.Frame):
+        return value
+    if not isinstance(value, (tuple, list)) or len(value) != 2:
+        what = type(value).__name__ if not isinstance(value, (tuple, list)) else \
+            f"a sequence of length {len(value)}"
+        raise TypeError(f"{name} must be None or the pair (values, vectors) returned by "
+                        f"numpy.linalg.eigh(U.T @ U), got {what}")
+    return (as_array(value[0], f"{name}[0] (the eigenvalues)", ndim=1),
+            as_array(value[1], f"{name}[1] (the eigenvectors)", ndim=2))
+
+
+#: Residual of ``(U^T U) E = E diag(s)`` and of ``E^T E = I`` (relative) above which ``eig`` is
+#: not an eigendecomposition of ``U^T U`` (``eigh`` itself leaves ~1e-15).
+EIG_RTOL = 1e-8
+
+
+def _eig_matches(a) -> str | None:
+    eig, U = a["eig"], a["U"]
+    if eig is None or isinstance(eig, _k.Frame):
+        return None
+    (s, E), r = eig, U.shape[1]
+    if s.shape != (r,) or E.shape != (r, r):
+        return (f"eig must be (values, vectors) of shapes ({r},) and ({r}, {r}) for U with r = {r}, "
+                f"got {s.shape} and {E.shape}")
+    if np.any(np.diff(s) < 0):
+        return "eig[0] (the eigenvalues) must be in ascending order, as numpy.linalg.eigh returns"
+    with np.errstate(over="ignore", invalid="ignore"):
+        G = U.T @ U
+        scale = max(float(np.linalg.norm(G)), np.finfo(float).tiny)
+        res = float(np.linalg.norm(G @ E - E * s)) / scale
+        orth = float(np.linalg.norm(E.T @ E - np.eye(r)))
+    if math.isfinite(scale) and not (res <= EIG_RTOL and orth <= EIG_RTOL):
+        return (f"eig is not an eigendecomposition of U^T U: ||G E - E diag(s)|| / ||G|| = "
+                f"{res:.3g}, ||E^T E - I|| = {orth:.3g} (> {EIG_RTOL:g}); pass "
+                f"numpy.linalg.eigh(U.T @ U) or None")
+    return None
+
+
+_EIG = Converted(_eig_pair, "None or the pair (values, vectors) of numpy.linalg.eigh(U.T @ U)",
+                 bad=[("string", "abc"), ("float", float("nan")), ("matrix", np.eye(2))])
+
+
 @validate_params({"U": Factor(full_rank=False), "K": Array(shape=("r", "r")),
-                  "exact": Boolean()})
+                  "eig": _EIG, "exact": Boolean()},
+                 relations=[Relation(("U", "eig"), _eig_matches,
+                                     "``eig`` is ``None`` or ``numpy.linalg.eigh(U.T @ U)`` "
+                                     "(shapes ``(r,)``, ``(r, r)``)")])
 def lyapunov_skew(U, K, eig=None, *, exact: bool = True) -> np.ndarray:
     r"""Minimum-norm solution ``Omega`` of ``(U^T U) Omega + Omega (U^T U) = K``.
 

@@ -665,10 +665,11 @@ def holonomy(U, xi, eta, eps: float, *, rtol: float = 1e-13) -> dict:
     """
     xi = _as_horizontal(U, xi, "xi", False)
     eta = _as_horizontal(U, eta, "eta", False)
-    _check_plane(xi, eta)
-    e1 = xi / np.linalg.norm(xi)
-    e2 = eta - np.sum(eta * e1) * e1
-    e2 = e2 / np.linalg.norm(e2)
+    e1 = xi / K.fro_norm(xi)             # scaled norms: no overflow of |xi|^2 (xi ~ 1e300)
+    e2 = eta / K.fro_norm(eta)           # and the plane test on unit vectors (no underflow)
+    _check_plane(e1, e2)
+    e2 = e2 - np.sum(e2 * e1) * e1
+    e2 = e2 / K.fro_norm(e2)
     corners = [U + eps * e1, U + eps * (e1 + e2), U + eps * e2, U]
     W, V = U, e2.copy()
     for C in corners:
@@ -736,6 +737,22 @@ def distance_expansion_curvature(U, xi, eta, *, scales=None) -> float:
     >>> bool(abs(distance_expansion_curvature(U, xi, eta) / 0.48 - 1) < 1e-5)
     True
     """
+    # K(c U) = K(U) / c^2 with the steps scaled by c: far from 1 (max |entry| beyond 1e+-100,
+    # where dist^2 over- or underflows) work at c = 2^-k, exact in binary
+    top = float(np.abs(U).max())
+    if not 1e-100 <= top <= 1e100:
+        k = math.frexp(top)[1]
+        hs = None if scales is None else tuple(math.ldexp(h, -k) for h in scales)
+        Kn = distance_expansion_curvature(math.ldexp(1.0, -k) * U, xi, eta, scales=hs)
+        try:
+            out = math.ldexp(Kn, -2 * k) if Kn != 0.0 else 0.0
+        except OverflowError:
+            out = math.inf
+        if Kn != 0.0 and not (out != 0.0 and math.isfinite(out)):
+            raise ValueError(f"U has entries up to {top:.3g}: its sectional curvature "
+                             f"({Kn:.3g} x 2^{-2 * k}) is outside the float64 range; rescale U "
+                             f"(K(c U) = K(U) / c^2)")
+        return out
     xi = _as_horizontal(U, xi, "xi", False)
     eta = _as_horizontal(U, eta, "eta", False)
     _check_plane(xi, eta)
