@@ -1483,3 +1483,33 @@ def declare_params(constraints: dict, *, relations=()):
         return fn
 
     return deco
+
+
+__all__ += ["record_array"]
+
+
+def record_array(x, name: str, ndim: int) -> np.ndarray:
+    """A stored field of a trajectory as a finite float64 array with ``ndim`` dimensions.
+
+    Examples
+    --------
+    >>> record_array([0, 1.5], "t", 1).tolist()
+    [0.0, 1.5]
+    >>> record_array([[1.0]], "t", 1)
+    Traceback (most recent call last):
+        ...
+    ValueError: t must be 1-dimensional, got shape (1, 1)
+    """
+    if isinstance(x, (str, bytes)) or x is None or isinstance(x, (bool, np.bool_)):
+        raise TypeError(f"{name} must be an array of real numbers, got {type(x).__name__}")
+    arr = np.asarray(x)
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool) \
+            or np.iscomplexobj(arr):
+        raise TypeError(f"{name} must be an array of real numbers, got dtype {arr.dtype}")
+    arr = arr.astype(np.float64, copy=False)
+    if arr.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        bad = int(arr.size - np.count_nonzero(np.isfinite(arr)))
+        raise ValueError(f"{name} has {bad} non-finite entries (NaN or inf)")
+    return arr

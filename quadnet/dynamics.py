@@ -20,6 +20,7 @@ from scipy.integrate import solve_ivp
 
 from quadnet._linalg import sym
 from quadnet._validation import (
+    record_array,
     Array,
     Converted,
     Factor,
@@ -73,19 +74,19 @@ class Trajectory:
 
     def __post_init__(self):
         # checked once when built (a plain record: no count_validations entry, no wrapper)
-        t = _record_array(self.t, "t", 1)
+        t = record_array(self.t, "t", 1)
         n = t.shape[0]
         if n == 0:
             raise ValueError("t must have at least one entry, got shape (0,)")
-        loss = _record_array(self.loss, "loss", 1)
+        loss = record_array(self.loss, "loss", 1)
         if loss.shape != (n,):
             raise ValueError(f"loss must have shape ({n},) (one value per entry of t), got "
                              f"{loss.shape}")
-        U = None if self.U is None else _record_array(self.U, "U", 3)
+        U = None if self.U is None else record_array(self.U, "U", 3)
         if U is not None and U.shape[0] != n:
             raise ValueError(f"U must have shape ({n}, d, r) (one factor per entry of t), got "
                              f"{U.shape}")
-        Q = None if self._Q is None else _record_array(self._Q, "_Q", 3)
+        Q = None if self._Q is None else record_array(self._Q, "_Q", 3)
         if Q is not None and (Q.shape[0] != n or Q.shape[1] != Q.shape[2]):
             raise ValueError(f"_Q must have shape ({n}, d, d) (one predictor per entry of t), "
                              f"got {Q.shape}")
@@ -115,23 +116,6 @@ class Trajectory:
 
 
 _check_loss = as_loss
-
-
-def _record_array(x, name: str, ndim: int) -> np.ndarray:
-    """A stored field of a trajectory as a finite float64 array with ``ndim`` dimensions."""
-    if isinstance(x, (str, bytes)) or x is None or isinstance(x, (bool, np.bool_)):
-        raise TypeError(f"{name} must be an array of real numbers, got {type(x).__name__}")
-    arr = np.asarray(x)
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool) \
-            or np.iscomplexobj(arr):
-        raise TypeError(f"{name} must be an array of real numbers, got dtype {arr.dtype}")
-    arr = arr.astype(np.float64, copy=False)
-    if arr.ndim != ndim:
-        raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        bad = int(arr.size - np.count_nonzero(np.isfinite(arr)))
-        raise ValueError(f"{name} has {bad} non-finite entries (NaN or inf)")
-    return arr
 
 
 def _diverged(U: np.ndarray) -> bool:
