@@ -12,6 +12,10 @@ per-call time over ``--rounds``. The previous release is imported under another 
     PYTHONPATH=/tmp/qn_old python benchmarks/bench_validation_overhead.py
 
 Prints the load (``uptime``) and a markdown table of new / old per size and operation.
+``--control`` times quadnet 0.2 against a second copy of itself (``DIR/quadnet_old2``, made
+with ``quadnet_old2`` in place of ``quadnet_old``): identical code, so its spread of ratios is
+the resolution of the measurement (code placement and cache effects move a call by several per
+cent). ``--stat min`` takes the least disturbed round instead of the median.
 """
 
 from __future__ import annotations
@@ -39,9 +43,17 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--budget", type=float, default=0.05, help="seconds per timing")
+    ap.add_argument("--stat", choices=("median", "min"), default="median",
+                    help="per-call time over the rounds (min: the least disturbed round)")
+    ap.add_argument("--control", action="store_true",
+                    help="A/A control: time quadnet_old against a second copy of itself "
+                         "(DIR/quadnet_old2, made like quadnet_old), to measure the resolution")
     args = ap.parse_args()
-    import quadnet
+    import importlib
+
     import quadnet_old
+    quadnet = importlib.import_module("quadnet_old2" if args.control else "quadnet")
+    stat = np.min if args.stat == "min" else np.median
 
     print(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
     print(f"new {quadnet.__version__} ({quadnet.__file__}), old {quadnet_old.__version__}")
@@ -60,8 +72,13 @@ def main() -> None:
                         fn = (new if which == "new" else old)[op]
                         times[op][which].append(_per_call(fn, args.budget))
             for op in OPS:
-                tn, to = np.median(times[op]["new"]), np.median(times[op]["old"])
+                tn, to = stat(times[op]["new"]), stat(times[op]["old"])
                 rows.append((f"({d}, {r})", op, to * 1e6, tn * 1e6, tn / to))
+    print(f"\nstatistic: {args.stat} over {args.rounds} rounds"
+          + (" (A/A control: both columns are quadnet 0.2)" if args.control else ""))
+    ratios = np.array([row[-1] for row in rows])
+    print(f"geometric mean {np.exp(np.mean(np.log(ratios))):.3f}, range "
+          f"{ratios.min():.2f}-{ratios.max():.2f}, above 1.05: {int(np.sum(ratios > 1.05))}")
     print("\n| size | operation | old µs | new µs | new / old |\n|---|---|---|---|---|")
     for size, op, to, tn, ratio in rows:
         print(f"| {size} | {op} | {to:.1f} | {tn:.1f} | {ratio:.2f} |")
