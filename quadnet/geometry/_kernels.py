@@ -257,21 +257,18 @@ def procrustes(U: np.ndarray, V: np.ndarray) -> np.ndarray:
     is then the ``(k, r, r)`` stack of the minimisers, from one batched SVD.
     """
     if U.ndim != 2 or V.ndim != 2:
-        M = np.swapaxes(U, -1, -2) @ V
-        big = np.abs(M).max(axis=(-2, -1))
-        if not np.all(np.isfinite(M)) or np.any((big < _SMALL**2) | (big > _BIG**2)):
-            mu = np.abs(U).max(axis=(-2, -1), keepdims=True)
-            mv = np.abs(V).max(axis=(-2, -1), keepdims=True)
-            M = (np.swapaxes(U / np.where(mu > 0, mu, 1.0), -1, -2)
-                 @ (V / np.where(mv > 0, mv, 1.0)))
+        # stacks: every slice rescaled to max |entry| = 1 (two divisions, negligible beside the
+        # batched SVD), so no slice's U^T V over/underflows whatever the scales in the stack
+        mu = np.abs(U).max(axis=(-2, -1), keepdims=True)
+        mv = np.abs(V).max(axis=(-2, -1), keepdims=True)
+        M = np.swapaxes(U / np.where(mu > 0, mu, 1.0), -1, -2) @ (V / np.where(mv > 0, mv, 1.0))
         A, _, Bt = np.linalg.svd(M)
         return A @ Bt
-    M = U.T @ V
     try:
-        A, sv, Bt = np.linalg.svd(M)
+        A, sv, Bt = np.linalg.svd(U.T @ V)
         ok = _SMALL**2 < sv[0] < _BIG**2
-    except np.linalg.LinAlgError:                 # overflow to inf (or a NaN input)
-        ok = False
+    except (np.linalg.LinAlgError, RuntimeWarning, FloatingPointError):
+        ok = False                                # overflow to inf (warns under -W error), NaN
     if not ok:
         mu, mv = float(np.abs(U).max()), float(np.abs(V).max())
         if not (mu > 0 and mv > 0 and math.isfinite(mu) and math.isfinite(mv)):
