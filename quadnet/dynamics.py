@@ -250,6 +250,21 @@ def _times(times) -> np.ndarray:
     return t
 
 
+def _integrate(rhs, t: np.ndarray, y0: np.ndarray, method: str, rtol: float, atol: float,
+               what: str, start: str):
+    """``solve_ivp`` of a flow on the grid ``t`` from ``y0``; a right-hand side that is not
+    finite (``_NonFiniteRHS``), a failed or diverged solve raises :func:`_failure` naming
+    ``start``."""
+    try:
+        sol = solve_ivp(rhs, (t[0], t[-1]), y0.reshape(-1), method=method, t_eval=t,
+                        rtol=rtol, atol=atol)
+    except _NonFiniteRHS:
+        sol = None
+    if sol is None or not sol.success or sol.y.shape[1] != t.size or _diverged(sol.y):
+        raise _failure(what, sol, t, rtol, atol, start)
+    return sol
+
+
 @validate_params(_FLOW | {"U0": Factor(full_rank=False), "times": TimeGrid()},
                  relations=[_bounded_start("U0")])
 def gradient_flow(loss: Loss, U0, times, *, rtol: float = 1e-10, atol: float = 1e-12,
@@ -275,13 +290,7 @@ def gradient_flow(loss: Loss, U0, times, *, rtol: float = 1e-10, atol: float = 1
             raise _NonFiniteRHS
         return out
 
-    try:
-        sol = solve_ivp(rhs, (t[0], t[-1]), U0.reshape(-1), method=method, t_eval=t,
-                        rtol=rtol, atol=atol)
-    except _NonFiniteRHS:
-        sol = None
-    if sol is None or not sol.success or sol.y.shape[1] != t.size or _diverged(sol.y):
-        raise _failure("gradient flow", sol, t, rtol, atol, "U0")
+    sol = _integrate(rhs, t, U0, method, rtol, atol, "gradient flow", "U0")
     Us = sol.y.T.reshape(t.size, *shape)
     vals = np.array([loss.factor_value(U) for U in Us])
     return Trajectory(t, Us, vals, {"nfev": sol.nfev, "method": method, "rtol": rtol,
@@ -320,13 +329,7 @@ def predictor_flow(loss: Loss, Q0, times, *, rtol: float = 1e-10, atol: float = 
             raise _NonFiniteRHS
         return out
 
-    try:
-        sol = solve_ivp(rhs, (t[0], t[-1]), Q0.reshape(-1), method=method, t_eval=t,
-                        rtol=rtol, atol=atol)
-    except _NonFiniteRHS:
-        sol = None
-    if sol is None or not sol.success or sol.y.shape[1] != t.size or _diverged(sol.y):
-        raise _failure("predictor flow", sol, t, rtol, atol, "Q0")
+    sol = _integrate(rhs, t, Q0, method, rtol, atol, "predictor flow", "Q0")
     Qs = sol.y.T.reshape(t.size, n, n)
     vals = np.array([loss.value(Q) for Q in Qs])
     return Trajectory(t, None, vals, {"nfev": sol.nfev, "method": method}, _Q=Qs)

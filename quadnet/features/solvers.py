@@ -83,7 +83,7 @@ import numbers
 import sys
 import time
 import warnings
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 from typing import NamedTuple
 
 import numpy as np
@@ -518,26 +518,18 @@ class SolverInfo:
     history: tuple = field(default=(), repr=False)
 
 
-@dataclass
 class _SolveLog:
-    """The fields of :class:`SolverInfo`, filled one by one while a solve runs; :meth:`freeze`
-    gives the record returned to the caller."""
+    """The fields of :class:`SolverInfo` (same names and defaults), filled one by one while a
+    solve runs; :meth:`freeze` gives the record returned to the caller."""
 
-    solver: str
-    storage: str
-    n: int
-    iterations: int = 0
-    cg_residual: float = float("nan")
-    residual: float = float("nan")
-    tol: float = float("nan")
-    converged: bool = True
-    rank: int = 0
-    refinements: int = 0
-    jitter: float = 0.0
-    estimate: int = 0
-    seconds: float = 0.0
-    total_seconds: float = 0.0
-    history: list = field(default_factory=list)
+    def __init__(self, solver: str, storage: str, n: int, **values):
+        for f in fields(SolverInfo):
+            if f.default is not MISSING:
+                setattr(self, f.name, f.default)
+        self.history: list = []
+        self.solver, self.storage, self.n = solver, storage, n
+        for name, value in values.items():
+            setattr(self, name, value)
 
     def freeze(self) -> SolverInfo:
         values = {f.name: getattr(self, f.name) for f in fields(SolverInfo)}
