@@ -278,7 +278,12 @@ def test_taylor_slope_refuses_remainders_at_rounding_level_naming_errs(errs):
                                           r"and \(3, 3\)"),
     ((np.ones(3), np.full((3, 3), np.nan)), ValueError, r"eig\[1\] \(the eigenvectors\) has 9 "
                                                         r"non-finite"),
-    ((np.array([3.0, 2.0, 1.0]), np.eye(3)), ValueError, r"eig\[0\] .* ascending order"),
+    ((np.array([3.0, 2.0, 1.0]), np.eye(3)), ValueError,
+     r"^eig\[0\] \(the eigenvalues\) must be in ascending order, as numpy.linalg.eigh returns$"),
+    ((np.ones(3), np.eye(2)), ValueError, r"eig must be \(values, vectors\) of shapes \(3,\) "
+                                          r"and \(3, 3\) for U with r = 3, got \(3,\) and \(2, 2\)"),
+    ((np.ones((3, 1)), np.eye(3)), ValueError, r"eig\[0\] \(the eigenvalues\) must be 1-d"),
+    ((np.ones(3), np.ones(3)), ValueError, r"eig\[1\] \(the eigenvectors\) must be 2-d"),
     ((np.ones(3), np.eye(3)), ValueError, r"eig is not an eigendecomposition of U\^T U"),
 ])
 def test_lyapunov_skew_checks_eig(eig, exc, match):
@@ -388,3 +393,12 @@ def test_bregman_projection_converges_at_extreme_measurement_scales(e):
     assert r.converged
     assert np.max(np.abs(A @ r.q - y)) <= 1e-12 * np.max(np.abs(y))
     assert np.all(np.isfinite(r.log_q[r.q > 0]))
+
+
+@pytest.mark.parametrize("c", [1e-3, 1.0, 1e3, 1e60])
+def test_lyapunov_skew_accepts_a_valid_eig_at_any_scale(c):
+    """The eigen-residual is relative to ||U^T U||: a valid eigh of a scaled factor passes."""
+    U = np.random.default_rng(1).standard_normal((4, 3)) * c
+    K = np.array([[0.0, 1.0, 2.0], [-1.0, 0.0, 3.0], [-2.0, -3.0, 0.0]]) * c * c
+    np.testing.assert_allclose(qn.geometry.lyapunov_skew(U, K, np.linalg.eigh(U.T @ U)),
+                               qn.geometry.lyapunov_skew(U, K), rtol=1e-10, atol=1e-14)
