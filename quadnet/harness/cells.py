@@ -166,8 +166,8 @@ def _one_eps(args) -> str | None:
     return None
 
 
-@validate_params({"eps": Optional(Real(0, 1, closed="neither")), "instance_seed": Integer(0),
-                  **_SELECTION, "log_inv_eps": Optional(_SELECTION["log_inv_eps"])},
+@validate_params({"eps": Optional(Real(0, 1, closed="neither")), "instance_seed": Integer(0)}
+                 | _SELECTION | {"log_inv_eps": Optional(_SELECTION["log_inv_eps"])},
                  relations=[Relation(("eps", "log_inv_eps"), _one_eps,
                                      "exactly one of ``eps`` and ``log_inv_eps``",
                                      error=TypeError),
@@ -231,7 +231,7 @@ def recovery_sweep_cell(d: int, r: int, ratio: float, trial: int, init: str, met
 _RECOVERY_RESULTS = ("m", "n_h", "success", "rel_error", "iterations", "converged", "diverged")
 
 
-@validate_params({"instance": Integer(0), **_SELECTION, "instance_seed": Integer(0)},
+@validate_params({"instance": Integer(0)} | _SELECTION | {"instance_seed": Integer(0)},
                  relations=random_commuting_instance.__quadnet_relations__)
 def selection_sweep_cell(instance: int, log_inv_eps: float, d: int, m: int,
                          instance_seed: int) -> dict[str, Scalar]:
