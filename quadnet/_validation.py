@@ -1232,6 +1232,13 @@ def _linalg_failure(qualname: str, exc: BaseException, args: dict) -> LinAlgFail
                          f"extreme or ill-conditioned for this computation")
 
 
+def _overflow_error(what: str, args: dict, hint: str) -> NonFiniteResultError:
+    """The error for a non-finite ``what`` computed from finite ``args``: names the extreme
+    arguments (all of ``args`` if none is extreme) and ends with ``hint``."""
+    blame = ", ".join(_extreme_arguments(args)) or ", ".join(args)
+    return NonFiniteResultError(f"{what} is not finite (float64 overflow) for {blame}; {hint}")
+
+
 def _check_result(qualname: str, res, args: dict):
     if _nonfinite(res):
         extreme = _extreme_arguments(args)

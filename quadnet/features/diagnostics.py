@@ -22,7 +22,7 @@ from quadnet._validation import (
     Array,
     Boolean,
     NonFiniteResultError,
-    _extreme_arguments,
+    _overflow_error,
     as_array,
     as_matrix,
     as_positive,
@@ -187,9 +187,7 @@ def linear_readout_accuracy(Phi_train, y_train, Phi_test, y_test, *, ridge: floa
 
 
 def _overflow(what: str, args: dict) -> NonFiniteResultError:
-    blame = ", ".join(_extreme_arguments(args)) or ", ".join(args)
-    return NonFiniteResultError(f"{what} is not finite (float64 overflow) for {blame}; "
-                                f"rescale the features to moderate magnitudes")
+    return _overflow_error(what, args, "rescale the features to moderate magnitudes")
 
 
 def _pairwise_upper(D: np.ndarray) -> np.ndarray:

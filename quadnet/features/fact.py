@@ -49,9 +49,8 @@ from quadnet._linalg import psd_power as _psd_power
 from quadnet._linalg import sym
 from quadnet._validation import (
     Instance,
-    NonFiniteResultError,
     Optional,
-    _extreme_arguments,
+    _overflow_error,
     as_array,
     as_int,
     as_matrix,
@@ -291,9 +290,7 @@ _INFO = Optional(Instance(TrainInfo, "a TrainInfo or None"))
 def _finite_output(out: np.ndarray, what: str, args: dict) -> np.ndarray:
     """``out`` if finite, else a :class:`NonFiniteResultError` naming the extreme arguments."""
     if not np.all(np.isfinite(out)):
-        blame = ", ".join(_extreme_arguments(args)) or ", ".join(args)
-        raise NonFiniteResultError(f"{what} is not finite (float64 overflow) for {blame}; "
-                                   f"rescale the inputs or weights")
+        raise _overflow_error(what, args, "rescale the inputs or weights")
     return out
 
 

@@ -45,7 +45,7 @@ from quadnet._validation import (
 )
 from quadnet._validation import (
     NonFiniteResultError,
-    _extreme_arguments,
+    _overflow_error,
     _linalg_failure,
     memory_guard,
 )
@@ -394,10 +394,7 @@ def _finite(*arrays) -> bool:
 
 
 def _nonfinite_error(what: str, args: dict) -> NonFiniteResultError:
-    extreme = _extreme_arguments(args)
-    blame = ", ".join(extreme) if extreme else ", ".join(args)
-    return NonFiniteResultError(f"{what} is not finite (float64 overflow) for {blame}; "
-                                f"rescale the data to moderate magnitudes")
+    return _overflow_error(what, args, "rescale the data to moderate magnitudes")
 
 
 def _relative_gap(A: np.ndarray, B: np.ndarray) -> float:
