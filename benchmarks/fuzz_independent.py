@@ -215,7 +215,6 @@ def build_specs():
     from quadnet import losses as ls
     from quadnet import sensing as se
 
-    U = lambda: fac()  # noqa: E731
     Um = lambda: target_factor()  # a minimiser of frob()  # noqa: E731
 
     # --- quadnet / geometry --------------------------------------------------------------
