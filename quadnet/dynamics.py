@@ -171,15 +171,17 @@ def _rate(jvp, X: np.ndarray) -> float:
     return rate
 
 
-def _check_horizon(t: np.ndarray, rate: float, method: str, what: str) -> None:
+def _check_horizon(t: np.ndarray, rate, method: str, what: str) -> None:
     """Refuse an explicit integration over more than ``MAX_EXPLICIT_HORIZON`` time scales.
 
-    ``rate`` is the smaller of the Jacobian-norm bounds at the start and at the origin: a large
+    ``rate()`` (called only for an explicit ``method``) is the smaller of the Jacobian-norm bounds at the start and at the origin: a large
     start contracts quickly (its stiffness is a transient, e.g. ``Q' ~ -4 Q^2``), and near the
     origin and the critical points the flow settles at, the rate is that of the loss itself.
     """
-    span = float(t[-1] - t[0])
-    if method in EXPLICIT_METHODS and span * rate > MAX_EXPLICIT_HORIZON:
+    if method not in EXPLICIT_METHODS:
+        return
+    span, rate = float(t[-1] - t[0]), rate()
+    if span * rate > MAX_EXPLICIT_HORIZON:
         raise ValueError(
             f"times spans {span:.3g} time units, {span * rate:.3g} times the {what}'s time scale "
             f"1/{rate:.3g}: the explicit method {method!r} would need at least that many steps "
@@ -281,8 +283,8 @@ def gradient_flow(loss: Loss, U0, times, *, rtol: float = 1e-10, atol: float = 1
     t = times
     shape = U0.shape
     zero = np.zeros_like(U0)
-    rate = min(_rate(loss.hvp_at(U0), U0), _rate(loss.hvp_at(zero), U0))
-    _check_horizon(t, rate, method, "gradient flow")
+    _check_horizon(t, lambda: min(_rate(loss.hvp_at(U0), U0), _rate(loss.hvp_at(zero), U0)),
+                   method, "gradient flow")
 
     def rhs(_t, y):
         out = -loss.factor_gradient(y.reshape(shape)).reshape(-1)
@@ -318,8 +320,8 @@ def predictor_flow(loss: Loss, Q0, times, *, rtol: float = 1e-10, atol: float = 
             return -2.0 * (P + P.T)
         return jvp
 
-    rate = min(_rate(jvp_at(Q0), Q0), _rate(jvp_at(np.zeros_like(Q0)), Q0))
-    _check_horizon(t, rate, method, "predictor flow")
+    _check_horizon(t, lambda: min(_rate(jvp_at(Q0), Q0), _rate(jvp_at(np.zeros_like(Q0)), Q0)),
+                   method, "predictor flow")
 
     def rhs(_t, y):
         Q = y.reshape(n, n)
