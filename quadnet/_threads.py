@@ -44,7 +44,7 @@ import contextlib
 import os
 import threading
 
-__all__ = ["blas_threads", "policy_enabled", "single_threaded"]
+__all__ = ["blas_threads", "forced_single_thread", "policy_enabled", "single_threaded"]
 
 _state = threading.local()
 _controller = None
@@ -113,3 +113,33 @@ class single_threaded(contextlib.ContextDecorator):
         # a fresh instance per decorated call, so recursion and threads do not share _limit
         return type(self)()
 
+
+
+class forced_single_thread(single_threaded):
+    """Like :class:`single_threaded`, but also under ``QUADNET_BLAS_POLICY=off``.
+
+    For calls that must not run threaded for correctness rather than speed (the crash
+    workarounds of :mod:`quadnet._lapack`); the policy switch only measures the speed policy.
+
+    Examples
+    --------
+    >>> with forced_single_thread():
+    ...     inside = blas_threads()
+    >>> inside in (None, 1)
+    True
+    """
+
+    def __enter__(self):
+        depth = getattr(_state, "depth", 0)
+        _state.forced = getattr(_state, "forced", 0) + 1
+        _state.depth = depth + 1
+        self._limit = None
+        ctl = _get_controller()
+        if ctl is not None and (getattr(_state, "forced", 1) == 1) and (
+                depth == 0 or not policy_enabled()):
+            self._limit = ctl.limit(limits=1, user_api="blas")
+        return self
+
+    def __exit__(self, *exc):
+        _state.forced -= 1
+        return super().__exit__(*exc)

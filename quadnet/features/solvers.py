@@ -10,8 +10,10 @@ small against the solve. The three solvers:
 
 ``"direct"``
     The kernel matrix is built in place, in column blocks, in one Fortran-ordered float64
-    ``n × n`` array; the ridge goes on its diagonal and LAPACK ``dpotrf`` factors it in place
-    (no copy), ``dpotrs`` solves. A ridgeless kernel that is not numerically positive
+    ``n × n`` array; the ridge goes on its diagonal and a blocked Cholesky factors it in place
+    (no copy; ``quadnet._lapack.cholesky_lower_inplace``: threaded ``dgemm`` updates, one-thread
+    ``dpotrf`` on ``256 × 256`` blocks, so OpenBLAS's parallel ``dpotrf``, which crashes on
+    some AVX-512 CPUs from ``n ≈ 16,000``, is never entered), ``dpotrs`` solves. A ridgeless kernel that is not numerically positive
     definite is rebuilt in the same array with jitter ``ε · mean(diag K)``,
     ``ε = 1e-12, 1e-10, …, 1e-4`` (with an :class:`~quadnet.exceptions.RFMWarning`). The
     training predictions follow from the solve itself: ``(K + λI)A = Y`` gives
@@ -90,6 +92,8 @@ import numpy as np
 from scipy import linalg
 from scipy.linalg import lapack
 
+from quadnet._lapack import cholesky_lower_inplace
+from quadnet._threads import forced_single_thread
 from quadnet._validation import (
     Boolean,
     Converted,
@@ -610,9 +614,8 @@ def _cholesky_in_place(buf: np.ndarray, fill, ridge: float, diag_mean: float
     for eps in (0.0,) + _JITTERS:
         jitter = eps * diag_mean
         fill(buf, ridge + jitter)  # (re)built in place: a failed factor has overwritten K
-        cf, info = lapack.dpotrf(buf, lower=1, clean=0, overwrite_a=1)
-        if not np.shares_memory(cf, buf):  # pragma: no cover - guards the one-array promise
-            raise RuntimeError("LAPACK dpotrf copied the kernel matrix; expected in place")
+        info = cholesky_lower_inplace(buf)  # blocked: no threaded dpotrf (see _lapack)
+        cf = buf
         if info == 0:
             if eps:
                 warnings.warn(f"kernel matrix is not numerically positive definite "
@@ -626,7 +629,8 @@ def _cholesky_in_place(buf: np.ndarray, fill, ridge: float, diag_mean: float
 
 
 def _solve_factored(cf: np.ndarray, Y: np.ndarray) -> np.ndarray:
-    A, info = lapack.dpotrs(cf, Y, lower=1)
+    with forced_single_thread():  # O(n² c): one thread costs little, and avoids threaded LAPACK
+        A, info = lapack.dpotrs(cf, Y, lower=1)
     if info != 0:  # pragma: no cover - a bad argument to LAPACK
         raise RuntimeError(f"LAPACK dpotrs: illegal argument {-info}")
     return A
