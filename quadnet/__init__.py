@@ -159,7 +159,18 @@ __all__ = [
     "train",
     # errors
     "DivergenceError",
+    # configuration
+    "show_config",
 ]
+
+
+def show_config(*, probe: bool = False, file=None) -> dict:
+    """Print the versions, BLAS/LAPACK builds and thread counts, CPU flags and memory limits
+    quadnet runs with (``quadnet doctor``), and return them as a dict; ``probe=True`` also runs
+    the crash canaries in child processes (see :mod:`quadnet.harness.doctor`)."""
+    from quadnet.harness.doctor import show_config as _show
+
+    return _show(probe=probe, file=file)
 
 
 def __getattr__(name: str):

@@ -1128,10 +1128,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", metavar="FILE", help="write the table here (default: stdout)")
     r.set_defaults(func=cmd_report)
 
-    from quadnet.harness import compare, newcheck
+    from quadnet.harness import compare, doctor, newcheck
 
     compare.add_parser(sub)
     newcheck.add_parser(sub)
+    doctor.add_parser(sub)
     return p
 
 
