@@ -586,3 +586,16 @@ def test_selection_cell_at_its_largest_log_inv_eps_still_selects_the_min_trace_s
         _sweep_defs.selection_cell(0.1, 0, d=6, m=3, log_inv_eps=2.0)
     with pytest.raises(ValueError, match=r"eps must be a finite real number in \(0, 1\), got 1.0"):
         _sweep_defs.selection_cell(1.0, 0, d=6, m=3)
+
+
+@pytest.mark.parametrize("which", ["quick", "full"])
+def test_an_axis_the_cell_function_does_not_take_is_refused_when_built(which):
+    from quadnet.harness.cells import quotient_gd_cell
+    from quadnet.harness.sweeps import Sweep
+    grids = {"quick": {"d": (4,)}, "full": {"d": (8,)}}
+    grids[which] = {"bogus_axis": (1,)}
+    with pytest.raises(ValueError) as err:
+        Sweep("demo", "a demo", cell=quotient_gd_cell, **grids)
+    assert str(err.value) == (
+        f"{which} grid of sweep 'demo': axis 'bogus_axis' is not a parameter of the cell "
+        "function quotient_gd_cell; it takes ['d', 'eta_scale', 'r', 'steps', 'trial']")

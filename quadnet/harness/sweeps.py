@@ -132,6 +132,7 @@ class Sweep:
                 mod = None  # the module exists but needs an optional dependency (`requires`)
         if mod is not None and not callable(getattr(mod, attr, None)):
             raise ValueError(f"cell {self.cell!r}: module {module!r} has no function {attr!r}")
+        accepted = _cell_parameters(getattr(mod, attr, None)) if mod is not None else None
         for which in ("quick", "full"):
             grid = getattr(self, which)
             if not isinstance(grid, Mapping):
@@ -139,6 +140,13 @@ class Sweep:
                                 f"{type(grid).__name__}")
             for key, values in grid.items():
                 check_axis(key, values, f"{which} grid")
+            if accepted is not None:
+                unknown = [k for k in grid if k not in accepted or k == self.seed_arg]
+                if unknown:
+                    raise ValueError(
+                        f"{which} grid of sweep {self.name!r}: axis {unknown[0]!r} is not a "
+                        f"parameter of the cell function {attr}; it takes "
+                        f"{sorted(k for k in accepted if k != self.seed_arg)}")
             if self.seed_keys is not None:
                 missing = [k for k in self.seed_keys if k not in grid]
                 if missing:
@@ -157,6 +165,19 @@ class Sweep:
         except (ImportError, AttributeError) as exc:
             raise SweepCellError(f"sweep {self.name!r} needs {self.cell}, which is not "
                                  f"available in this installation ({exc})") from None
+
+
+def _cell_parameters(fn) -> set[str] | None:
+    """The keyword names ``fn`` accepts, or ``None`` when it takes ``**kwargs`` (or has no
+    inspectable signature): then every axis is accepted."""
+    import inspect
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return None
+    return {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
 
 
 SWEEPS: dict[str, Sweep] = {}
