@@ -1,0 +1,63 @@
+"""The README's headline results table cannot drift from the generated ``docs/RESULTS.md``.
+
+Every row of a README table whose header is the report's header (check, claim, kind, source,
+reference value, measured, tolerance, status) must be, byte for byte, the row of
+``docs/RESULTS.md`` with the same check and claim, and have as many cells as the header.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+HEADER = "| check | claim | kind | source | reference value | measured | tolerance | status |"
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+
+
+def _tables(text: str) -> list[list[str]]:
+    """Rows (header and separator dropped) of every table whose header is ``HEADER``."""
+    out, rows, inside = [], None, False
+    for line in text.splitlines():
+        if line.strip() == HEADER:
+            rows, inside = [], True
+            out.append(rows)
+            continue
+        if inside:
+            if not line.startswith("|"):
+                inside = False
+            elif not line.startswith("|---"):
+                rows.append(line)
+    return out
+
+
+def test_readme_headline_rows_equal_their_results_rows():
+    readme = (ROOT / "README.md").read_text()
+    results = (ROOT / "docs" / "RESULTS.md").read_text()
+    ref = {}
+    for table in _tables(results):
+        for line in table:
+            c = _cells(line)
+            ref[(c[0], c[1])] = line
+    tables = _tables(readme)
+    assert tables, "the README has no headline results table"
+    n_head = len(_cells(HEADER))
+    checked = 0
+    for table in tables:
+        for line in table:
+            c = _cells(line)
+            assert len(c) == n_head, f"README row has {len(c)} cells, header {n_head}: {line}"
+            assert (c[0], c[1]) in ref, f"README row not in docs/RESULTS.md: {line}"
+            assert line == ref[(c[0], c[1])], f"README row differs from docs/RESULTS.md: {line}"
+            checked += 1
+    assert checked >= 10
+
+
+def test_results_rows_have_as_many_cells_as_the_header():
+    results = (ROOT / "docs" / "RESULTS.md").read_text()
+    for table in _tables(results):
+        for line in table:
+            assert len(_cells(line)) == len(_cells(HEADER)), line
