@@ -148,8 +148,10 @@ _PROBE_CODE = {
         rng = np.random.default_rng(0)
         X = rng.choice([-1.0, 1.0], size=(n, 50))
         sq = (X * X).sum(1)
-        K = np.exp(-np.maximum(sq[:, None] + sq[None] - 2 * X @ X.T, 0) / 98.0)
-        K = np.asfortranarray(K); K.reshape(-1, order="F")[::n + 1] += 1e-3
+        G = X @ X.T; G *= -2.0; G += sq[:, None]; G += sq[None]   # one n x n array
+        np.maximum(G, 0.0, out=G); G /= -98.0; np.exp(G, out=G)
+        K = G.T                           # symmetric: the transpose is its Fortran view
+        K.reshape(-1, order="F")[::n + 1] += 1e-3
         _, info = lapack.dpotrf(K, lower=1, clean=0, overwrite_a=1)
         assert info == 0, info
     """,
@@ -160,8 +162,10 @@ _PROBE_CODE = {
         rng = np.random.default_rng(0)
         X = rng.choice([-1.0, 1.0], size=(n, 50))
         sq = (X * X).sum(1)
-        K = np.exp(-np.maximum(sq[:, None] + sq[None] - 2 * X @ X.T, 0) / 98.0)
-        K = np.asfortranarray(K); K.reshape(-1, order="F")[::n + 1] += 1e-3
+        G = X @ X.T; G *= -2.0; G += sq[:, None]; G += sq[None]   # one n x n array
+        np.maximum(G, 0.0, out=G); G /= -98.0; np.exp(G, out=G)
+        K = G.T                           # symmetric: the transpose is its Fortran view
+        K.reshape(-1, order="F")[::n + 1] += 1e-3
         assert cholesky_lower_inplace(K) == 0
     """,
     "threaded dsyevd": """
