@@ -202,7 +202,8 @@ The distance between predictors is $\operatorname{dist}(Q_1, Q_2) = \min_{R\in O
 reached at the Procrustes rotation $R = AB^\top$ ($U_1^\top U_2 = A\Sigma B^\top$); it is the
 Bures–Wasserstein distance. The minimum must run over **all** of $O(r)$, reflections included:
 restricting to $SO(r)$ (as geomstats does) overestimates the distance whenever the best $R$ has
-determinant $-1$, which happens for about half of random pairs (quadnet theory §7). It does not depend
+determinant $-1$, which happens for a sizeable fraction of random pairs (6 of the 20 drawn below;
+quadnet theory §7). It does not depend
 on which representatives of the two fibres we pick.
 """),
         code(r"""
@@ -471,8 +472,9 @@ d = 10 and 20, r = 1, 2, 3 and both initialisations.
 ## The sufficient sample size of the guarantee
 
 The paper's guarantee chain (full-space concentration $\Rightarrow$ spectral start in the basin
-$\Rightarrow$ linear convergence) yields an explicit sample size that scales like $r^2 d^8$
-(quadnet theory §4). Experiments succeed with a few times $n_h$.
+$\Rightarrow$ linear convergence) yields an explicit sample size that scales like $r^2 d^8$.
+`sufficient_sample_size` prints quadnet's own chain of the same shape, whose bound scales like
+$r\kappa^2 d^6/p$ (linear in $r$; quadnet theory §4.7). Experiments succeed with a few times $n_h$.
 """),
         code(r"""
 for dd, rr in ((10, 1), (10, 2), (20, 2)):
@@ -606,7 +608,8 @@ def _curvature_of_the_quotient():
 The map $U \mapsto UU^\top$ from flat factors $\mathbb{R}^{d\times r}$ to the rank-$r$ PSD matrices
 $\mathcal{M}_r^+$ is a Riemannian submersion (quadnet theory §1). O'Neill (1966) says what that does
 to curvature: a flat total space gives a quotient whose sectional curvature is **three times the
-squared vertical part of the bracket** of horizontal lifts. For horizontal $\xi, \eta$ at $U$,
+squared norm of O'Neill's tensor** $A_\xi\eta = \tfrac12[\xi,\eta]^{\mathrm v}$ of horizontal lifts, that is
+$\tfrac34\|[\xi,\eta]^{\mathrm v}\|^2$ over the squared area of the plane; below, $U\Omega = A_\xi\eta$. For horizontal $\xi, \eta$ at $U$,
 $$K(\xi,\eta) = \frac{3\,\|U\Omega\|_F^2}{\|\xi\|^2\|\eta\|^2 - \langle\xi,\eta\rangle^2},\qquad
 (U^\top U)\Omega + \Omega(U^\top U) = \xi^\top\eta - \eta^\top\xi .$$
 The derivation, the Ricci and scalar curvature and the bounds are in `docs/riemannian.md`.
