@@ -88,7 +88,8 @@ def _has_outputs(path: Path) -> bool:
     return any(c.get("outputs") for c in cells if c.get("cell_type") == "code")
 
 
-# The notebooks are committed with their outputs (scripts/build_notebooks.py executes them):
+# The notebooks are committed with their outputs (scripts/build_notebooks.py executes their
+# notebooks/*.py sources):
 # those are rendered as stored. Only a notebook committed with no output at all is executed
 # here, so that every tutorial shows its results.
 nb_execution_mode = "auto"

@@ -33,3 +33,41 @@ def test_notebook_executes(path: Path):
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
               if o.get("output_type") == "error"]
     assert not errors
+
+
+# ---------------------------------------------------------------------------------------------
+# text sources (jupytext py:percent): every committed notebook is its source, executed
+
+import importlib.util  # noqa: E402
+
+_spec = importlib.util.spec_from_file_location(
+    "build_notebooks", NOTEBOOK_DIR.parent / "scripts" / "build_notebooks.py")
+build_notebooks = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(build_notebooks)
+
+
+def test_every_notebook_has_a_text_source_and_every_source_a_notebook():
+    stems = {p.stem for p in NOTEBOOKS}
+    assert stems == set(build_notebooks.sources()), (
+        f"without a source: {sorted(stems - set(build_notebooks.sources()))}; "
+        f"without a notebook: {sorted(set(build_notebooks.sources()) - stems)}")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_committed_notebook_matches_its_source(path: Path):
+    pytest.importorskip("jupytext")
+    assert build_notebooks.mismatch(path.stem) is None
+
+
+def test_a_changed_source_is_named_with_its_cell(tmp_path, monkeypatch):
+    pytest.importorskip("jupytext")
+    name = NOTEBOOKS[0].stem
+    (tmp_path / f"{name}.ipynb").write_bytes(NOTEBOOKS[0].read_bytes())
+    text = (NOTEBOOK_DIR / f"{name}.py").read_text().splitlines(True)
+    first_code = next(i for i, line in enumerate(text) if line.rstrip() == "# %%")
+    text.insert(first_code + 1, "x_changed = 1\n")
+    (tmp_path / f"{name}.py").write_text("".join(text))
+    monkeypatch.setattr(build_notebooks, "NOTEBOOK_DIR", tmp_path)
+    msg = build_notebooks.mismatch(name)
+    assert msg is not None and msg.startswith(f"notebook {name}: cell ")
+    assert "differs from its source" in msg and "x_changed = 1" in msg
