@@ -15,7 +15,7 @@
 import numpy as np
 import matplotlib.pyplot as plt
 import quadnet
-from quadnet.kernels import kernel_matrix
+from quadnet.features.kernels import kernel_matrix
 
 p = 23
 data = quadnet.modular_arithmetic(p, op="add", train_fraction=0.75, seed=0)
@@ -54,7 +54,7 @@ fig, axes = plt.subplots(1, 2, figsize=(8, 3.6))
 for ax, (name, m) in zip(axes, (("FACT-RFM", fact), ("NFA-RFM", nfa))):
     M = m.M_ - np.diag(np.diag(m.M_))
     ax.imshow(M, cmap="RdBu_r")
-    ax.set_title(f"{name}: score {quadnet.block_circulant_score(m.M_):.3f}", fontsize=9)
+    ax.set_title(f"{name}: score {quadnet.features.block_circulant_score(m.M_):.3f}", fontsize=9)
 print("fixed-point residual ||F/|F| - M/|M||| along FACT-RFM:",
       np.round(fact.history_["fixed_point_residual"][::4], 3))
 
@@ -79,9 +79,9 @@ for name, m in (("identity M", None), ("FACT-RFM", fact), ("NFA-RFM", nfa)):
     Phi = Xte if m is None else m.features(Xte)  # M^{1/2} x
     ktr, kte = kernel_matrix(kern, Xtr, Xtr, M, L), kernel_matrix(kern, Xte, Xtr, M, L)
     print(f"{name:11s} eff. rank of M {quadnet.effective_rank(M):5.1f} / {2 * p}   "
-          f"distance corr {quadnet.distance_correlation(Xte, Phi):.3f}   "
-          f"angle corr {quadnet.angle_correlation(Xte, Phi):.3f}   "
-          f"kernel read-out acc {quadnet.linear_readout_accuracy(ktr, ytr, kte, yte):.3f}")
+          f"distance corr {quadnet.features.distance_correlation(Xte, Phi):.3f}   "
+          f"angle corr {quadnet.features.angle_correlation(Xte, Phi):.3f}   "
+          f"kernel read-out acc {quadnet.features.linear_readout_accuracy(ktr, ytr, kte, yte):.3f}")
 
 # %% [markdown]
 # ## 4. Sparse parity: `M` finds the support
@@ -114,7 +114,7 @@ y = np.sum((X @ B) ** 2, axis=1)
 net = quadnet.train(quadnet.QuadraticNet(0.3 * rng.standard_normal((width, d))), X, y, 1e-3,
                     warn=False)
 Phi = X @ net.W.T  # features U^T x, U = W^T
-print("effective rank of Cov(U^T x):", round(quadnet.effective_rank(quadnet.feature_covariance(Phi)), 2),
+print("effective rank of Cov(U^T x):", round(quadnet.effective_rank(quadnet.features.feature_covariance(Phi)), 2),
       " (target rank 2, width", width, ")")
 print("distance corr. with the target features B^T x:",
-      round(quadnet.distance_correlation(X @ B, Phi), 3))
+      round(quadnet.features.distance_correlation(X @ B, Phi), 3))

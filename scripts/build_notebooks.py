@@ -3,8 +3,8 @@
 Each notebook's source is ``notebooks/NAME.py`` in jupytext's ``py:percent`` format (``# %%``
 starts a code cell, ``# %% [markdown]`` a Markdown cell): the form to edit and review. This
 script reads a source with jupytext, executes it with nbclient in ``notebooks/`` and writes the
-``.ipynb`` with its outputs, the per-cell execution timestamps stripped (so a rebuild of an
-unchanged source is no diff).
+``.ipynb`` with its outputs, the per-cell execution timestamps stripped and the cells numbered
+``cell-00``, ``cell-01``, … (so a rebuild of an unchanged source changes no cell id or timestamp).
 
 Usage::
 
@@ -81,8 +81,9 @@ def build(name: str, timeout: int = 120) -> Path:
         idx = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code" and any(
             o.get("output_type") == "error" for o in c.get("outputs", []))), "?")
         raise RuntimeError(f"notebook {name}: cell {idx} failed to execute:\n{exc}") from None
-    for cell in nb.cells:  # timestamps would make every rebuild a diff
-        cell.metadata.pop("execution", None)
+    for i, cell in enumerate(nb.cells):  # timestamps and random ids would make every rebuild
+        cell.metadata.pop("execution", None)  # a diff: strip the one, number the other
+        cell.id = f"cell-{i:02d}"
     nbformat.validate(nb)
     path = NOTEBOOK_DIR / f"{name}.ipynb"
     nbformat.write(nb, path)

@@ -27,12 +27,21 @@ def test_there_are_teaching_notebooks():
 def test_notebook_executes(path: Path):
     nb = nbformat.read(path, as_version=4)
     assert any(c.cell_type == "markdown" for c in nb.cells), "a teaching notebook explains"
+    # a DeprecationWarning or any quadnet warning raised while the notebook runs is an error
+    nb.cells.insert(0, nbformat.v4.new_code_cell(
+        "import warnings\nfrom quadnet.exceptions import QuadnetWarning\n"
+        "warnings.simplefilter('error', DeprecationWarning)\n"
+        "warnings.simplefilter('error', QuadnetWarning)"))
     client = nbclient.NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3",
                                      resources={"metadata": {"path": str(NOTEBOOK_DIR)}})
     client.execute()  # raises CellExecutionError naming the failing cell
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
               if o.get("output_type") == "error"]
     assert not errors
+    warned = [o.get("text", "") for c in nb.cells if c.cell_type == "code"
+              for o in c.get("outputs", []) if o.get("name") == "stderr" and "Warning" in
+              o.get("text", "")]
+    assert not warned, f"{path.name} printed warnings: {warned[:2]}"
 
 
 # ---------------------------------------------------------------------------------------------
