@@ -140,10 +140,10 @@ def config_info() -> dict:
             "blas": _blas(), "cpu": _cpu(), "memory": _memory(), "limits": _limits()}
 
 
-_PROBE_CODE = {
-    "threaded dpotrf": """
+#: A Gaussian kernel matrix of sparse-parity data plus ridge 1e-3 in one n x n array (the
+#: direct solver's matrix), as the first lines of both Cholesky probes.
+_KERNEL = """
         import numpy as np
-        from scipy.linalg import lapack
         n = {n}
         rng = np.random.default_rng(0)
         X = rng.choice([-1.0, 1.0], size=(n, 50))
@@ -152,20 +152,16 @@ _PROBE_CODE = {
         np.maximum(G, 0.0, out=G); G /= -98.0; np.exp(G, out=G)
         K = G.T                           # symmetric: the transpose is its Fortran view
         K.reshape(-1, order="F")[::n + 1] += 1e-3
+"""
+
+_PROBE_CODE = {
+    "threaded dpotrf": _KERNEL + """
+        from scipy.linalg import lapack
         _, info = lapack.dpotrf(K, lower=1, clean=0, overwrite_a=1)
         assert info == 0, info
     """,
-    "blocked Cholesky": """
-        import numpy as np
+    "blocked Cholesky": _KERNEL + """
         from quadnet._lapack import cholesky_lower_inplace
-        n = {n}
-        rng = np.random.default_rng(0)
-        X = rng.choice([-1.0, 1.0], size=(n, 50))
-        sq = (X * X).sum(1)
-        G = X @ X.T; G *= -2.0; G += sq[:, None]; G += sq[None]   # one n x n array
-        np.maximum(G, 0.0, out=G); G /= -98.0; np.exp(G, out=G)
-        K = G.T                           # symmetric: the transpose is its Fortran view
-        K.reshape(-1, order="F")[::n + 1] += 1e-3
         assert cholesky_lower_inplace(K) == 0
     """,
     "threaded dsyevd": """
