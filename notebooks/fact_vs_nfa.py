@@ -1,5 +1,5 @@
 # %% [markdown]
-# # FACT vs the neural feature ansatz (NFA) — `quadnet.fact`
+# # FACT vs the neural feature ansatz (NFA) — `quadnet.features`
 #
 # At a critical point of the weight-decayed loss `J(θ) = (1/n) Σ ½(f − y)² + (λ/2)‖θ‖²`, every
 # weight matrix `W` that acts on its input as `W h` satisfies the **Features at Convergence
@@ -94,17 +94,17 @@ cnet = qf.train(ex.net0, ex.X, ex.y, ex.lam)
 WtW = cnet.W.T @ cnet.W
 G = qf.agop(cnet, ex.X)
 print("a =", cnet.a, " grad norm", f"{cnet.info.grad_norm:.1e}")
-print(f"cos(FACT, W^T W)     = {qf.cosine(qf.fact_matrix(cnet, ex.X, ex.y, ex.lam), WtW):.12f}  (seed: 0.994)")
+print(f"cos(FACT, W^T W)     = {qf.cosine(qf.fact_matrix(cnet, ex.X, ex.y, ex.lam), WtW):.12f}  (Boix-Adsera et al. 2025 report 0.994)")
 for s in (1.0, 0.5):
     print(f"cos(AGOP^{s}, W^T W) = {qf.nfa_cosines(WtW, G, [s])[0]:.4f}"
-          f"   (design formula {qf.counterexample_prediction(s):.4f}; seed: < 0.068)")
+          f"   (design formula {qf.counterexample_prediction(s):.4f}; Boix-Adsera et al. 2025 report < 0.068)")
 
 # %%
 powers = np.linspace(0.02, 1.5, 60)
 fig, ax = plt.subplots(figsize=(6, 3.5))
 ax.plot(powers, qf.nfa_cosines(WtW, G, powers), label="measured")
 ax.plot(powers, [qf.counterexample_prediction(s) for s in powers], "--", label="design formula")
-ax.axhline(0.068, color="k", lw=0.8, ls=":", label="seed: 0.068")
+ax.axhline(0.068, color="k", lw=0.8, ls=":", label="Boix-Adsera et al. (2025): 0.068")
 ax.set_xlabel("NFA power s"); ax.set_ylabel("cos(WᵀW, AGOP^s)"); ax.legend();
 
 # %% [markdown]

@@ -167,7 +167,12 @@ __all__ = [
 def show_config(*, probe: bool = False, file=None) -> dict:
     """Print the versions, BLAS/LAPACK builds and thread counts, CPU flags and memory limits
     quadnet runs with (``quadnet doctor``), and return them as a dict; ``probe=True`` also runs
-    the crash canaries in child processes (see :mod:`quadnet.harness.doctor`)."""
+    the crash canaries in child processes (the ``quadnet doctor --probe`` command)."""
+    if not isinstance(probe, bool):
+        raise TypeError(f"probe of show_config must be True or False, got {probe!r}")
+    if file is not None and not callable(getattr(file, "write", None)):
+        raise TypeError(f"file of show_config must be None or a text stream with a write "
+                        f"method, got {type(file).__name__}")
     from quadnet.harness.doctor import show_config as _show
 
     return _show(probe=probe, file=file)

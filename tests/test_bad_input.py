@@ -18,6 +18,8 @@ accepted.
 
 from __future__ import annotations
 
+import io
+
 import importlib
 import inspect
 import signal
@@ -589,6 +591,8 @@ def _specs() -> dict[str, Spec]:
     for name in ("KernelFit", "SolverInfo", "SolverPlan"):
         S[f"{so}.{name}"] = record("a record the kernel solvers build and return")
     S["quadnet._validation.available_memory"] = Spec(qn.features.available_memory)
+    S["quadnet.show_config"] = Spec(qn.show_config, {"file": io.StringIO()},
+                                    extra=[("probe", "yes"), ("probe", 1), ("file", 3)])
     S[f"{so}.default_rank"] = Spec(qn.features.solvers.default_rank, {"n": 100},
                                    extra=[("n", 0), ("n", 2.5)])
     S[f"{so}.kernel_memory_estimate"] = Spec(qn.features.kernel_memory_estimate,
