@@ -80,3 +80,15 @@ def test_a_changed_source_is_named_with_its_cell(tmp_path, monkeypatch):
     msg = build_notebooks.mismatch(name)
     assert msg is not None and msg.startswith(f"notebook {name}: cell ")
     assert "differs from its source" in msg and "x_changed = 1" in msg
+
+
+def test_notebooks_readme_orders_every_notebook_as_the_docs_do():
+    import re
+    readme = (NOTEBOOK_DIR / "README.md").read_text()
+    listed = re.findall(r"^\d+\. `([a-z_]+)`", readme, flags=re.M)
+    index = (NOTEBOOK_DIR.parent / "docs" / "tutorials" / "index.md").read_text()
+    tree = index.split("{notebook-toctree}", 1)[1].split("```", 1)[0]
+    toctree = [line.strip() for line in tree.splitlines()
+               if line.strip() and not line.strip().startswith(":")]
+    assert listed == toctree
+    assert sorted(listed) == sorted(p.stem for p in NOTEBOOKS)
