@@ -599,3 +599,12 @@ def test_an_axis_the_cell_function_does_not_take_is_refused_when_built(which):
     assert str(err.value) == (
         f"{which} grid of sweep 'demo': axis 'bogus_axis' is not a parameter of the cell "
         "function quotient_gd_cell; it takes ['d', 'eta_scale', 'r', 'steps', 'trial']")
+
+
+def test_the_seed_argument_is_not_an_axis():
+    from quadnet.harness.cells import quotient_gd_cell
+    from quadnet.harness.sweeps import Sweep
+    with pytest.raises(ValueError) as err:
+        Sweep("demo", "a demo", cell=quotient_gd_cell, quick={"seed": (1,)}, full={"d": (8,)})
+    assert str(err.value) == ("quick grid of sweep 'demo': axis 'seed' is the cell seed "
+                              "argument, which the sweep sets per cell; drop the axis")

@@ -13,8 +13,8 @@ small against the solve. The three solvers:
     ``n × n`` array; the ridge goes on its diagonal and a blocked Cholesky factors it in place
     (no copy; ``quadnet._lapack.cholesky_lower_inplace``: threaded ``dgemm`` updates, one-thread
     ``dpotrf`` on ``256 × 256`` blocks, so OpenBLAS's parallel ``dpotrf``, which crashes on
-    some AVX-512 CPUs from ``n ≈ 16,000``, is never entered), ``dpotrs`` solves. A ridgeless kernel that is not numerically positive
-    definite is rebuilt in the same array with jitter ``ε · mean(diag K)``,
+    some AVX-512 CPUs from ``n ≈ 16,000``, is never entered), ``dpotrs`` solves. A ridgeless
+    kernel that is not numerically positive definite is rebuilt in the same array with jitter ``ε · mean(diag K)``,
     ``ε = 1e-12, 1e-10, …, 1e-4`` (with an :class:`~quadnet.exceptions.RFMWarning`). The
     training predictions follow from the solve itself: ``(K + λI)A = Y`` gives
     ``K A = Y − λA`` (``λ`` including any jitter). Peak memory: ``8n²`` bytes plus row-block

@@ -141,7 +141,11 @@ class Sweep:
             for key, values in grid.items():
                 check_axis(key, values, f"{which} grid")
             if accepted is not None:
-                unknown = [k for k in grid if k not in accepted or k == self.seed_arg]
+                if self.seed_arg is not None and self.seed_arg in grid:
+                    raise ValueError(
+                        f"{which} grid of sweep {self.name!r}: axis {self.seed_arg!r} is the "
+                        f"cell seed argument, which the sweep sets per cell; drop the axis")
+                unknown = [k for k in grid if k not in accepted]
                 if unknown:
                     raise ValueError(
                         f"{which} grid of sweep {self.name!r}: axis {unknown[0]!r} is not a "
