@@ -149,7 +149,7 @@ dv = [np.linalg.norm((U + t * xv) @ (U + t * xv).T - Q) for t in ts]
 dh = [np.linalg.norm((U + t * xh) @ (U + t * xh).T - Q) for t in ts]
 fig, ax = plt.subplots(figsize=(5.5, 4))
 ax.loglog(ts, dh, label="horizontal step: moves Q at first order")
-ax.loglog(ts, dv, label="vertical step: only second order (t^2 ||xi||^2)")
+ax.loglog(ts, dv, label="vertical step: only second order (t^2 ||xi xi^T||_F)")
 ax.loglog(ts, ts ** 2, "k:", lw=0.8, label="t^2")
 ax.set_xlabel("step length t"); ax.set_ylabel(r"$\|\pi(U + t\xi) - \pi(U)\|_F$")
 ax.legend(fontsize=8); plt.show()
