@@ -1,4 +1,4 @@
-"""Dense factorisations that never enter a threaded LAPACK driver on a large matrix.
+"""A dense Cholesky factorisation that never enters a threaded LAPACK driver on a large matrix.
 
 The OpenBLAS builds that numpy and scipy wheels bundle (0.3.30/0.3.31, ``DYNAMIC_ARCH``)
 crash with ``SIGSEGV`` in their *parallel* Cholesky driver (``dpotrf`` with two or more
@@ -11,10 +11,8 @@ caught, so the route is chosen by construction, not by detecting the CPU:
     ``nb × nb`` diagonal block (or an ``nb``-column panel) and runs with one BLAS thread;
     all ``O(n^3)`` work of the trailing updates is in ``dgemm`` calls, which keep the
     thread pool. No matrix of order above ``nb`` ever reaches OpenBLAS's parallel LAPACK.
-:func:`eigh_safe`
-    ``numpy.linalg.eigh`` with one BLAS thread above :data:`EIGH_THREADED_MAX`.
-
-``quadnet doctor --probe`` runs the raw threaded calls in a child process, to tell whether a
+``quadnet doctor --probe`` runs the raw threaded calls (and a threaded eigensolver) in child
+processes, to tell whether a
 machine has the fault. What the blocked route costs against the threaded call, where that
 call works, is measured in ``docs/rfm.md`` (section "The direct solver on every machine").
 
@@ -41,7 +39,7 @@ from scipy.linalg import blas, lapack
 
 from quadnet._threads import forced_single_thread
 
-__all__ = ["CHOLESKY_BLOCK", "EIGH_THREADED_MAX", "cholesky_lower_inplace", "eigh_safe"]
+__all__ = ["CHOLESKY_BLOCK", "cholesky_lower_inplace"]
 
 #: Columns per diagonal block of :func:`cholesky_lower_inplace`. Large enough that the
 #: ``dgemm`` updates run at full speed, small enough that the one-thread ``dpotrf``/``dtrsm``
@@ -50,9 +48,6 @@ CHOLESKY_BLOCK = 256
 
 #: Rows per ``dgemm`` of a block-column update (bounds the temporary to ``rows × nb``).
 _UPDATE_ROWS = 8192
-
-#: Largest order at which :func:`eigh_safe` lets LAPACK use the BLAS thread pool.
-EIGH_THREADED_MAX = 4096
 
 
 def cholesky_lower_inplace(a: np.ndarray, *, block: int | None = None) -> int:
@@ -103,18 +98,3 @@ def cholesky_lower_inplace(a: np.ndarray, *, block: int | None = None) -> int:
                                            overwrite_b=1)
     return 0
 
-
-def eigh_safe(A: np.ndarray, **kwargs) -> tuple[np.ndarray, np.ndarray]:
-    """``numpy.linalg.eigh(A)``, with one BLAS thread when ``A`` has order above
-    :data:`EIGH_THREADED_MAX` (``kwargs`` go to ``scipy.linalg.eigh`` when given)."""
-    import scipy.linalg
-
-    def run():
-        if kwargs:
-            return scipy.linalg.eigh(A, **kwargs)
-        return np.linalg.eigh(A)
-
-    if A.shape[-1] > EIGH_THREADED_MAX:
-        with forced_single_thread():
-            return run()
-    return run()

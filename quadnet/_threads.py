@@ -22,7 +22,7 @@ machine they also contend with other processes' pools. The policy:
 * ``QUADNET_BLAS_POLICY=off`` in the environment disables the policy (every
   :func:`single_threaded` block then leaves the pools alone), for measuring it.
 
-Nested blocks are cheap: only the outermost one talks to ``threadpoolctl``.
+Nested blocks are cheap: only the outermost block that limits talks to ``threadpoolctl``.
 
 Examples
 --------
@@ -92,21 +92,24 @@ class single_threaded(contextlib.ContextDecorator):
     3.0
     """
 
+    #: ``True`` in :class:`forced_single_thread`: limit even under ``QUADNET_BLAS_POLICY=off``.
+    _forced = False
+
     def __enter__(self):
-        depth = getattr(_state, "depth", 0)
-        _state.depth = depth + 1
+        # only the outermost block that limits talks to threadpoolctl; the others see the limit
         self._limit = None
-        if depth == 0 and policy_enabled():
+        if not getattr(_state, "limited", False) and (self._forced or policy_enabled()):
             ctl = _get_controller()
             if ctl is not None:
                 self._limit = ctl.limit(limits=1, user_api="blas")
+                _state.limited = True
         return self
 
     def __exit__(self, *exc):
-        _state.depth -= 1
         if self._limit is not None:
             self._limit.restore_original_limits()
             self._limit = None
+            _state.limited = False
         return False
 
     def _recreate_cm(self):
@@ -129,17 +132,4 @@ class forced_single_thread(single_threaded):
     True
     """
 
-    def __enter__(self):
-        depth = getattr(_state, "depth", 0)
-        _state.forced = getattr(_state, "forced", 0) + 1
-        _state.depth = depth + 1
-        self._limit = None
-        ctl = _get_controller()
-        if ctl is not None and (getattr(_state, "forced", 1) == 1) and (
-                depth == 0 or not policy_enabled()):
-            self._limit = ctl.limit(limits=1, user_api="blas")
-        return self
-
-    def __exit__(self, *exc):
-        _state.forced -= 1
-        return super().__exit__(*exc)
+    _forced = True

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from scipy.linalg import lapack
 
-from quadnet._lapack import cholesky_lower_inplace, eigh_safe
+from quadnet._lapack import cholesky_lower_inplace
 
 
 def _spd(n, seed=0, cond=1e6):
@@ -62,14 +62,6 @@ def test_blocked_cholesky_solves_like_a_dense_solve():
     assert info == 0
     x_ref = np.linalg.solve(A, b)
     assert np.linalg.norm(x - x_ref) <= 1e-8 * np.linalg.norm(x_ref)
-
-
-def test_eigh_safe_equals_eigh():
-    A = _spd(50, seed=4)
-    w, V = eigh_safe(A)
-    w0, _ = np.linalg.eigh(A)
-    np.testing.assert_allclose(w, w0, rtol=0, atol=1e-14)
-    np.testing.assert_allclose(V @ np.diag(w) @ V.T, A, atol=1e-13)
 
 
 @pytest.mark.slow

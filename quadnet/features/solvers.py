@@ -14,8 +14,9 @@ small against the solve. The three solvers:
     (no copy; ``quadnet._lapack.cholesky_lower_inplace``: threaded ``dgemm`` updates, one-thread
     ``dpotrf`` on ``256 × 256`` blocks, so OpenBLAS's parallel ``dpotrf``, which crashes on
     some AVX-512 CPUs from ``n ≈ 16,000``, is never entered), ``dpotrs`` solves. A ridgeless
-    kernel that is not numerically positive definite is rebuilt in the same array with jitter ``ε · mean(diag K)``,
-    ``ε = 1e-12, 1e-10, …, 1e-4`` (with an :class:`~quadnet.exceptions.RFMWarning`). The
+    kernel that is not numerically positive definite is rebuilt in the same array with jitter
+    ``ε · mean(diag K)``, ``ε = 1e-12, 1e-10, …, 1e-4`` (with an
+    :class:`~quadnet.exceptions.RFMWarning`). The
     training predictions follow from the solve itself: ``(K + λI)A = Y`` gives
     ``K A = Y − λA`` (``λ`` including any jitter). Peak memory: ``8n²`` bytes plus row-block
     temporaries of at most ``min(n²/32, 2²²)`` entries each. Cost ``n³/3`` flops.
@@ -615,13 +616,12 @@ def _cholesky_in_place(buf: np.ndarray, fill, ridge: float, diag_mean: float
         jitter = eps * diag_mean
         fill(buf, ridge + jitter)  # (re)built in place: a failed factor has overwritten K
         info = cholesky_lower_inplace(buf)  # blocked: no threaded dpotrf (see _lapack)
-        cf = buf
         if info == 0:
             if eps:
                 warnings.warn(f"kernel matrix is not numerically positive definite "
                               f"(ridge={ridge:g}); solved with jitter {eps:g} x mean(diag K)",
                               RFMWarning, stacklevel=4)
-            return cf, jitter
+            return buf, jitter
         if info < 0:  # pragma: no cover - a bad argument to LAPACK
             raise RuntimeError(f"LAPACK dpotrf: illegal argument {-info}")
     raise linalg.LinAlgError("kernel matrix is not positive definite even with jitter 1e-4 x "

@@ -37,7 +37,7 @@ import sys
 import textwrap
 import time
 
-__all__ = ["PROBES", "config_info", "run_probes", "show_config"]
+__all__ = ["PROBES", "config_info", "report", "run_probes", "show_config"]
 
 _PACKAGES = ("numpy", "scipy", "threadpoolctl", "autograd", "pymanopt", "matplotlib", "cvxpy",
              "dask", "distributed", "tqdm", "jsonschema", "nbclient", "jupytext", "sphinx",
@@ -199,8 +199,6 @@ def run_probes(*, size: int | None = None, timeout: float = 600.0,
     env = {k: v for k, v in os.environ.items() if k != "QUADNET_BLAS_POLICY"}
     for name, key, default in PROBES:
         n = int(size or default)
-        if name == "threaded dsyevd" and size:
-            n = min(n, int(size))
         code = textwrap.dedent(_PROBE_CODE[name]).format(n=n)
         label = f"{name} {key}={n:,}"
         t0 = time.perf_counter()
@@ -255,19 +253,27 @@ def _render(info: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def report(*, probe: bool = False, size: int | None = None, timeout: float = 600.0,
+           out=None) -> dict:
+    """:func:`config_info` (and, with ``probe``, :func:`run_probes`), printed to ``out`` as it
+    is gathered when ``out`` is a stream; the whole report as a dict."""
+    info = config_info()
+    if out is not None:
+        print(_render(info), end="", file=out)
+    if probe:
+        if out is not None:
+            print("\nprobes (each in a child process):", file=out, flush=True)
+        info["probes"] = run_probes(size=size, timeout=timeout, out=out)
+    return info
+
+
 def show_config(*, probe: bool = False, file=None) -> dict:
     """Print quadnet's configuration (versions, BLAS, CPU, memory) and return it as a dict.
 
     With ``probe=True`` the crash canaries of :func:`run_probes` also run (minutes; each in a
     child process, so a crash is reported, never suffered).
     """
-    out = sys.stdout if file is None else file
-    info = config_info()
-    print(_render(info), end="", file=out)
-    if probe:
-        print("\nprobes (each in a child process):", file=out, flush=True)
-        info["probes"] = run_probes(out=out)
-    return info
+    return report(probe=probe, out=sys.stdout if file is None else file)
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -288,14 +294,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
 def cmd_doctor(args) -> int:
     """``quadnet doctor``: 0 always unless a probe crashed or failed (then 1)."""
     try:
-        info = config_info()
-        if not args.json:
-            print(_render(info), end="")
-        if args.probe:
-            if not args.json:
-                print("\nprobes (each in a child process):", flush=True)
-            info["probes"] = run_probes(size=args.probe_size, timeout=args.timeout,
-                                        out=None if args.json else sys.stdout)
+        info = report(probe=args.probe, size=args.probe_size, timeout=args.timeout,
+                      out=None if args.json else sys.stdout)
         if args.json:
             print(json.dumps(info, indent=2, default=str))
     except Exception as exc:  # noqa: BLE001 - the doctor never crashes
