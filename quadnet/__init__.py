@@ -32,6 +32,7 @@ from quadnet import sensing as sensing
 from quadnet import commuting as commuting
 from quadnet import features as features
 from quadnet import harness as harness
+from quadnet import plotting as plotting
 # geometry (§1)
 from quadnet.geometry import PSDQuotient as PSDQuotient
 from quadnet.geometry import align as align
@@ -103,6 +104,7 @@ __all__ = [
     "features",
     "geometry",
     "harness",
+    "plotting",
     "losses",
     "sensing",
     # geometry

@@ -34,7 +34,7 @@ import quadnet as qn
 from quadnet._validation import as_symmetric
 
 SUBPACKAGES = ["geometry", "losses", "dynamics", "curvature", "sensing", "commuting",
-               "features", "harness"]
+               "features", "harness", "plotting"]
 
 
 # --------------------------------------------------------------------------- enumeration
@@ -593,6 +593,13 @@ def _specs() -> dict[str, Spec]:
     S["quadnet._validation.available_memory"] = Spec(qn.features.available_memory)
     S["quadnet.show_config"] = Spec(qn.show_config, {"file": io.StringIO()},
                                     extra=[("probe", "yes"), ("probe", 1), ("file", 3)])
+    S["quadnet.plotting.psd_cone_coords"] = Spec(qn.plotting.psd_cone_coords, {"Q": np.eye(2)},
+                                                 skip=("Q",),  # any (..., 2, 2) stack is valid
+                                                 extra=[("Q", [[1.0, 2.0], [0.0, 1.0]]),
+                                                        ("Q", np.ones(2))])
+    S["quadnet.plotting.draw_psd_cone"] = Spec(
+        qn.plotting.draw_psd_cone, {"ax": None, "height": 1.0}, skip=("ax",),
+        extra=[("height", 0.0), ("alpha", 2.0)], valid=False)
     S[f"{so}.default_rank"] = Spec(qn.features.solvers.default_rank, {"n": 100},
                                    extra=[("n", 0), ("n", 2.5)])
     S[f"{so}.kernel_memory_estimate"] = Spec(qn.features.kernel_memory_estimate,

@@ -2,7 +2,11 @@
 
 * At ``builder-inited`` every ``<root>/notebooks/*.ipynb`` is copied to ``docs/tutorials/``
   (Sphinx reads sources below its source folder only); copies of notebooks that no longer
-  exist are removed. The copies are build products (``.gitignore``).
+  exist are removed. The copies are build products (``.gitignore``). A notebook links the
+  theory as ``[§1.5](../docs/theory/quotient.md#15-horizontal-lifts)``, the path that works
+  beside the repository's ``notebooks/`` folder; in the copy, one folder down from the docs
+  root, the link becomes ``../theory/quotient.md#...`` (:func:`docs_links`), which Sphinx
+  resolves and checks (``-n -W``: a missing page or heading fails the build).
 * The ``notebook-toctree`` directive is a toctree of the notebooks of its folder: the names
   listed in it first, in that order, then every other notebook alphabetically. A listed name
   without a notebook is left out, so adding, renaming or removing a notebook never breaks the
@@ -11,11 +15,15 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 from docutils.statemachine import StringList
 from sphinx.directives.other import TocTree
+
+
+def docs_links(text: str) -> str:
+    """``](../docs/PAGE)`` -> ``](../PAGE)``: a notebook's links as seen from ``docs/tutorials/``."""
+    return text.replace("](../docs/", "](../")
 
 
 def copy_notebooks(app) -> None:
@@ -25,8 +33,9 @@ def copy_notebooks(app) -> None:
     wanted = {p.name: p for p in sorted(src.glob("*.ipynb"))}
     for name, path in wanted.items():
         target = dst / name
-        if not target.exists() or target.read_bytes() != path.read_bytes():
-            shutil.copyfile(path, target)  # unchanged copies keep their mtime (incremental)
+        text = docs_links(path.read_text(encoding="utf-8"))
+        if not target.exists() or target.read_text(encoding="utf-8") != text:
+            target.write_text(text, encoding="utf-8")  # unchanged copies keep their mtime
     for stale in dst.glob("*.ipynb"):
         if stale.name not in wanted:
             stale.unlink()
