@@ -9,6 +9,24 @@
 # Its smallest eigenvalue $\lambda_{\min}$ sets the local rate of gradient flow,
 # $\|Q(t) - Q^\star\|_F \asymp e^{-\lambda_{\min} t}$, and its spectrum sets the per-step
 # contraction $\max_i|1 - \eta\lambda_i|$ of gradient descent. We measure both on Gaussian sensing.
+#
+# **Assumes.** The geometry units `quotient_geometry`, `lifts_geodesics_and_gradients` and
+# `curvature_of_the_quotient` (horizontal space, the Riemannian Hessian); gradient descent on a
+# quadratic.
+#
+# **Learning outcomes.**
+#
+# - build the effective Hessian $B^\top D^2L(U) B$ from `PSDQuotient.horizontal_basis` and see the
+#   $r(r-1)/2$ vertical zeros of the full factor Hessian;
+# - predict the local decay rate of gradient flow from $\lambda_{\min}$ and check it on a flow;
+# - predict the per-step contraction $\max_i |1 - \eta\lambda_i|$ of gradient descent and the
+#   step size above which it diverges;
+# - compare the sample effective spectrum with its population limit.
+#
+# **Theory.** [§3.1 Definition](../docs/theory/curvature.md#31-definition),
+# [§3.3 The vertical kernel at critical points](../docs/theory/curvature.md#33-the-vertical-kernel-at-critical-points),
+# [§3.5 Local rates](../docs/theory/curvature.md#35-local-rates),
+# [§4.5 The population effective Hessian](../docs/theory/sensing.md#45-the-population-effective-hessian).
 
 # %%
 import numpy as np
@@ -92,7 +110,9 @@ plt.show()
 #
 # For $\eta < 2/\lambda_{\max}$ the error of gradient descent shrinks each step by the factor
 # $\rho(\eta) = \max_i |1-\eta\lambda_i|$, smallest at $\eta^\star = 2/(\lambda_{\min}+\lambda_{\max})$;
-# beyond $2/\lambda_{\max}$ it diverges.
+# beyond $2/\lambda_{\max}$ the minimiser repels: the error along the top eigenvector grows by
+# the factor $|1 - \eta\lambda_{\max}| > 1$ per step, until it leaves the neighbourhood where the
+# linearisation holds (the second cell below).
 
 # %%
 lam = np.linalg.eigvalsh(effective_hessian(prob, U_star))
@@ -106,3 +126,12 @@ for eta in (0.5 / lam[-1], 1.0 / lam[-1], 2 / (lam[0] + lam[-1]), 1.99 / lam[-1]
     measured = np.exp(np.polyfit(k[window], np.log(e[window]), 1)[0])
     predicted = np.max(np.abs(1 - eta * lam))
     print(f"eta = {eta * lam[-1]:.2f}/lambda_max: predicted contraction {predicted:.5f}, measured {measured:.5f}")
+
+# %%
+eta = 2.1 / lam[-1]                  # above the stability limit 2 / lambda_max
+gd = quadnet.gradient_descent(prob, U1, eta, 300)
+e = np.linalg.norm(gd.Q - prob.Q_star, axis=(1, 2))
+k = np.arange(len(e)); grow = (k >= 20) & (e < 1e-3)   # the top mode dominates, still linear
+measured = np.exp(np.polyfit(k[grow], np.log(e[grow]), 1)[0])
+print(f"eta = 2.10/lambda_max: predicted growth {abs(1 - eta * lam[-1]):.4f} per step, "
+      f"measured {measured:.4f}; the error grows from {e[0]:.1e} to {e[-1]:.1e} in {len(e) - 1} steps")

@@ -46,8 +46,8 @@ def read_source(path: Path):
 
 
 def mismatch(name: str) -> str | None:
-    """``None`` when ``notebooks/NAME.ipynb`` has exactly the cells of ``notebooks/NAME.py``,
-    else a sentence naming the notebook and the first differing cell."""
+    """``None`` when ``notebooks/NAME.ipynb`` has exactly the cells of ``notebooks/NAME.py``
+    (type, text and tags: a solution cell's ``hide-cell`` is part of the source), else a sentence naming the notebook and the first differing cell."""
     import nbformat
 
     src = read_source(NOTEBOOK_DIR / f"{name}.py")
@@ -55,8 +55,8 @@ def mismatch(name: str) -> str | None:
     if not path.exists():
         return f"notebook {name}: {path.name} is missing (build it from {name}.py)"
     nb = nbformat.read(path, as_version=4)
-    a = [(c.cell_type, c.source) for c in nb.cells]
-    b = [(c.cell_type, c.source) for c in src.cells]
+    a = [(c.cell_type, c.source, list(c.metadata.get("tags", []))) for c in nb.cells]
+    b = [(c.cell_type, c.source, list(c.metadata.get("tags", []))) for c in src.cells]
     for i, (x, y) in enumerate(zip(a, b)):
         if x != y:
             return (f"notebook {name}: cell {i} ({x[0]}) of {name}.ipynb differs from its source "
