@@ -1,15 +1,35 @@
 # %% [markdown]
 # # FACT vs the neural feature ansatz (NFA) — `quadnet.features`
 #
-# At a critical point of the weight-decayed loss `J(θ) = (1/n) Σ ½(f − y)² + (λ/2)‖θ‖²`, every
-# weight matrix `W` that acts on its input as `W h` satisfies the **Features at Convergence
-# Theorem**: `WᵀW = FACT := −(1/(nλ)) Σ_i (∇_h ℓ_i) h_iᵀ` (quadnet theory §6). The NFA instead
-# *posits* `WᵀW ∝ AGOP^s` with `AGOP = (1/n) Σ ∇f ∇fᵀ` and a power `s` to be tuned.
+# At a critical point of the weight-decayed loss
+# $J(\theta) = \frac1n\sum_i \tfrac12\lVert f(x_i;\theta) - y_i\rVert^2 + \frac\lambda2\lVert\theta\rVert_F^2$,
+# every weight matrix $W$ that acts on its input as $Wh$ satisfies the **Features at Convergence
+# Theorem** (Boix-Adsera, Mallinar, Simon & Belkin 2025):
+# $$W^\top W = \mathrm{FACT} := -\frac{1}{n\lambda}\sum_{i=1}^n (\nabla_h\ell_i)\, h_i^\top .$$
+# The neural feature ansatz (NFA; Radhakrishnan et al. 2024) instead *posits*
+# $W^\top W \propto \mathrm{AGOP}^s$ with $\mathrm{AGOP} = \frac1n\sum_i \nabla f(x_i)\nabla f(x_i)^\top$
+# and a power $s$ to be tuned.
 #
 # This notebook uses only the public API and shows: FACT holding at trained points (with a
-# bound that *certifies* it from the gradient norm), the depth-dependent NFA power `1/L` in deep
-# linear nets, and a construction where FACT holds while the NFA fails. Derivations:
-# `docs/fact.md`.
+# bound that *certifies* it from the gradient norm), the depth-dependent NFA power $1/L$ in deep
+# linear nets, and a construction where FACT holds while the NFA fails.
+#
+# **Assumes.** Training a small network by gradient descent with weight decay; the chain rule.
+# No quotient geometry is needed. (Here $\lambda$ is the weight-decay strength and $L$ the
+# depth, as in the feature-learning literature.)
+#
+# **Learning outcomes.**
+#
+# - state the FACT identity and check it at a trained critical point, with the certificate
+#   that bounds its error by the gradient norm;
+# - compute the AGOP and the NFA power that fits a deep linear network;
+# - build an example in which FACT holds and the NFA fails.
+#
+# **Theory.** [§6.2 The FACT identity](../docs/theory/features.md#62-the-fact-identity-and-why-it-holds-at-every-point),
+# [§6.4 The Neural Feature Ansatz and the AGOP](../docs/theory/features.md#64-the-neural-feature-ansatz-and-the-agop),
+# [§6.6 Deep linear networks](../docs/theory/features.md#66-deep-linear-networks),
+# [§6.7 When the NFA fails and FACT holds](../docs/theory/features.md#67-when-the-nfa-fails-and-fact-holds);
+# derivations in [FACT](../docs/fact.md).
 
 # %%
 import numpy as np
@@ -21,11 +41,15 @@ from quadnet.exceptions import NotCriticalWarning
 rng = np.random.default_rng(0)
 
 # %% [markdown]
-# ## 1. A positive quadratic network `f(x) = ‖Wx‖²`
+# ## 1. A positive quadratic network $f(x) = \lVert Wx\rVert^2$
 #
-# Closed forms for quadratic nets: `FACT = −(2/λ) Q_a C`, `AGOP = 4 Q_a Σ̂ Q_a`, with
-# `C = (1/n) Σ r_i x_i x_iᵀ`. `train` runs L-BFGS, then Newton, to `‖∇J‖ ≤ 1e-9` and records
-# where it stopped in `net.info`.
+# For $f(x) = \sum_j a_j (w_j^\top x)^2 = x^\top Q_a x$, $Q_a = W^\top \operatorname{diag}(a) W$
+# (`QuadraticNet(W, a)`, with $a = \mathbf 1$ by default: the positive network), the closed forms
+# of [quadnet theory §6.5](../docs/theory/features.md#65-quadratic-networks-closed-forms) are
+# $\mathrm{FACT} = -\frac2\lambda Q_a C$ and $\mathrm{AGOP} = 4 Q_a\hat\Sigma Q_a$, with residuals
+# $r_i = f(x_i) - y_i$, $C = \frac1n\sum_i r_i x_i x_i^\top$ and
+# $\hat\Sigma = \frac1n\sum_i x_i x_i^\top$. `train` runs L-BFGS, then Newton, to
+# $\lVert\nabla J\rVert \le 10^{-9}$ (its `gtol`) and records where it stopped in `net.info`.
 
 # %%
 d, n, lam = 6, 150, 1e-2
@@ -42,7 +66,8 @@ print(f"||W^T W - FACT|| = {rep.error:.2e}  <=  bound ||W||_2 ||grad J|| / lam =
 print(f"certified: cos >= {rep.cos_lower_bound:.15f}")
 
 # %% [markdown]
-# Away from a critical point the identity still holds exactly, `WᵀW − FACT = Wᵀ∇_W J/λ`,
+# Away from a critical point the identity still holds exactly,
+# $W^\top W - \mathrm{FACT} = W^\top \nabla_W J/\lambda$,
 # so the error is bounded by the gradient — and `fact_identity` warns when FACT is not
 # expected to hold:
 
@@ -56,10 +81,12 @@ print(caught[0].message)
 print(f"error {rep0.error:.3g} <= bound {rep0.bound:.3g};  cos = {rep0.cos_fact:.3f}")
 
 # %% [markdown]
-# ## 2. Deep linear networks: FACT needs no tuning, the NFA needs `s = 1/L`
+# ## 2. Deep linear networks: FACT needs no tuning, the NFA needs $s = 1/L$
 #
-# At critical points `bFACT_l = FACT_{l+1}ᵀ` gives balanced layers and
-# `W₁ᵀW₁ = (PᵀP)^{1/L} = AGOP^{1/L}` exactly.
+# For $f(x) = W_L\cdots W_1 x$ with end-to-end map $P = W_L\cdots W_1$, at critical points
+# $\mathrm{bFACT}_l = \mathrm{FACT}_{l+1}^\top$ gives balanced layers and
+# $W_1^\top W_1 = (P^\top P)^{1/L} = \mathrm{AGOP}^{1/L}$ exactly
+# ([quadnet theory §6.6](../docs/theory/features.md#66-deep-linear-networks)).
 
 # %%
 c = 4
@@ -83,10 +110,11 @@ ax.set_xlabel("NFA power s"); ax.set_ylabel("cos(W1ᵀW1, AGOP^s)"); ax.legend()
 # ## 3. FACT holds, the NFA fails
 #
 # `nfa_counterexample` builds a width-7 quadratic net with a fixed signed second layer
-# `a = (0.1, …, 0.1, −50)`, six quiet input directions and one loud one (variance 16), and a
+# $a = (0.1, \dots, 0.1, -50)$, six quiet input directions and one loud one (variance 16), and a
 # target with a negative coefficient on the loud direction. The sign pins the strong negative
 # unit to the loud direction; the weak positive units need long weights for the quiet ones. So
-# `WᵀW` lives on the quiet directions while `AGOP` (function sensitivity) lives on the loud one.
+# $W^\top W$ lives on the quiet directions while the AGOP (function sensitivity) lives on the
+# loud one.
 
 # %%
 ex = qf.nfa_counterexample(seed=0)
@@ -108,8 +136,15 @@ ax.axhline(0.068, color="k", lw=0.8, ls=":", label="Boix-Adsera et al. (2025): 0
 ax.set_xlabel("NFA power s"); ax.set_ylabel("cos(WᵀW, AGOP^s)"); ax.legend();
 
 # %% [markdown]
-# Only a per-problem choice of a small power (`s ≲ 0.3`) would rescue the NFA here; FACT
-# holds with no parameter at all.
+# No power rescues the NFA here: the cosine falls as $s$ grows, and its best value on the grid,
+# printed below, is well under FACT's, which holds with no parameter at all.
+
+# %%
+s_best, c_best = qf.best_nfa_power(WtW, G)
+print(f"best NFA power on the grid: s = {s_best:.2f}, cos = {c_best:.3f}; "
+      f"FACT: cos = {qf.cosine(qf.fact_matrix(cnet, ex.X, ex.y, ex.lam), WtW):.3f}")
+
+# %% [markdown]
 #
 # ## 4. FACT along training
 #

@@ -10,6 +10,21 @@
 # is therefore a **Bregman projection** of the start onto the interpolating set
 # $\{q \ge 0: Aq = y\}$, and as $\varepsilon \to 0$ it selects the minimum-trace interpolant.
 # We check each statement numerically.
+#
+# **Assumes.** `quotient_geometry` (the factorisation $Q = UU^\top$) and gradient flow;
+# convex duality at the level of Lagrange multipliers.
+#
+# **Learning outcomes.**
+#
+# - reduce the factor flow with commuting measurements to a flow on eigenvalues;
+# - recognise that flow as the entropy mirror flow and compute its limit as a Bregman projection;
+# - check that a small start selects the minimum-trace interpolant;
+# - measure the $O(\eta)$ deviation of finite-step descent from the flow's limit.
+#
+# **Theory.** [§5.1 The commuting setting](../docs/theory/commuting.md#51-the-commuting-setting),
+# [§5.2 Spectral coordinates: the entropy mirror flow](../docs/theory/commuting.md#52-spectral-coordinates-the-entropy-mirror-flow),
+# [§5.3 The selection law: a Bregman projection](../docs/theory/commuting.md#53-the-selection-law-a-bregman-projection),
+# [§5.5 Small initialisation selects the minimum trace](../docs/theory/commuting.md#55-small-initialisation-selects-the-minimum-trace).
 
 # %%
 import numpy as np
@@ -53,7 +68,7 @@ plt.show()
 #
 # $q_\infty = \arg\min\{D(q, q_0) : Aq = y,\ q\ge 0\}$ with
 # $D(q,q_0) = \sum_j q_j\log(q_j/q_{0,j}) - q_j + q_{0,j}$, computed by a Newton method on the
-# dual (`quadnet.bregman.bregman_projection`).
+# dual (`quadnet.commuting.bregman_projection`; `loss.selection_limit(q0)` calls it).
 
 # %%
 for q0 in (eps * np.ones(d), rng.uniform(0.01, 1.0, d)):
@@ -65,10 +80,10 @@ for q0 in (eps * np.ones(d), rng.uniform(0.01, 1.0, d)):
 # %% [markdown]
 # ## 3. Small initialisation selects the minimum-trace interpolant
 #
-# With $q_0 = \varepsilon\mathbf 1$, $D(q, q_0) = H(q) + \log(1/\varepsilon)\,\operatorname{tr} q +
-# \text{const}$, so as $\varepsilon\to0$ the trace term wins: the limit tends to
+# With $q_0 = \varepsilon\mathbf 1$, $D(q, q_0) = \varphi(q) + \log(1/\varepsilon)\,\operatorname{tr} q +
+# \varepsilon d$ ($\varphi$ the entropy above), so as $\varepsilon\to0$ the trace term wins: the limit tends to
 # $\arg\min\{\operatorname{tr} q : Aq = y, q\ge0\}$ (an LP), with the trace gap bounded by
-# $(H(q_{\rm mt}) - H(q_\varepsilon))/\log(1/\varepsilon)$. `selection_cell` is the unit of the
+# $(\varphi(q_{\rm mt}) - \varphi(q_\varepsilon))/\log(1/\varepsilon)$ (the curve "entropy bound" below). `selection_cell` is the unit of the
 # `selection` sweep (`quadnet sweep selection --quick --store DIR`).
 
 # %%

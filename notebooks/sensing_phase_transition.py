@@ -10,7 +10,25 @@
 #
 # The degrees of freedom are $n_h = dr - r(r-1)/2 = \dim M_r^+$: no method can recover $Q^\star$
 # from fewer samples. How many more does it take in practice, and how does that compare with the
-# paper's (deliberately conservative) sufficient sample size?
+# sufficient sample size of Cheng (2026), which is deliberately conservative?
+#
+# **Assumes.** The geometry track (at least `quotient_geometry` and
+# `lifts_geodesics_and_gradients`); Gaussian random vectors and Isserlis' theorem.
+#
+# **Learning outcomes.**
+#
+# - set up rank-one Gaussian sensing with `GaussianSensing.random` and evaluate its loss and
+#   gradient in $O(mdr)$;
+# - compare the sample normal operator with the population operator
+#   $\mathcal{T}(H) = 2H + \operatorname{tr}(H)\,I$;
+# - run `recover` from the spectral start and locate the empirical phase transition in $m/n_h$;
+# - read quadnet's sufficient sample size and say how conservative it is.
+#
+# **Theory.** [§4.1 Data](../docs/theory/sensing.md#41-data),
+# [§4.3 The normal operators and Isserlis' theorem](../docs/theory/sensing.md#43-the-normal-operators-and-isserlis-theorem),
+# [§4.6 The spectral (moment) initialiser](../docs/theory/sensing.md#46-the-spectral-moment-initialiser),
+# [§4.7 The guarantee chain and the explicit sample size](../docs/theory/sensing.md#47-the-guarantee-chain-and-the-explicit-sample-size),
+# [§4.8 Degrees of freedom](../docs/theory/sensing.md#48-degrees-of-freedom).
 
 # %%
 import tempfile
@@ -33,7 +51,7 @@ print(f"d = {d}, r = {r}: n_h = {n_h} degrees of freedom, m = {prob.m} measureme
 #
 # The least-squares geometry is governed by $T_m(H) = \frac1m\sum_i \langle A_i, H\rangle A_i$,
 # whose expectation is $T(H) = 2H + \operatorname{tr}(H)\,I$. Its fluctuation around $T$ shrinks
-# like $1/\sqrt m$, which drives every guarantee of the paper (it needs it uniformly over all
+# like $1/\sqrt m$, which drives every guarantee of Cheng (2026) (it needs it uniformly over all
 # symmetric $H$, hence many samples).
 
 # %%
@@ -98,23 +116,32 @@ print(f"{len(stuck)} failures at m >= 3 n_h; their relative errors:",
       [round(row["rel_error"], 2) for row in stuck])
 
 # %% [markdown]
-# The quick grid has only 5 trials per point, so the curve is noisy. A failure well above the
-# threshold is a trial where L-BFGS stopped at a stationary point that does not interpolate
-# (relative error of order one, not a slightly-too-large one); `recover(..., restarts=k)` restarts
-# from small random starts in that case. The full grid (`quadnet sweep recovery`) uses 20 trials,
-# d = 10 and 20, r = 1, 2, 3 and both initialisations.
+# The quick grid has few trials per point (printed below), so the curve is noisy. A failure well
+# above the threshold is a trial where L-BFGS stopped at a stationary point that does not
+# interpolate (relative error of order one, not a slightly-too-large one);
+# `recover(..., restarts=k)` restarts from small random starts in that case. The full grid
+# (`quadnet sweep recovery`) has more trials, two dimensions, three ranks and both
+# initialisations:
+
+# %%
+sweep = quadnet.harness.SWEEPS["recovery"]
+for mode in ("quick", "full"):
+    grid = getattr(sweep, mode)
+    print(f"{mode:5s}: {len(grid['trial'])} trials per point, d in {grid['d']}, r in {grid['r']}, "
+          f"init in {grid['init']}, m/n_h in {grid['ratio']}")
 
 # %% [markdown]
 # ## The sufficient sample size of the guarantee
 #
-# The paper's guarantee chain (full-space concentration $\Rightarrow$ spectral start in the basin
+# The guarantee chain of Cheng (2026) (full-space concentration $\Rightarrow$ spectral start in the basin
 # $\Rightarrow$ linear convergence) yields an explicit sample size that scales like $r^2 d^8$.
 # `sufficient_sample_size` prints quadnet's own chain of the same shape, whose bound scales like
-# $r\kappa^2 d^6/p$ (linear in $r$; quadnet theory §4.7). Experiments succeed with a few times $n_h$.
+# $r\kappa^2 d^6/p$ (linear in $r$; quadnet theory §4.7). The sweep above succeeds with a few
+# times $n_h$.
 
 # %%
 for dd, rr in ((10, 1), (10, 2), (20, 2)):
     nh = dd * rr - rr * (rr - 1) // 2
     bound = sufficient_sample_size(dd, rr)
     print(f"d = {dd:2d}, r = {rr}: n_h = {nh:3d}, sufficient m = {bound:.2e} "
-          f"= {bound / nh:.1e} x n_h  (experiments: ~2-3 x n_h)")
+          f"= {bound / nh:.1e} x n_h")

@@ -25,6 +25,19 @@
 # The check has two theorem rows with tolerances, one measurement without a tolerance, a
 # sweep, and a figure drawn from the data stored in the report. Everything runs in a scratch
 # folder.
+#
+# **Assumes.** Python, and running `quadnet verify` once; no geometry.
+#
+# **Learning outcomes.**
+#
+# - write a check of your own with `register`, `CheckResult`, `CheckContext` and `figure`;
+# - run it with `quadnet verify --checks FILE` and read its report;
+# - add a resumable sweep and redraw a figure from a saved report;
+# - compare two reports with `quadnet compare`.
+#
+# **Theory.** The harness's conventions for proved, measured and reported rows:
+# [§0 Objects and notation](../docs/theory/notation.md); the reference for checks of your own:
+# [your own checks](../docs/tutorials/own_checks.md).
 
 # %%
 import contextlib, io, os, shlex, tempfile
