@@ -544,7 +544,8 @@ def greedy_low_rank_learning(loss, d, *, eps: float = 1e-12, max_rank: int | Non
     flow-vs-GLRL distance at finite ``eps`` is measured, not proved (``docs/noncommuting.md``).
 
     ``predicted_exponent`` is the heuristic ``prod_k (1 - mu_2^(k)/mu_1^(k))`` over the stages:
-    each plateau leaves the losing directions at ``(seed)^(1 - mu_2/mu_1)`` (in ``Q``), so the
+    each plateau leaves the losing directions at ``(start)^(1 - mu_2/mu_1)`` (in ``Q``, ``start``
+    their size when the plateau began), so the
     distance of the flow's limit from the GLRL point should scale like ``eps`` to this power.
 
     Parameters
@@ -564,8 +565,9 @@ def greedy_low_rank_learning(loss, d, *, eps: float = 1e-12, max_rank: int | Non
     Returns
     -------
     GLRLResult
-        ``.Q``, ``.path``, ``.stages``, ``.status`` (``"interpolating"``, ``"stationary"`` or
-        ``"rank_budget"``; the last also warns).
+        ``.Q``, ``.path``, ``.stages``, ``.status`` (``"interpolating"``, ``"stationary"``,
+        ``"rank_budget"`` or ``"stage_budget"``; the last two also warn, with a
+        :class:`~quadnet.exceptions.ConvergenceWarning`).
 
 
     Examples

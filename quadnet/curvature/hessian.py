@@ -41,7 +41,7 @@ from LOBPCG with ``V_U`` as constraints instead (derivation and costs in
 ``docs/curvature.md`` §4).
 
 The Gaussian-sensing population form and its closed-form spectrum and inverse (the
-"population" preconditioner) are in :mod:`quadnet.population`.
+"population" preconditioner) are in :mod:`quadnet.sensing.population`.
 """
 
 from __future__ import annotations

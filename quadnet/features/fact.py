@@ -32,8 +32,8 @@ Closed forms implemented here (derivations in ``docs/fact.md``):
   ``FACT_l = −(1/λ) W_lᵀ Aᵀ R Bᵀ``, ``bFACT_l = −(1/λ) W_l B Rᵀ A``,
   ``AGOP = PᵀP`` with ``P = W_L⋯W_1`` (the input gradients do not depend on ``x``).
 
-Training (:func:`train`) lives in :mod:`quadnet._fact_train`; the paper check in
-:mod:`quadnet.checks.fact`.
+Training (:func:`~quadnet.features.training.train`) lives in :mod:`quadnet.features.training`;
+the paper check in :mod:`quadnet.harness.checks.fact`.
 """
 
 from __future__ import annotations

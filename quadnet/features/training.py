@@ -6,13 +6,14 @@ version :func:`_make_value_and_grad`, tested against autograd):
 
     J(θ) = (1/n) Σ_i ½‖f(x_i; θ) − y_i‖² + (λ/2)‖θ‖²_F,
 
-``θ = W`` for a :class:`~quadnet.fact.QuadraticNet` (``a`` is fixed) and ``θ = (W_1, …, W_L)``
-for a :class:`~quadnet.fact.DeepLinearNet`. :func:`train` minimises it in float64 with
+``θ = W`` for a :class:`~quadnet.features.QuadraticNet` (``a`` is fixed) and ``θ = (W_1, …, W_L)``
+for a :class:`~quadnet.features.DeepLinearNet`. :func:`train` minimises it in float64 with
 scipy's L-BFGS-B (``ftol = 0``: it stops on the gradient, not on a stalled objective) and,
-when that leaves ``‖∇J‖ > gtol``, polishes with scipy's ``trust-exact`` (Newton steps with
-the exact Hessian inside a trust region; they converge quadratically near a nondegenerate
-minimiser and also escape saddles). It never pretends: the returned net carries a
-:class:`~quadnet.fact.TrainInfo` with the final gradient norm, and a
+when that leaves ``‖∇J‖ > gtol``, polishes with Newton steps on ``∇J = 0`` (the exact
+autograd Hessian, pseudo-inverted) and, if those do not reach ``gtol``, scipy's
+``trust-exact`` (Newton steps inside a trust region; globally convergent, they also escape
+saddles) followed by Newton again. It never pretends: the returned net carries a
+:class:`~quadnet.features.TrainInfo` with the final gradient norm, and a
 :class:`ConvergenceWarning` is issued when ``‖∇J‖ > gtol``.
 """
 

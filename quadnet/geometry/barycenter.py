@@ -1,10 +1,11 @@
-r"""Bures–Wasserstein barycentres (Fréchet means) of points of :math:`M_r^+` (quadnet theory §1).
+r"""Bures–Wasserstein barycentres (Fréchet means) of PSD matrices (quadnet theory §1).
 
 The barycentre of ``Q_i = U_i U_i^T`` with weights ``w_i`` minimises
-``F(U) = (1/2) sum_i w_i dist(U U^T, Q_i)^2`` over ``d x r`` factors, with the quotient
-distance ``dist(Q_1, Q_2) = min_R ||U_1 R - U_2||_F`` (= the Bures–Wasserstein distance). Its
-Riemannian gradient at ``U`` is ``-sum_i w_i log_U(U_i) = U - sum_i w_i U_i R_i`` with
-``R_i = align(U_i, U)``, and the fixed-point iteration::
+``F(Q) = (1/2) sum_i w_i dist(Q, Q_i)^2`` over all PSD matrices ``Q`` (:func:`bw_barycenter`;
+``max_rank=q`` restricts it to rank ``<= q``), with the quotient distance
+``dist(Q_1, Q_2) = min_R ||U_1 R - U_2||_F`` (= the Bures–Wasserstein distance). At a factor
+``U`` of ``Q`` the Riemannian gradient is ``-sum_i w_i log_U(U_i) = U - sum_i w_i U_i R_i``
+with ``R_i = align(U_i, U)``, and the fixed-point iteration::
 
     U_{k+1} = sum_i w_i U_i align(U_i, U_k)
 
@@ -13,14 +14,15 @@ the fixed-point iteration of Álvarez-Esteban, del Barrio, Cuesta-Albertos & Mat
 "A fixed-point approach to barycenters in Wasserstein space", J. Math. Anal. Appl. 441:
 ``S_{k+1} = S_k^{-1/2} (sum_i w_i (S_k^{1/2} Q_i S_k^{1/2})^{1/2})^2 S_k^{-1/2}``
 (``U_i R_i = T_i S_k^{1/2}`` with ``T_i`` the optimal transport map from ``S_k`` to ``Q_i``).
-For ``r < d`` it is the generalised Procrustes mean (Gower 1975): each step does not increase
-``F``, and the result is the Fréchet mean *within rank <= r*. On generic rank-deficient inputs
-it also minimises ``F`` over all PSD matrices: the matrix fixed point above, started at the
-identity, converges (sublinearly) to the same rank-``r`` point (quadnet target, measured in
-``docs/riemannian.md`` §6). In symmetric configurations the minimiser over all PSD matrices
-need not be unique (``e_1 e_1^T`` and ``e_2 e_2^T`` with equal weights: every
-``S = [[1/4, b], [b, 1/4]]`` with ``|b| <= 1/4`` is optimal, ranks one and two), and the fixed
-point then returns one of them, depending on ``init``.
+At a fixed width ``q < d`` it is the generalised Procrustes mean (Gower 1975): each step does
+not increase ``F``, and the result is the Fréchet mean *within rank <= q*. The barycentre over
+all PSD matrices can have a larger rank than the inputs (the second example of
+:func:`bw_barycenter`), so :func:`bw_barycenter` adds a column whenever the cone's
+first-order condition (``I - sum_i w_i T_i`` PSD, :func:`transport_maps`) fails at the fixed
+point (derivation and measurements in ``docs/riemannian.md`` §6). In symmetric configurations
+the minimiser over all PSD matrices need not be unique (``e_1 e_1^T`` and ``e_2 e_2^T`` with
+equal weights: every ``S = [[1/4, b], [b, 1/4]]`` with ``|b| <= 1/4`` is optimal, ranks one
+and two), and the fixed point then returns one of them, depending on ``init``.
 """
 
 from __future__ import annotations
@@ -44,8 +46,9 @@ class BWBarycenter:
 
     Attributes
     ----------
-    U : numpy.ndarray, shape (d, r)
-        A factor of the barycentre (any ``U R``, ``R`` in ``O(r)``, represents it).
+    U : numpy.ndarray, shape (d, q)
+        A factor of the barycentre, ``q`` the final width (any ``U R``, ``R`` in ``O(q)``,
+        represents it).
     Q : numpy.ndarray, shape (d, d)
         The barycentre ``U U^T``.
     converged : bool

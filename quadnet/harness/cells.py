@@ -3,7 +3,11 @@
 * ``quotient-gd``: factor gradient descent on ``1/2 ||U U^T - T||_F^2`` (foundation API only);
 * ``recovery``: the Gaussian sensing phase transition (:mod:`quadnet.sensing.recovery`);
 * ``selection``: the small-initialisation selection law in the commuting case
-  (:mod:`quadnet.commuting`).
+  (:mod:`quadnet.commuting`);
+* ``beyond-limits``, ``beyond-joint``, ``beyond-commutator``: the experiments (a), (d) and (c)
+  of the ``beyond`` check (:mod:`quadnet.commuting.greedy`, :mod:`quadnet.commuting.experiments`);
+* ``grokking``, ``parity``: the recursive-feature-machine fits of the heavy checks of the same
+  names (:mod:`quadnet.features.rfm`).
 
 The cell functions import their feature modules lazily, so a missing module makes only its
 sweep unavailable.

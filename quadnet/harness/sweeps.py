@@ -5,11 +5,12 @@ one call of a pure function ``cell(**params, seed=cell_seed) -> dict`` that retu
 results. The function is named by its import path
 (``"quadnet.harness.cells:recovery_sweep_cell"``) and imported lazily, in the worker, so a sweep
 whose module is missing does not break the others. The built-in sweeps (``quotient-gd``,
-``recovery``, ``selection``) are defined in :mod:`quadnet.harness.cells`. A cell's result keys
+``recovery``, ``selection``, ``beyond-limits``, ``beyond-joint``, ``beyond-commutator``,
+``grokking``, ``parity``) are defined in :mod:`quadnet.harness.cells`. A cell's result keys
 that repeat a grid axis (or ``seed``) are dropped when their value equals the cell's own, and
 refused otherwise, so ``results.csv`` never has a column twice.
 
-:func:`run_sweep` runs the unfinished cells of a store (see :mod:`quadnet._store`) on
+:func:`run_sweep` runs the unfinished cells of a store (see :mod:`quadnet.harness._store`) on
 
 * local processes (``workers=N``, :class:`concurrent.futures.ProcessPoolExecutor` with
   single-threaded BLAS; started by ``fork`` where the platform has it, so a script needs no

@@ -5,7 +5,7 @@ factors with one of
 
 * ``"gd"``: gradient descent ``U <- U - eta grad L(U)`` with ``eta="tuned"`` (``1 / lambda_max``
   of the Hessian at the spectral start, by Lanczos on :meth:`GaussianSensing.factor_hvp`),
-  ``eta="prescribed"`` (the step of the guarantee, :func:`quadnet.bounds.prescribed_step`, with
+  ``eta="prescribed"`` (the step of the guarantee, :func:`quadnet.sensing.bounds.prescribed_step`, with
   ``sigma_1`` estimated by the top eigenvalue of the spectral estimate) or a number;
 * ``"lbfgs"``: L-BFGS on the factor, :func:`scipy.optimize.minimize` (``L-BFGS-B`` without
   bounds), value and gradient from one product ``X U``;
@@ -19,7 +19,7 @@ given ``d x r`` array.
 Stopping rule (all methods): the scale-free gradient ``||grad L(U)||_F / g_0 <= gtol`` with
 ``g_0 = 2 rms(y)^{3/2}`` (``grad L = 2 S U`` with ``S ~ y`` and ``U ~ y^{1/2}``), or the
 iteration budget. ``converged`` reports that rule, not success: recovery is judged
-against ``Q*`` by :func:`quadnet.sensing.relative_error`.
+against ``Q*`` by :func:`quadnet.sensing.gaussian.relative_error`.
 
 Divergence (non-finite or exploding iterates, e.g. too large a step ``eta``) raises
 :class:`quadnet.DivergenceError` naming the step, never returns NaN.

@@ -11,7 +11,7 @@ in Positive Quadratic Networks" (the paper reports a relative rate error below 2
     eigenvalues (the vertical directions) and the effective one none when ``m >= n_h``;
 (c) the measured local decay rate of gradient flow equals ``lambda_min`` (the paper: relative
     error < 2.4e-4; here the slow-mode projection with a two-term fit, see
-    :mod:`quadnet.rates`), over >= 20 random instances with varied ``d, r, m``;
+    :mod:`quadnet.curvature.rates`), over >= 20 random instances with varied ``d, r, m``;
 (d) gradient descent contracts per step by ``max_i |1 - eta lambda_i|`` (both regimes), i.e.
     by ``log(1 - eta lambda_min)`` per step, not the surrogate ``-eta lambda_min``;
 (e) "changing the steepness": along a family where ``lambda_min`` changes by >= 10x, the

@@ -10,7 +10,7 @@ et al. (2024):
 (b) deep linear nets, depth ``L = 2..5``, vector outputs: ``cos(W₁ᵀW₁, FACT) ≥ 0.999`` while
     the NFA's best power ``argmax_s cos(W₁ᵀW₁, AGOP^s)`` is ``1/L`` (balancedness at critical
     points gives ``W₁ᵀW₁ = (PᵀP)^{1/L}`` exactly);
-(c) the counterexample of :func:`quadnet.fact.nfa_counterexample` (signed fixed second layer,
+(c) the counterexample of :func:`quadnet.features.nfa_counterexample` (signed fixed second layer,
     width 7, one loud input direction): ``cos(FACT, WᵀW) ≥ 0.99`` but
     ``cos(AGOP^s, WᵀW) < 0.07`` for ``s ∈ {½, 1}``;
 (d) along gradient descent from a small start the cosine ``cos(WᵀW, FACT)`` starts low and

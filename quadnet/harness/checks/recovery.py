@@ -18,7 +18,7 @@ Measures, in one run:
    the loss does not interpolate), with the trace-min SDP baseline where cvxpy is
    installed (reported as SKIPPED, and the figure not written, where cvxpy is missing); the
    empirical 90% threshold ``m_90``;
-4. the explicit sufficient sample size of :mod:`quadnet.bounds` against ``m_90``.
+4. the explicit sufficient sample size of :mod:`quadnet.sensing.bounds` against ``m_90``.
 
 Quick mode: ``d = 20``, ``r in {1, 2}``, ratios ``{1.5, 2.5, 4}``, 5 trials, spectral start
 only plus the best method, no SDP, one process. Full mode: ``d in {20, 40}``,
