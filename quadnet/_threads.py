@@ -51,7 +51,7 @@ _controller = None
 
 
 def policy_enabled() -> bool:
-    """``False`` when ``QUADNET_BLAS_POLICY=off`` (or ``0``/``false``) is set."""
+    """``False`` when ``QUADNET_BLAS_POLICY=off`` (or ``0``/``false``/``no``) is set."""
     return os.environ.get("QUADNET_BLAS_POLICY", "on").strip().lower() not in ("off", "0",
                                                                               "false", "no")
 
@@ -80,8 +80,11 @@ class single_threaded(contextlib.ContextDecorator):
     """Run a block (or every call of a decorated function) with one BLAS thread.
 
     Use it around loops of small-matrix operations (the sizes where thread wake-ups cost
-    more than the arithmetic); leave large GEMMs outside. Re-entrant and thread-safe
-    (the depth is per Python thread); the pools are restored on exit.
+    more than the arithmetic); leave large GEMMs outside. Re-entrant: only the outermost
+    limiting block of a Python thread sets the limit, and it restores the pools on exit.
+    The BLAS pools are process-wide, though, and each Python thread records only its own
+    blocks: when blocks of two Python threads overlap, the one that exits last restores the
+    count it found on entry, which can be the other block's limit of one thread.
 
     Examples
     --------

@@ -350,3 +350,20 @@ def test_doctor_exit_status(monkeypatch, capsys):
     assert doctor.cmd_doctor(argparse.Namespace(probe=False, probe_size=None, timeout=1.0,
                                                 json=True)) == 0
     capsys.readouterr()
+
+
+def test_figures_help_states_its_own_exit_statuses(tmp_path, capsys):
+    """`quadnet figures --help`: exit 0 / 1 / 2 / 130, 143, never the 3 of verify (figures
+    never exits 3) and no --json (figures writes none); an unknown figure name is 2."""
+    from quadnet.harness.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["figures", "--help"])
+    epilog = capsys.readouterr().out.split("exit status:")[1]
+    assert "saved in --json" not in epilog and not re.search(r"^\s+3\s", epilog, flags=re.M)
+    report = tmp_path / "r.json"
+    report.write_text(json.dumps({"schema": "quadnet-report/1", "checks": [], "passed": True,
+                                  "seed": 0, "mode": "quick", "versions": {}}))
+    assert main(["figures", "--from", str(report), "no_such_figure",
+                 "--out", str(tmp_path / "f")]) == 2
+    capsys.readouterr()

@@ -61,6 +61,16 @@ exit status:
      FILE, and `quadnet verify --resume FILE` runs the rest
 """
 
+_FIGURES_EXIT_HELP = """\
+exit status:
+  0  every figure was drawn (and, when recomputed, no check failed)
+  1  a drawer failed, a recomputed check failed, or a figure of the report has no drawer
+     in this quadnet
+  2  usage error: bad option, unknown check or figure name, unwritable --out, a file that
+     is not a verify --json report (nothing was drawn)
+  130, 143  stopped by Ctrl-C (SIGINT) or SIGTERM; the figure files written so far are kept
+"""
+
 #: Short citation -> full reference, printed under the table for the names the rows use.
 REFERENCES = {
     "Cheng (2026)": 'Cheng (2026), "Quotient Dynamics, Effective Curvature, and Implicit Bias '
@@ -1064,7 +1074,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="With --from REPORT.json (written by quadnet verify --json) the figures "
         "are redrawn from the data stored in the report, without recomputing anything. "
         "Without --from the checks are recomputed (full mode unless --quick) and say so.",
-        epilog=_EXIT_HELP.replace("some rows were SKIPPED", "a row was SKIPPED"),
+        epilog=_FIGURES_EXIT_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     f.add_argument("names", nargs="*", help="checks whose figures to draw, or (with --from) "
                    "figure names such as rfm_grokking (default: all)")
