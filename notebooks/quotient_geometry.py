@@ -36,7 +36,7 @@
 #
 # A positive quadratic network is $f_U(x) = x^\top U U^\top x = \|U^\top x\|^2$ with a factor
 # $U \in \mathbb{R}^{d\times r}$. Only the **predictor** $Q = \pi(U) = UU^\top$ matters, and
-# $UU^\top = VV^\top$ exactly when $V = UR$ for an orthogonal $R \in O(r)$ (for full-rank factors,
+# $UU^\top = U'U'^\top$ exactly when $U' = UR$ for an orthogonal $R \in O(r)$ (for full-rank factors,
 # [§1.1](../docs/theory/quotient.md#11-the-projection-and-its-fibres)). So the parameter space is the
 # full-rank stratum $\mathcal{F}_{d,r}$ modulo $O(r)$: the manifold $\mathcal{M}_r^+$ of rank-$r$ PSD
 # matrices, of dimension $n_h = dr - r(r-1)/2$.
@@ -47,7 +47,7 @@
 # 2. the **fibre** $\{UR : R \in O(2)\}$ of a predictor: two circles;
 # 3. **vertical** directions (along the fibre: the predictor does not move) versus
 #    **horizontal** ones (orthogonal to the fibre: the predictor moves, and the metric is measured);
-# 4. the quotient distance $\min_R \|UR - V\|_F$ and why alignment must range over all of $O(r)$.
+# 4. the quotient distance $\min_R \|UR - U'\|_F$ and why alignment must range over all of $O(r)$.
 #
 # Exercises 1–4 (solutions hidden below each one) derive and check the same facts in general $d, r$.
 
@@ -217,9 +217,9 @@ print("slopes (log-log, small t): horizontal %.2f, vertical %.2f"
 # Directly: $D\pi(U)[U\Omega] = U\Omega U^\top + U\Omega^\top U^\top = U(\Omega + \Omega^\top)U^\top = 0$.
 #
 # (b) Let $\xi U^\top + U\xi^\top = 0$ and $G = U^\top U$ (invertible at full rank). Multiply on the right
-# by $UG^{-1}$: $\xi + U\xi^\top UG^{-1} = 0$, i.e. $\xi = UK$ with $K = -\xi^\top UG^{-1}$. Substituting,
-# $U(K + K^\top)U^\top = 0$; multiplying by $G^{-1}U^\top$ on the left and $UG^{-1}$ on the right gives
-# $K + K^\top = 0$. The map $\Omega \mapsto U\Omega$ is injective ($U$ has a left inverse), so
+# by $UG^{-1}$: $\xi + U\xi^\top UG^{-1} = 0$, i.e. $\xi = U\Omega$ with $\Omega = -\xi^\top UG^{-1}$. Substituting,
+# $U(\Omega + \Omega^\top)U^\top = 0$; multiplying by $G^{-1}U^\top$ on the left and $UG^{-1}$ on the right gives
+# $\Omega + \Omega^\top = 0$. The map $\Omega \mapsto U\Omega$ is injective ($U$ has a left inverse), so
 # $\dim\mathcal{V}_U = \dim\mathrm{Skew}(r) = r(r-1)/2$, and by rank–nullity the image of $D\pi(U)$ has
 # dimension $dr - r(r-1)/2 = n_h$ ([§1.3](../docs/theory/quotient.md#13-vertical-and-horizontal-spaces)).
 # :::
@@ -283,9 +283,9 @@ for d, r in [(2, 2), (4, 1), (4, 2), (5, 3), (6, 6)]:
 # $R^\top GR$ and the right-hand side is $R^\top(U^\top Z - Z^\top U)R$, so $\Omega$ becomes $R^\top\Omega R$
 # and $P_h^{UR}(ZR) = ZR - UR R^\top\Omega R = P_h^U(Z)R$; nothing uses $\det R$.
 #
-# The Lyapunov divisors are $\lambda_a + \lambda_b \ge 2\sigma_{\min}(U)^2$ while the data scale with
+# The Lyapunov divisors are $\lambda_i(G) + \lambda_j(G) \ge 2\sigma_{\min}(U)^2$ while the data scale with
 # $\sigma_{\max}(U)^2$, so rounding is amplified by at most $\kappa(U)^2$, $\kappa(U) = \sigma_{\max}(U)/\sigma_{\min}(U)$
-# (§1.4): a tolerance of $10^3\,\varepsilon\,\kappa(U)^2$ (with $\varepsilon = 2.2\times10^{-16}$) leaves room
+# (§1.4): a tolerance of $10^3\,\epsilon_{\mathrm{mach}}\,\kappa(U)^2$ ($\epsilon_{\mathrm{mach}} = 2.2\times10^{-16}$) leaves room
 # for the $O(dr)$ terms of each sum.
 # :::
 
@@ -329,11 +329,11 @@ for name, val in checks.items():
 # ## 4. Quotient distance and alignment over all of $O(r)$
 #
 # The distance between predictors is $\operatorname{dist}(Q_1, Q_2) = \min_{R\in O(r)} \|U_1R - U_2\|_F$,
-# reached at the Procrustes rotation $R = \operatorname{align}(U_1, U_2) = AB^\top$
-# ($U_1^\top U_2 = A\Sigma B^\top$, [§1.2](../docs/theory/quotient.md#12-alignment-the-closest-point-of-a-fibre));
+# reached at the Procrustes rotation $R = \operatorname{align}(U_1, U_2) = Y_1Y_2^\top$
+# ($U_1^\top U_2 = Y_1\Sigma Y_2^\top$ an SVD, [§1.2](../docs/theory/quotient.md#12-alignment-the-closest-point-of-a-fibre));
 # it is the Bures–Wasserstein distance of Bhatia, Jain & Lim (2019)
 # ([§1.8](../docs/theory/quotient.md#18-distance)). The minimum must run over **all** of $O(r)$,
-# reflections included. Since $\det(AB^\top) = \operatorname{sign}\det(U_1^\top U_2)$, the best $R$ is a
+# reflections included. Since $\det(Y_1Y_2^\top) = \operatorname{sign}\det(U_1^\top U_2)$, the best $R$ is a
 # reflection whenever $\det(U_1^\top U_2) < 0$, and then restricting to $SO(r)$ (as geomstats's
 # `RankKPSDMatrices` does, [§7.4](../docs/theory/pitfalls.md#74-geomstats-rankkpsdmatrices-alignment-over-sok-and-the-dimension))
 # overestimates the distance. For Gaussian pairs that is half of them (Exercise 4 derives the value and
@@ -381,8 +381,8 @@ print(f"O(2) distance = Bures-Wasserstein distance on {n_pairs} random pairs; th
 # closed form: with $C = U_1^\top U_2$, $\operatorname{tr}(R(\phi)^\top C) = \cos\phi\,(C_{11}+C_{22}) +
 # \sin\phi\,(C_{21}-C_{12})$, whose maximum over $\phi$ is $\sqrt{(C_{11}+C_{22})^2 + (C_{21}-C_{12})^2}$, so
 # $\operatorname{dist}_{SO}^2 = \|U_1\|_F^2 + \|U_2\|_F^2 - 2\sqrt{(C_{11}+C_{22})^2 + (C_{21}-C_{12})^2}$.
-# For $U_2 = UF$, $C = GF$ with $G = U^\top U$, and $\operatorname{dist}_{SO}^2 = 2\|U\|_F^2 - 2|\lambda_1 - \lambda_2|
-# = 4\lambda_{\min}(G) > 0$.
+# For $U_2 = UF$, $C = GF$ with $G = U^\top U$, and, with $\lambda_1(G) \le \lambda_2(G)$ its eigenvalues,
+# $\operatorname{dist}_{SO}^2 = 2\|U\|_F^2 - 2(\lambda_2(G) - \lambda_1(G)) = 4\lambda_1(G) > 0$.
 # :::
 
 # %% tags=["solution", "hide-cell"]
@@ -444,8 +444,8 @@ assert abs(brute - dist_SO2(U, U @ Fl)) < 1e-6 and dist_SO2(U, U @ Fl) > 0.1
 
 # %% [markdown]
 # :::{dropdown} Solution
-# (a) With $C = U_1^\top U_2 = A\Sigma B^\top$, $\det(AB^\top) = \det(A)\det(B) = \operatorname{sign}\det C$
-# (as $\det C = \det A\,\det\Sigma\,\det B$ and $\det\Sigma > 0$), and here
+# (a) With $C = U_1^\top U_2 = Y_1\Sigma Y_2^\top$, $\det(Y_1Y_2^\top) = \det Y_1\,\det Y_2 = \operatorname{sign}\det C$
+# (as $\det C = \det Y_1\,\det\Sigma\,\det Y_2$ and $\det\Sigma > 0$), and here
 # $\det C = \det U_1\,\det U_2$. The map $U_2 \mapsto U_2F$, $F = \operatorname{diag}(1, -1)$, preserves
 # the Gaussian distribution and flips the sign of $\det C$, and $\det C = 0$ has probability zero, so
 # $$p = P(\det\operatorname{align}(U_1, U_2) = -1) = \tfrac12$$
