@@ -11,7 +11,7 @@
 #
 # - state O'Neill's formula for the Riemannian submersion $\pi(U) = UU^\top$ and compute the sectional
 #   curvature $K(\xi, \eta)$ of $\mathcal{M}_r^+$ from one Lyapunov solve;
-# - explain why $K \ge 0$, bound it by $3/(\lambda_{r-1} + \lambda_r)$, and tell which approach to the
+# - explain why $K \ge 0$, bound it by $3/(\sigma_{r-1}^2 + \sigma_r^2)$, and tell which approach to the
 #   rank boundary makes it blow up (and with which exponent);
 # - check nonnegative curvature on geodesic triangles: the Toponogov comparison and an angle sum
 #   above $\pi$;
@@ -47,15 +47,19 @@
 # a Lyapunov solve like the one of the horizontal projection
 # ([§1.4](../docs/theory/quotient.md#14-the-horizontal-projection-is-a-lyapunov-solve)).
 #
-# *Symbols.* $K$ is the sectional curvature throughout (§1.4 of the theory uses $K$ for the right-hand
-# side of the Lyapunov equation; not here). $\sigma_1 \ge \dots \ge \sigma_r$ are the singular values of
-# $U$ and $\lambda_a = \sigma_a^2$ the nonzero eigenvalues of $Q = UU^\top$ (§3.5 of the theory uses
-# $\lambda$ for effective-Hessian eigenvalues; not here). $A_\xi\eta$ is O'Neill's tensor; areas are
-# written "area", and the vertices of a triangle $U_1, U_2, U_3$.
+# *Symbols* (those of [quadnet theory §0](../docs/theory/notation.md) where it names the object, see
+# [§0.6 Groups and symbols used later](../docs/theory/notation.md#06-groups-and-symbols-used-later)).
+# $K$ is the sectional curvature throughout (§1.4 of the theory uses $K$ for the right-hand side of
+# a Lyapunov equation; not here). $\sigma_1 \ge \dots \ge \sigma_r$ are the singular values $\sigma_i(U)$ of the
+# factor, decreasing; $\sigma_i^2$ are the nonzero eigenvalues of $Q$ (the curvature notes write them
+# $\lambda_i$; here $\lambda$ is not used). $\xi, \eta$ are two horizontal directions spanning a plane ($\eta$
+# is not a step size here: no step sizes appear). $A_\xi\eta$ is O'Neill's tensor, $R$ an element of
+# $O(r)$, areas are written "area", and the vertices of a triangle $U_1, U_2, U_3$. In §4 only, $S$ is
+# the iterate of a matrix fixed point (not the symmetrised gradient of §0.5: no loss appears here).
 #
 # This notebook looks at four pictures of that curvature:
 #
-# 1. $K$ over random planes against $\sigma_{\min}(U)$, with the bound $3/(\lambda_{r-1}+\lambda_r)$;
+# 1. $K$ over random planes against $\sigma_{\min}(U)$, with the bound $3/(\sigma_{r-1}^2+\sigma_r^2)$;
 # 2. geodesic triangles and the Toponogov comparison (nonnegative curvature);
 # 3. holonomy of parallel transport around a small loop against $K\times$ area;
 # 4. a barycentre of three rank-one points in $d = 2$, drawn on the PSD cone.
@@ -110,7 +114,7 @@ print(f"scalar curvature {scalar_curvature(U):.6f} = trace of Ricci {np.trace(ri
 # Implement $K(\xi,\eta) = \bar K + 3\|A_\xi\eta\|^2/|\xi\wedge\eta|^2$ yourself, with $\bar K = 0$ for the flat
 # total space and the Lyapunov equation solved by `scipy.linalg.solve_sylvester` (not by quadnet), and
 # compare it with `sectional_curvature` on a few thousand random planes at random points of several
-# $(d, r)$. Check on every plane that $0 \le K \le 3/(\lambda_{r-1}+\lambda_r)$, that the radial plane
+# $(d, r)$. Check on every plane that $0 \le K \le 3/(\sigma_{r-1}^2+\sigma_r^2)$, that the radial plane
 # (containing $\xi = U$) is flat, and, with a route that knows nothing of O'Neill's formula
 # (`distance_expansion_curvature`, from distances only), that the curvature is nonnegative on a
 # subset of the planes.
@@ -118,11 +122,11 @@ print(f"scalar curvature {scalar_curvature(U):.6f} = trace of Ricci {np.trace(ri
 # %% [markdown]
 # :::{dropdown} Solution
 # $\|A_\xi\eta\|^2 = \|U\Omega\|_F^2 \ge 0$ and $\bar K = 0$, so $K \ge 0$: a Riemannian submersion can only add
-# curvature to horizontal planes. In the right singular basis $E$ of $U$, $\Omega_{ab} = C_{ab}/(\lambda_a+\lambda_b)$
-# with $C = E^\top(\xi^\top\eta - \eta^\top\xi)E$ and $\|U\Omega\|_F^2 = \sum_{a<b}(\lambda_a + \lambda_b)\Omega_{ab}^2$, so
-# $$K = \frac{3\sum_{a<b} C_{ab}^2/(\lambda_a+\lambda_b)}{|\xi\wedge\eta|^2}.$$
-# For an orthonormal pair $\sum_{a<b}C_{ab}^2 \le 1$ ([curvature notes §3](../docs/riemannian.md#3-bounds-from-the-singular-values)),
-# and $1/(\lambda_a + \lambda_b) \le 1/(\lambda_{r-1} + \lambda_r)$, which gives the upper bound. For $\xi = U$ and
+# curvature to horizontal planes. In the right singular basis $E$ of $U$, $\Omega_{ij} = C_{ij}/(\sigma_i^2+\sigma_j^2)$
+# with $C = E^\top(\xi^\top\eta - \eta^\top\xi)E$ and $\|U\Omega\|_F^2 = \sum_{i<j}(\sigma_i^2 + \sigma_j^2)\Omega_{ij}^2$, so
+# $$K = \frac{3\sum_{i<j} C_{ij}^2/(\sigma_i^2+\sigma_j^2)}{|\xi\wedge\eta|^2}.$$
+# For an orthonormal pair $\sum_{i<j}C_{ij}^2 \le 1$ ([curvature notes §3](../docs/riemannian.md#3-bounds-from-the-singular-values)),
+# and $1/(\sigma_i^2 + \sigma_j^2) \le 1/(\sigma_{r-1}^2 + \sigma_r^2)$ for $i < j$, which gives the upper bound. For $\xi = U$ and
 # horizontal $\eta$, $\xi^\top\eta - \eta^\top\xi = U^\top\eta - \eta^\top U = 0$, hence $K = 0$: $\mathcal{M}_r^+$ is a
 # cone, flat along its rays. The distance expansion
 # $\operatorname{dist}(U+h\xi, U+h\eta)^2 = 2h^2 - \tfrac{K}{3}h^4 + O(h^6)$ (orthonormal $\xi, \eta$) sees only distances.
@@ -177,11 +181,11 @@ assert dev.max() < 1e-4 and dist_route[:, 0].min() > 0
 # %% [markdown]
 # ## 1. Curvature against the distance to the rank boundary
 #
-# By the formula in the solution above, $0 \le K \le 3/(\lambda_{r-1} + \lambda_r)$, and the upper bound
+# By the formula in the solution above, $0 \le K \le 3/(\sigma_{r-1}^2 + \sigma_r^2)$, and the upper bound
 # is attained for every $d \ge r \ge 2$ by the plane `curvature_bounds(U).extremal_plane`
 # ([curvature notes §3](../docs/riemannian.md#3-bounds-from-the-singular-values); the code below prints
-# $K$ on that plane against the bound). The denominator involves the **two** smallest eigenvalues of
-# $Q$: when only $\sigma_r \to 0$ (approaching rank $r-1$) the curvature stays bounded by $3/\lambda_{r-1}$;
+# $K$ on that plane against the bound). The denominator involves the **two** smallest singular values of
+# $U$: when only $\sigma_r \to 0$ (approaching rank $r-1$) the curvature stays bounded by $3/\sigma_{r-1}^2$;
 # it blows up when $\sigma_{r-1}$ and $\sigma_r$ vanish together. Below: $d = 5$, $r = 3$, random planes at
 # each point (the count is printed).
 
@@ -202,7 +206,7 @@ for sig_of, label, c in ((lambda s: [1.0, 0.5, s], "(1, 0.5, s)", "C0"),
         cb = curvature_bounds(U)
         bounds.append(cb.sectional_max)
         attained.append(sectional_curvature(U, *cb.extremal_plane) / cb.sectional_max)
-    ax.loglog(s_grid, bounds, "-", color=c, label=f"bound $3/(\\lambda_{{r-1}}+\\lambda_r)$, $\\sigma = {label}$")
+    ax.loglog(s_grid, bounds, "-", color=c, label=f"bound $3/(\\sigma_{{r-1}}^2+\\sigma_r^2)$, $\\sigma = {label}$")
     print(f"sigma = {label}: K(extremal plane) / bound in [{min(attained):.12f}, {max(attained):.12f}]; "
           f"bound from {bounds[-1]:.3g} (s = 1) to {bounds[0]:.3g} (s = 1e-3)")
 ax.set(xlabel=r"$\sigma_{\min}(U)$", ylabel="sectional curvature $K$",
@@ -220,13 +224,13 @@ ax.legend(); plt.show()
 
 # %% [markdown]
 # :::{dropdown} Solution
-# The maximum is the bound $3/(\lambda_{r-1} + \lambda_r)$, attained on the extremal plane. (A):
+# The maximum is the bound $3/(\sigma_{r-1}^2 + \sigma_r^2)$, attained on the extremal plane. (A):
 # $3/(0.25 + s^2) \to 12$, so $p = 0$ (over $[10^{-3}, 10^{-1}]$ the fitted slope is
 # $-\log(1.04)/\log 100 \approx -0.009$). (B): $3/(2s^2)$, $p = -2$. (C): $3/(1 + s^2) \to 3$, $p = 0$. A
 # single vanishing singular value does **not** make the curvature blow up; two vanishing together do,
 # like $\sigma_{\min}^{-2}$. Random planes behave alike: the part of $\xi, \eta$ orthogonal to the range of $U$
 # is unconstrained by horizontality, so $C_{r-1,r}$ is of order one and the median $K$ scales like
-# $1/(\lambda_{r-1} + \lambda_r)$ too.
+# $1/(\sigma_{r-1}^2 + \sigma_r^2)$ too.
 # :::
 
 # %% tags=["solution", "hide-cell"]
@@ -425,7 +429,7 @@ print("PSDQuotient.transport(U, W, v) - P_h(W) v: %.1e"
 # %% [markdown]
 # :::{dropdown} Solution
 # The holonomy of a small loop is the integral of the curvature over the enclosed surface
-# (Gauss–Bonnet, or the curvature operator $R(\xi,\eta)$): $\text{angle} = \int K\,d\text{area} =
+# (Gauss–Bonnet, or the curvature tensor $\mathcal{R}(\xi,\eta)$): $\text{angle} = \int K\,d\text{area} =
 # K(U)\,\varepsilon^2 + a\,\varepsilon^3 + b\,\varepsilon^4 + \dots$, the $\varepsilon^3$ term coming from the variation of $K$
 # across the loop. So (a) the slope is $1$ up to the $O(\varepsilon)$ correction, and (b)
 # $\text{angle}/\text{area} = K(U) + a\varepsilon + b\varepsilon^2 + \dots$ : a quadratic fit in $\varepsilon$ over four
@@ -534,7 +538,7 @@ ax.legend(loc="upper left", fontsize=8); plt.show()
 #
 # * $\mathcal{M}_r^+$ with the Bures–Wasserstein metric is nonnegatively curved, because the factor space
 #   above it is flat and O'Neill's term $3\|A_\xi\eta\|^2$ can only add curvature.
-# * The curvature is at most $3/(\lambda_{r-1} + \lambda_r)$: it blows up like $\sigma_{\min}^{-2}$ only when the
+# * The curvature is at most $3/(\sigma_{r-1}^2 + \sigma_r^2)$: it blows up like $\sigma_{\min}^{-2}$ only when the
 #   two smallest singular values vanish together, not when the factor merely loses one rank.
 # * Triangles are fat (angle sums above $\pi$), and parallel transport around a loop turns vectors by
 #   curvature times area; the projection transport of optimisers is a first-order approximation.
