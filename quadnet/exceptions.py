@@ -1,4 +1,10 @@
-"""Every warning and error class quadnet raises, in one place.
+"""The warning and error classes of quadnet's numerical layers, in one place.
+
+Every quadnet warning class is here (renamed names also issue Python's DeprecationWarning).
+The errors of argument checking live in :mod:`quadnet._validation` (``NonFiniteResultError``,
+``SizeTooLargeError``, ``SolverFailure``, ``LinAlgFailure``), and the harness's ``CheckError``
+(:mod:`quadnet.harness.checks._base`) and ``ReportError`` (:mod:`quadnet.harness.compare`)
+beside the code that raises them.
 
 Errors subclass :class:`ValueError` (bad numbers or a failed numerical premise) or
 :class:`RuntimeError` (a failure inside harness machinery), so ``except ValueError`` keeps

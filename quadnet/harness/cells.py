@@ -5,7 +5,7 @@
 * ``selection``: the small-initialisation selection law in the commuting case
   (:mod:`quadnet.commuting`);
 * ``beyond-limits``, ``beyond-joint``, ``beyond-commutator``: the experiments (a), (d) and (c)
-  of the ``beyond`` check (:mod:`quadnet.commuting.greedy`, :mod:`quadnet.commuting.experiments`);
+  of the ``beyond`` check (:mod:`quadnet.commuting.greedy`, ``quadnet.commuting.experiments``);
 * ``grokking``, ``parity``: the recursive-feature-machine fits of the heavy checks of the same
   names (:mod:`quadnet.features.rfm`).
 

@@ -112,7 +112,7 @@ def run(ctx: CheckContext) -> CheckResult:
     mode = f" [quick: {it} iterations, 1 seed]" if q else ""
     cells = SweepCells("grokking", ctx.seed, read_stores=not q)
 
-    # (a) the rows at p = 61, 97 (quick: p = 17), 50% (quick: 80%)
+    # (a) the rows at p = 61, 97 (quick: p = 23), 50% (quick: 75%)
     row_cells = [_cell(op, p, g["rows_frac"], m, it) for p in g["rows_p"] for op in OPS
                  for m in METHODS]
     # (b) the phase diagram
