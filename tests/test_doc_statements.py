@@ -367,3 +367,25 @@ def test_figures_help_states_its_own_exit_statuses(tmp_path, capsys):
     assert main(["figures", "--from", str(report), "no_such_figure",
                  "--out", str(tmp_path / "f")]) == 2
     capsys.readouterr()
+
+
+def test_effective_spectrum_solver_choice_of_curvature_page():
+    """docs/curvature.md §4: ARPACK for `preconditioner=None` (the default) and always for
+    `which="largest"`; LOBPCG for `"population"`, or `"auto"` on `GaussianSensing` with
+    `which="smallest"` (another loss has no population preconditioner: ARPACK)."""
+    import inspect
+
+    prob = qn.GaussianSensing.random(6, 2, 60, seed=0)
+    U = prob.U_star
+    assert inspect.signature(qn.effective_spectrum).parameters["preconditioner"].default is None
+
+    def method(loss, V, **kw):
+        return qn.effective_spectrum(loss, V, k=1, **kw).method
+
+    assert method(prob, U) == "eigsh"
+    for pc in (None, "auto", "population"):
+        assert method(prob, U, which="largest", preconditioner=pc) == "eigsh"
+    assert method(prob, U, preconditioner="auto") == "lobpcg"
+    assert method(prob, U, preconditioner="population") == "lobpcg"
+    frob = qn.FrobeniusLoss(np.diag([3.0, 2.0, 0.0, 0.0]))
+    assert method(frob, np.eye(4, 2) * np.sqrt([3.0, 2.0]), preconditioner="auto") == "eigsh"
