@@ -64,17 +64,54 @@ def test_blocked_cholesky_solves_like_a_dense_solve():
     assert np.linalg.norm(x - x_ref) <= 1e-8 * np.linalg.norm(x_ref)
 
 
+def test_every_direct_kernel_solve_factors_through_the_blocked_cholesky(monkeypatch):
+    """The RFM and the kernel machine reach LAPACK's dpotrf only on 256-column blocks, so the
+    crash test below, run on ``fit_kernel_machine``, covers ``RecursiveFeatureMachine.fit``."""
+    import scipy.linalg
+    import scipy.linalg.lapack as lapack
+
+    import quadnet._lapack as ql
+    from quadnet.features import RecursiveFeatureMachine, fit_kernel_machine, sparse_parity
+
+    sizes, whole = [], []
+    real = lapack.dpotrf
+
+    def spy(a, *args, **kwargs):
+        sizes.append(a.shape[0])
+        return real(a, *args, **kwargs)
+
+    def refuse(name):
+        def call(a, *args, **kwargs):
+            whole.append((name, np.shape(a)))
+            raise AssertionError(f"{name} on a {np.shape(a)} matrix")
+        return call
+
+    monkeypatch.setattr(lapack, "dpotrf", spy)
+    for mod, name in ((np.linalg, "cholesky"), (scipy.linalg, "cholesky"),
+                      (scipy.linalg, "cho_factor")):
+        monkeypatch.setattr(mod, name, refuse(f"{mod.__name__}.{name}"))
+    d = sparse_parity(20, 2, 600, n_test=50, seed=1)
+    RecursiveFeatureMachine(kernel="gaussian", bandwidth=4.0, iters=1, ridge=1e-3,
+                            block_size=0, solver="direct").fit(d.X_train, d.y_train)
+    fit_kernel_machine("gaussian", d.X_train, d.y_train, np.eye(20), bandwidth=4.0,
+                       ridge=1e-3, solver="direct")
+    assert not whole, whole
+    assert sizes, "the direct solves did not factor with dpotrf at all"
+    assert max(sizes) <= ql.CHOLESKY_BLOCK, f"dpotrf on a {max(sizes)}-row matrix"
+
+
 @pytest.mark.slow
 def test_direct_solver_at_the_crash_size_exits_cleanly():
-    """n = 16,000 Gaussian-kernel direct fit, default BLAS threads, in a child process."""
+    """n = 16,000 Gaussian-kernel direct solve, default BLAS threads, in a child process (the
+    size at which threaded dpotrf segfaults on AVX-512 AMD machines)."""
     code = textwrap.dedent("""
         import numpy as np
-        from quadnet.features import RecursiveFeatureMachine, sparse_parity
+        from quadnet.features import fit_kernel_machine, sparse_parity
         d = sparse_parity(50, 4, 16000, n_test=200, seed=5)
-        m = RecursiveFeatureMachine(kernel="gaussian", bandwidth=7.0, iters=1, ridge=1e-3,
-                                    block_size=0, solver="direct")
-        m.fit(d.X_train, d.y_train)
-        a = np.asarray(m.coef_)
+        fit = fit_kernel_machine("gaussian", d.X_train, d.y_train, np.eye(50), bandwidth=7.0,
+                                 ridge=1e-3, solver="direct", progress=False)
+        a = np.asarray(fit.coef)
+        assert fit.info.solver == "direct", fit.info.solver
         assert np.all(np.isfinite(a)), "non-finite coefficients"
         print("OK", a.shape)
     """)
