@@ -389,3 +389,33 @@ def test_effective_spectrum_solver_choice_of_curvature_page():
     assert method(prob, U, preconditioner="population") == "lobpcg"
     frob = qn.FrobeniusLoss(np.diag([3.0, 2.0, 0.0, 0.0]))
     assert method(frob, np.eye(4, 2) * np.sqrt([3.0, 2.0]), preconditioner="auto") == "eigsh"
+
+
+def test_refused_sweep_exits_2_and_leaves_nothing(tmp_path, capsys):
+    """README, "Sweeps": "Everything is checked before the store is created (the grid values,
+    the store path, ...): a refused sweep exits with status 2 and leaves nothing on disk"."""
+    from quadnet.harness.cli import main
+
+    store = tmp_path / "store"
+    assert main(["sweep", "quotient-gd", "--quick", "--set", "d=abc", "--store", str(store)]) == 2
+    assert main(["sweep", "quotient-gd", "--quick", "--set", "nosuch=1",
+                 "--store", str(store)]) == 2
+    assert not store.exists()
+    capsys.readouterr()
+
+
+def test_a_store_of_other_parameters_is_refused(tmp_path, capsys):
+    """README, "Sweeps": "A store made by another sweep or other parameters is refused"; the
+    same command again resumes (here: nothing left to run)."""
+    from quadnet.harness.cli import main
+
+    store = str(tmp_path / "store")
+    one = ["--quick", "--set", "d=3", "--set", "r=1", "--set", "trial=0", "--set",
+           "eta_scale=0.1", "--store", store, "--workers", "0", "--no-progress"]
+    assert main(["sweep", "quotient-gd", *one]) == 0
+    assert main(["sweep", "quotient-gd", *one]) == 0
+    assert "1 already finished" in capsys.readouterr().out
+    other = [a if a != "r=1" else "r=2" for a in one]
+    assert main(["sweep", "quotient-gd", *other]) == 2
+    assert main(["sweep", "selection", "--quick", "--store", store, "--workers", "0"]) == 2
+    assert "refusing to mix results" in capsys.readouterr().err
