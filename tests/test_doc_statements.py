@@ -419,3 +419,22 @@ def test_a_store_of_other_parameters_is_refused(tmp_path, capsys):
     assert main(["sweep", "quotient-gd", *other]) == 2
     assert main(["sweep", "selection", "--quick", "--store", store, "--workers", "0"]) == 2
     assert "refusing to mix results" in capsys.readouterr().err
+
+
+def test_subpackages_re_export_what_their_docstrings_say():
+    """The docstrings of quadnet.geometry, curvature, sensing, commuting and features: "Every
+    public name of the subpackage is re-exported here" (with the exceptions they name)."""
+    import importlib
+    import pkgutil
+
+    for sub in ("geometry", "curvature", "sensing", "commuting", "features"):
+        pkg = importlib.import_module(f"quadnet.{sub}")
+        assert "Every public name of the subpackage" in pkg.__doc__
+        for info in pkgutil.iter_modules(pkg.__path__):
+            if info.name.startswith("_") or info.ispkg:
+                continue
+            mod = importlib.import_module(f"quadnet.{sub}.{info.name}")
+            for name in getattr(mod, "__all__", ()):
+                if name not in pkg.__all__:
+                    assert f"quadnet.{sub}.{info.name}" in pkg.__doc__.replace("\n", " "), \
+                        (sub, info.name, name)

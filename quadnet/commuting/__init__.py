@@ -1,7 +1,8 @@
 """Selection laws of small initialisation: commuting measurements, the entropy mirror flow, Bregman projection and the minimum-trace limit (quadnet theory §5); beyond them, greedy low-rank learning and the small-initialisation limit for any loss (``quadnet.commuting.greedy``; the experiments of ``quadnet verify beyond`` are the module
 ``quadnet.commuting.experiments``).
 
-Every public name of the subpackage is re-exported here, one per line.
+Every public name of the subpackage except those of ``quadnet.commuting.experiments`` is
+re-exported here, one per line.
 """
 
 # ruff: noqa: I001  (one re-export per line, grouped by module in theory order)

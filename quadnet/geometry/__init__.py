@@ -1,6 +1,7 @@
-"""Quotient geometry of M_r^+ ≅ F_{d,r}/O(r) at every factor (full rank and the rank-deficient strata): the fibre-bundle kernels, the pymanopt manifold, conformance diagnostics (quadnet theory §1, §7; docs/stratified.md).
+"""Quotient geometry of M_r^+ ≅ F_{d,r}/O(r) at every factor (full rank and the rank-deficient strata): the fibre-bundle kernels, the pymanopt manifold, conformance diagnostics, curvature, parallel transport and Bures–Wasserstein barycentres (quadnet theory §1, §7; docs/stratified.md, docs/riemannian.md).
 
-Every public name of the subpackage is re-exported here, one per line.
+Every public name of the subpackage is re-exported here, one per line, except
+``quadnet.geometry.barycenter.transport_maps``.
 """
 
 # ruff: noqa: I001  (one re-export per line, grouped by module in theory order)
