@@ -520,21 +520,37 @@ class AutogradLoss(Loss):
         return _sym(np.asarray(self._hvp(Q, H), dtype=float))
 
 
+class _FactorManifold:
+    """A pymanopt manifold of ``d x r`` factors with its sizes (what :func:`pymanopt_problem`
+    needs of it): quadnet's :class:`~quadnet.PSDQuotient`, or pymanopt's own ``PSDFixedRank``."""
+
+    def __init__(self, manifold, d: int, r: int):
+        self.manifold, self.d, self.r = manifold, d, r
+
+
 def _as_manifold(value, name: str):
     d, r = getattr(value, "d", None), getattr(value, "r", None)
-    if not (isinstance(d, int) and isinstance(r, int)) or not callable(
+    if isinstance(d, int) and isinstance(r, int) and callable(
             getattr(value, "horizontal_projection", None)):
-        raise TypeError(f"{name} must be a quadnet.PSDQuotient (a pymanopt manifold with sizes d, "
-                        f"r), got {type(value).__name__}")
-    return value
+        return _FactorManifold(value, d, r)
+    import pymanopt
+
+    if isinstance(value, pymanopt.manifolds.manifold.Manifold):
+        shape = np.shape(value.random_point())
+        if len(shape) == 2:
+            return _FactorManifold(value, int(shape[0]), int(shape[1]))
+    raise TypeError(f"{name} must be a quadnet.PSDQuotient or a pymanopt manifold of d x r "
+                    f"factors (such as pymanopt.manifolds.PSDFixedRank), got "
+                    f"{type(value).__name__}")
 
 
 @validate_params({"loss": LOSS,
-                  "manifold": Converted(_as_manifold, "a quadnet.PSDQuotient of the same d",
+                  "manifold": Converted(_as_manifold, "a quadnet.PSDQuotient (or a pymanopt "
+                                        "manifold of d x r factors) of the same d",
                                         bad=[("string", "abc"), ("None", None), ("int", 3)],
                                         dims={"d": "d"})})
 def pymanopt_problem(loss: Loss, manifold):
-    r"""A :class:`pymanopt.Problem` for ``L(U) = ell(U U^T)`` on ``manifold`` (a PSDQuotient).
+    r"""A :class:`pymanopt.Problem` for ``L(U) = ell(U U^T)`` on ``manifold``.
 
     Cost, Euclidean gradient and Euclidean Hessian come from the loss's factor methods; the
     manifold turns them into Riemannian ones (with the input direction projected, see
@@ -544,8 +560,10 @@ def pymanopt_problem(loss: Loss, manifold):
     ----------
     loss : Loss
         The loss.
-    manifold : quadnet.PSDQuotient
-        The manifold (its ``d`` must match ``loss.d``).
+    manifold : quadnet.PSDQuotient or pymanopt manifold of ``d x r`` factors
+        The manifold (its ``d`` must match ``loss.d``). pymanopt's ``PSDFixedRank`` is
+        accepted, to compare against it: its Riemannian Hessian misses a term (quadnet theory
+        §7.2).
 
     Returns
     -------
@@ -558,8 +576,14 @@ def pymanopt_problem(loss: Loss, manifold):
     >>> prob = pymanopt_problem(FrobeniusLoss(np.eye(3)), PSDQuotient(3, 1))
     >>> float(prob.cost(np.array([[1.0], [0.0], [0.0]])))     # 1/2 ||diag(0, 1, 1)||^2
     1.0
+    >>> import pymanopt
+    >>> fixed = pymanopt_problem(FrobeniusLoss(np.eye(3)), pymanopt.manifolds.PSDFixedRank(3, 1))
+    >>> float(fixed.cost(np.array([[1.0], [0.0], [0.0]])))
+    1.0
     """
     import pymanopt
+
+    manifold = manifold.manifold if isinstance(manifold, _FactorManifold) else manifold
 
     @pymanopt.function.numpy(manifold)
     def cost(U):
