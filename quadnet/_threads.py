@@ -46,8 +46,12 @@ import threading
 
 __all__ = ["blas_threads", "forced_single_thread", "policy_enabled", "single_threaded"]
 
-_state = threading.local()
 _controller = None
+#: process-wide, since the BLAS pools are: how many limiting blocks are open (in any Python
+#: thread) and the threadpoolctl limit the first of them set
+_lock = threading.Lock()
+_open = 0
+_limit = None
 
 
 def policy_enabled() -> bool:
@@ -80,11 +84,10 @@ class single_threaded(contextlib.ContextDecorator):
     """Run a block (or every call of a decorated function) with one BLAS thread.
 
     Use it around loops of small-matrix operations (the sizes where thread wake-ups cost
-    more than the arithmetic); leave large GEMMs outside. Re-entrant: only the outermost
-    limiting block of a Python thread sets the limit, and it restores the pools on exit.
-    The BLAS pools are process-wide, though, and each Python thread records only its own
-    blocks: when blocks of two Python threads overlap, the one that exits last restores the
-    count it found on entry, which can be the other block's limit of one thread.
+    more than the arithmetic); leave large GEMMs outside. Re-entrant, and safe across Python
+    threads: the BLAS pools are process-wide, so the blocks are counted process-wide, the first
+    block to open sets the limit and the last to close restores the count found before the
+    first (while any block is open, BLAS calls of every Python thread run on one thread).
 
     Examples
     --------
@@ -99,20 +102,26 @@ class single_threaded(contextlib.ContextDecorator):
     _forced = False
 
     def __enter__(self):
-        # only the outermost block that limits talks to threadpoolctl; the others see the limit
-        self._limit = None
-        if not getattr(_state, "limited", False) and (self._forced or policy_enabled()):
-            ctl = _get_controller()
-            if ctl is not None:
-                self._limit = ctl.limit(limits=1, user_api="blas")
-                _state.limited = True
+        global _open, _limit
+        self._counted = False
+        if self._forced or policy_enabled():
+            with _lock:
+                if _open == 0:
+                    ctl = _get_controller()
+                    _limit = None if ctl is None else ctl.limit(limits=1, user_api="blas")
+                _open += 1
+                self._counted = True
         return self
 
     def __exit__(self, *exc):
-        if self._limit is not None:
-            self._limit.restore_original_limits()
-            self._limit = None
-            _state.limited = False
+        global _open, _limit
+        if self._counted:
+            with _lock:
+                _open -= 1
+                if _open == 0 and _limit is not None:
+                    _limit.restore_original_limits()
+                    _limit = None
+            self._counted = False
         return False
 
     def _recreate_cm(self):

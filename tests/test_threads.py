@@ -43,3 +43,38 @@ def test_restores_after_an_exception():
     except KeyError:
         pass
     assert _max_blas_threads() == before
+
+
+def test_overlapping_blocks_of_two_python_threads_restore_the_pool():
+    """The pools are process-wide, so are the blocks: A opens, B opens, A closes, B closes, and
+    the pool is back at its count (per-thread bookkeeping left it at 1: B's block, opened under
+    A's limit, restored that limit last); while B is open after A closed, the limit is held."""
+    import threading
+
+    import quadnet._threads as T
+
+    before = _max_blas_threads()
+    a_in, b_in, a_out = threading.Event(), threading.Event(), threading.Event()
+    seen = {}
+
+    def a():
+        with single_threaded():
+            a_in.set()
+            b_in.wait(10)
+        a_out.set()
+
+    def b():
+        a_in.wait(10)
+        with single_threaded():
+            b_in.set()
+            a_out.wait(10)
+            seen["open"] = (T._open, T._limit is not None)
+
+    ts = [threading.Thread(target=a), threading.Thread(target=b)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(20)
+    assert seen["open"] == (1, True)
+    assert _max_blas_threads() == before
+    assert (T._open, T._limit) == (0, None)
