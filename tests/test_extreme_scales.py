@@ -192,3 +192,19 @@ def test_best_nfa_power_finds_the_peak_in_a_very_wide_bracket():
     for bounds in ((0.02, 2.0), (0.02, 1e300), (1e-300, 5.0)):
         s, c = best_nfa_power(W, W @ W @ W, bounds)
         assert abs(s - 1 / 3) < 1e-6 and c > 1 - 1e-12, bounds
+
+
+def test_an_overflowing_step_is_refused_without_a_numpy_warning():
+    """exp and retraction refuse a step whose sum overflows with one ValueError, and numpy's
+    overflow RuntimeWarning does not escape first (it would be an error under -W error)."""
+    import warnings
+
+    import quadnet
+
+    M = quadnet.PSDQuotient(3, 1)
+    U = np.full((3, 1), 1e308)
+    for op in (M.retraction, M.exp):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(ValueError, match="the result is not finite"):
+                op(U, U)

@@ -443,7 +443,8 @@ class PSDQuotient(Manifold):
         if (type(U) is np.ndarray and type(xi) is np.ndarray and U.dtype is _F64
                 and xi.dtype is _F64 and U.shape == self._shape and xi.shape == self._shape):
             try:
-                W = U + xi
+                with np.errstate(over="ignore", invalid="ignore"):  # overflow: refused below
+                    W = U + xi
                 v = W.ravel()
                 if math.isfinite(v.dot(v)):
                     return W
