@@ -43,6 +43,7 @@ version = ".".join(release.split(".")[:2])
 # -- extensions ------------------------------------------------------------------------------
 extensions = [
     "myst_nb",  # Markdown (MyST) pages and Jupyter notebooks; brings myst-parser
+    "sphinx_design",  # the {dropdown} of the exercises' written solutions (hidden by default)
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.napoleon",  # Google sections ("Args:") first, then

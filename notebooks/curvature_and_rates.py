@@ -4,8 +4,8 @@
 # Because $L(U) = \ell(UU^\top)$ is constant along fibres, its Hessian always has
 # $r(r-1)/2$ flat directions at a minimiser: the vertical ones. They carry no information about
 # the problem. The curvature that matters is the **effective Hessian**, the Hessian restricted to
-# the horizontal space $H_U$ (quadnet theory §3):
-# $$H_{\rm eff} = B^\top\, D^2L(U)\, B, \qquad B \text{ an orthonormal basis of } H_U .$$
+# the horizontal space $\mathcal{H}_U$ (quadnet theory §3):
+# $$H_{\mathrm{eff}} = B^\top\, \nabla^2L(U)\, B, \qquad B \text{ an orthonormal basis of } \mathcal{H}_U .$$
 # Its smallest eigenvalue $\lambda_{\min}$ sets the local rate of gradient flow,
 # $\|Q(t) - Q^\star\|_F \asymp e^{-\lambda_{\min} t}$, and its spectrum sets the per-step
 # contraction $\max_i|1 - \eta\lambda_i|$ of gradient descent. We measure both on Gaussian sensing.
@@ -16,7 +16,7 @@
 #
 # **Learning outcomes.**
 #
-# - build the effective Hessian $B^\top D^2L(U) B$ from `PSDQuotient.horizontal_basis` and see the
+# - build the effective Hessian $B^\top \nabla^2L(U) B$ from `PSDQuotient.horizontal_basis` and see the
 #   $r(r-1)/2$ vertical zeros of the full factor Hessian;
 # - predict the local decay rate of gradient flow from $\lambda_{\min}$ and check it on a flow;
 # - predict the per-step contraction $\max_i |1 - \eta\lambda_i|$ of gradient descent and the
@@ -81,7 +81,7 @@ plt.show()
 # ## 3. The flow's rate is $\lambda_{\min}$
 #
 # Start gradient flow close to $U^\star$ and fit the exponential decay of
-# $\|Q(t) - Q^\star\|_F$; compare with $\lambda_{\min}(H_{\rm eff})$, computed matrix-free by
+# $\|Q(t) - Q^\star\|_F$; compare with $\lambda_{\min}(H_{\mathrm{eff}})$, computed matrix-free by
 # `effective_spectrum` (Lanczos on the horizontal space, with an a-posteriori error bound).
 
 # %%
@@ -109,7 +109,7 @@ plt.show()
 # ## 4. Gradient descent contracts by $\max_i |1 - \eta\lambda_i|$ per step
 #
 # For $\eta < 2/\lambda_{\max}$ the error of gradient descent shrinks each step by the factor
-# $\rho(\eta) = \max_i |1-\eta\lambda_i|$, smallest at $\eta^\star = 2/(\lambda_{\min}+\lambda_{\max})$;
+# $\gamma(\eta) = \max_i |1-\eta\lambda_i|$, smallest at $\eta^\star = 2/(\lambda_{\min}+\lambda_{\max})$;
 # beyond $2/\lambda_{\max}$ the minimiser repels: the error along the top eigenvector grows by
 # the factor $|1 - \eta\lambda_{\max}| > 1$ per step, until it leaves the neighbourhood where the
 # linearisation holds (the second cell below).

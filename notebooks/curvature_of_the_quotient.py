@@ -67,6 +67,9 @@
 # Exercises 1–4 (solutions hidden below each one) check O'Neill's formula and its sign, locate the
 # blow-up of $K$ at the rank boundary, test angle sums, and fit holonomy against curvature.
 
+# %% [markdown]
+# ## 0. One plane, three routes to its curvature
+
 # %%
 import numpy as np
 import matplotlib.pyplot as plt

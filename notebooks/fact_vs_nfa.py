@@ -11,12 +11,13 @@
 # and a power $s$ to be tuned.
 #
 # This notebook uses only the public API and shows: FACT holding at trained points (with a
-# bound that *certifies* it from the gradient norm), the depth-dependent NFA power $1/L$ in deep
+# bound that *certifies* it from the gradient norm), the depth-dependent NFA power $1/N$ in deep
 # linear nets, and a construction where FACT holds while the NFA fails.
 #
 # **Assumes.** Training a small network by gradient descent with weight decay; the chain rule.
-# No quotient geometry is needed. (Here $\lambda$ is the weight-decay strength and $L$ the
-# depth, as in the feature-learning literature.)
+# No quotient geometry is needed. (Here $\lambda$ is the weight-decay strength, as in the
+# feature-learning literature and quadnet theory §6, and $N$ the depth of a deep linear network,
+# which that literature writes $L$.)
 #
 # **Learning outcomes.**
 #
@@ -81,11 +82,11 @@ print(caught[0].message)
 print(f"error {rep0.error:.3g} <= bound {rep0.bound:.3g};  cos = {rep0.cos_fact:.3f}")
 
 # %% [markdown]
-# ## 2. Deep linear networks: FACT needs no tuning, the NFA needs $s = 1/L$
+# ## 2. Deep linear networks: FACT needs no tuning, the NFA needs $s = 1/N$
 #
-# For $f(x) = W_L\cdots W_1 x$ with end-to-end map $P = W_L\cdots W_1$, at critical points
-# $\mathrm{bFACT}_l = \mathrm{FACT}_{l+1}^\top$ gives balanced layers and
-# $W_1^\top W_1 = (P^\top P)^{1/L} = \mathrm{AGOP}^{1/L}$ exactly
+# For $f(x) = W_N\cdots W_1 x$ of depth $N$ with end-to-end map $W_{N:1} = W_N\cdots W_1$, at
+# critical points $\mathrm{bFACT}_l = \mathrm{FACT}_{l+1}^\top$ gives balanced layers and
+# $W_1^\top W_1 = (W_{N:1}^\top W_{N:1})^{1/N} = \mathrm{AGOP}^{1/N}$ exactly
 # ([quadnet theory §6.6](../docs/theory/features.md#66-deep-linear-networks)).
 
 # %%
@@ -94,16 +95,16 @@ M = rng.standard_normal((c, d)) * np.array([3.0, 2.0, 1.0, 0.5])[:, None]
 Y = X @ M.T
 powers = np.linspace(0.05, 1.25, 100)
 fig, ax = plt.subplots(figsize=(6, 3.5))
-for L in (2, 3, 4):
-    Ws = [rng.standard_normal((d, d)) / np.sqrt(d) for _ in range(L - 1)]
+for N in (2, 3, 4):
+    Ws = [rng.standard_normal((d, d)) / np.sqrt(d) for _ in range(N - 1)]
     Ws.append(rng.standard_normal((c, d)) / np.sqrt(d))
     dnet = qf.train(qf.DeepLinearNet(Ws), X, Y, lam)
     W1 = dnet.Ws[0]
     G = qf.agop(dnet, X)
     s_best, c_best = qf.best_nfa_power(W1.T @ W1, G)
     cf = qf.cosine(W1.T @ W1, qf.fact_matrix(dnet, X, Y, lam))
-    print(f"L={L}: cos(W1^T W1, FACT) = {cf:.12f}; best NFA power {s_best:.5f} (1/L = {1/L:.5f})")
-    ax.plot(powers, qf.nfa_cosines(W1.T @ W1, G, powers), label=f"L={L}")
+    print(f"N={N}: cos(W1^T W1, FACT) = {cf:.12f}; best NFA power {s_best:.5f} (1/N = {1/N:.5f})")
+    ax.plot(powers, qf.nfa_cosines(W1.T @ W1, G, powers), label=f"N={N}")
 ax.set_xlabel("NFA power s"); ax.set_ylabel("cos(W1ᵀW1, AGOP^s)"); ax.legend();
 
 # %% [markdown]

@@ -66,8 +66,8 @@ plt.show()
 # %% [markdown]
 # ## 2. The limit is the Bregman projection of the start
 #
-# $q_\infty = \arg\min\{D(q, q_0) : Aq = y,\ q\ge 0\}$ with
-# $D(q,q_0) = \sum_j q_j\log(q_j/q_{0,j}) - q_j + q_{0,j}$, computed by a Newton method on the
+# $q_\infty = \arg\min\{D_\varphi(q, q_0) : Aq = y,\ q\ge 0\}$ with
+# $D_\varphi(q,q_0) = \sum_j q_j\log(q_j/q_{0,j}) - q_j + q_{0,j}$, computed by a Newton method on the
 # dual (`quadnet.commuting.bregman_projection`; `loss.selection_limit(q0)` calls it).
 
 # %%
@@ -80,7 +80,7 @@ for q0 in (eps * np.ones(d), rng.uniform(0.01, 1.0, d)):
 # %% [markdown]
 # ## 3. Small initialisation selects the minimum-trace interpolant
 #
-# With $q_0 = \varepsilon\mathbf 1$, $D(q, q_0) = \varphi(q) + \log(1/\varepsilon)\,\operatorname{tr} q +
+# With $q_0 = \varepsilon\mathbf 1$, $D_\varphi(q, q_0) = \varphi(q) + \log(1/\varepsilon)\,\operatorname{tr} q +
 # \varepsilon d$ ($\varphi$ the entropy above), so as $\varepsilon\to0$ the trace term wins: the limit tends to
 # $\arg\min\{\operatorname{tr} q : Aq = y, q\ge0\}$ (an LP), with the trace gap bounded by
 # $(\varphi(q_{\rm mt}) - \varphi(q_\varepsilon))/\log(1/\varepsilon)$ (the curve "entropy bound" below). `selection_cell` is the unit of the

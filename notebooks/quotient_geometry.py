@@ -29,7 +29,7 @@
 # [§1.4 The horizontal projection is a Lyapunov solve](../docs/theory/quotient.md#14-the-horizontal-projection-is-a-lyapunov-solve),
 # [§1.6 The quotient metric and Bures–Wasserstein](../docs/theory/quotient.md#16-the-quotient-metric-and-bureswasserstein),
 # [§1.8 Distance](../docs/theory/quotient.md#18-distance),
-# [§7.4 geomstats `RankKPSDMatrices`: alignment over $SO(k)$](../docs/theory/pitfalls.md#74-geomstats-rankkpsdmatrices-alignment-over-sok-and-the-dimension).
+# [§7.4 geomstats `RankKPSDMatrices`: alignment over $SO(k)$](../docs/theory/pitfalls.md#74-geomstats-rankkpsdmatrices-alignment-over--and-the-dimension).
 # The construction is the one of Journée, Bach, Absil & Sepulchre (2010), in the language of
 # quotient manifolds of Absil, Mahony & Sepulchre (2008, ch. 3) and Boumal (2023), *An Introduction
 # to Optimization on Smooth Manifolds*, ch. 9.
@@ -335,7 +335,7 @@ for name, val in checks.items():
 # ([§1.8](../docs/theory/quotient.md#18-distance)). The minimum must run over **all** of $O(r)$,
 # reflections included. Since $\det(Y_1Y_2^\top) = \operatorname{sign}\det(U_1^\top U_2)$, the best $R$ is a
 # reflection whenever $\det(U_1^\top U_2) < 0$, and then restricting to $SO(r)$ (as geomstats's
-# `RankKPSDMatrices` does, [§7.4](../docs/theory/pitfalls.md#74-geomstats-rankkpsdmatrices-alignment-over-sok-and-the-dimension))
+# `RankKPSDMatrices` does, [§7.4](../docs/theory/pitfalls.md#74-geomstats-rankkpsdmatrices-alignment-over--and-the-dimension))
 # overestimates the distance. For Gaussian pairs that is half of them (Exercise 4 derives the value and
 # measures it on enough pairs to resolve it); the loop below counts it on a handful. The
 # distance does not depend on which representatives of the two fibres we pick (the loop asserts it).
@@ -499,7 +499,7 @@ assert abs(rate - rate_big) < 4 * np.hypot(se, se_big)
 # * The quotient distance is a minimum over the whole fibre, $O(r)$ with its reflections; over $SO(r)$
 #   alone it is wrong for half of all Gaussian pairs.
 # * Gradients of any $L(U) = \ell(UU^\top)$ are horizontal ($\nabla L = 2SU$ and $U^\top S U$ is symmetric,
-#   [§2.2](../docs/theory/dynamics.md#22-the-factor-gradient-is-2su-and-it-is-horizontal)), which is why
+#   [§2.2](../docs/theory/dynamics.md#22-the-factor-gradient-is--and-it-is-horizontal)), which is why
 #   factor gradient flow *is* Riemannian gradient flow on $\mathcal{M}_r^+$. The next unit,
 #   `lifts_geodesics_and_gradients`, builds lifts, the metric, geodesics, exp/log and Riemannian
 #   gradients and Hessians on this picture; `curvature_of_the_quotient` then measures how curved the

@@ -100,10 +100,10 @@ Xtr, Xte = data.X_train, data.X_test
 ytr, yte = data.info["labels_train"], data.info["labels_test"]
 for name, m in (("identity M", None), ("FACT-RFM", fact), ("NFA-RFM", nfa)):
     M = np.eye(2 * p) if m is None else m.M_
-    L = 3.0 if m is not nfa else 2.5
+    b = 3.0 if m is not nfa else 2.5           # the bandwidth (quadnet theory §6.8)
     kern = "exp_inner" if m is not nfa else "gaussian"
     Phi = Xte if m is None else m.features(Xte)  # M^{1/2} x
-    ktr, kte = kernel_matrix(kern, Xtr, Xtr, M, L), kernel_matrix(kern, Xte, Xtr, M, L)
+    ktr, kte = kernel_matrix(kern, Xtr, Xtr, M, b), kernel_matrix(kern, Xte, Xtr, M, b)
     print(f"{name:11s} eff. rank of M {quadnet.effective_rank(M):5.1f} / {2 * p}   "
           f"distance corr {quadnet.features.distance_correlation(Xte, Phi):.3f}   "
           f"angle corr {quadnet.features.angle_correlation(Xte, Phi):.3f}   "

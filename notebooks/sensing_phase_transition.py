@@ -20,7 +20,7 @@
 # - set up rank-one Gaussian sensing with `GaussianSensing.random` and evaluate its loss and
 #   gradient in $O(mdr)$;
 # - compare the sample normal operator with the population operator
-#   $\mathcal{T}(H) = 2H + \operatorname{tr}(H)\,I$;
+#   $T(H) = 2H + \operatorname{tr}(H)\,I$;
 # - run `recover` from the spectral start and locate the empirical phase transition in $m/n_h$;
 # - read quadnet's sufficient sample size and say how conservative it is.
 #

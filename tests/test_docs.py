@@ -55,7 +55,7 @@ class Site:
 @pytest.fixture(scope="session")
 def site(tmp_path_factory) -> Site:
     """The site built once, with ``-W --keep-going -n`` (warnings are errors, nitpicky)."""
-    for mod in ("sphinx", "myst_nb", "numpydoc", "pydata_sphinx_theme"):
+    for mod in ("sphinx", "myst_nb", "sphinx_design", "numpydoc", "pydata_sphinx_theme"):
         if importlib.util.find_spec(mod) is None:
             _skip_or_fail(f"{mod} is not installed: python -m pip install -e '.[docs]'")
     out = tmp_path_factory.mktemp("docs")
@@ -364,3 +364,22 @@ def test_browser_search_results_have_plain_titles_and_snippets(site, how):
     with_text = [r for r in results if r["snippet"].strip()]
     assert len(with_text) >= min(3, len(results)), f"results without snippets: {results[:5]}"
     assert any("barycentre" in r["snippet"].lower() for r in with_text)
+
+
+# --------------------------------------------------------------------------- the course
+@pytest.mark.parametrize("name", ["quotient_geometry", "lifts_geodesics_and_gradients",
+                                  "curvature_of_the_quotient"])
+def test_exercise_solutions_are_hidden_until_opened(site, name):
+    """Each exercise's solution cell (tag ``hide-cell``) is a closed ``<details>`` element on the
+    page, and each written solution a closed dropdown; the page has at least three of each."""
+    import re
+
+    page = (site.html / "tutorials" / f"{name}.html").read_text(encoding="utf-8")
+    cells = re.findall(r'<details class="([^"]*\bhide\b[^"]*)"([^>]*)>(.*?)</details>', page,
+                       flags=re.S)
+    solutions = [(cls, attrs) for cls, attrs, body in cells if "assert" in body]
+    assert len(solutions) >= 3, f"{name}: {len(solutions)} hidden solution cells"
+    assert all("open" not in attrs for _, attrs in solutions), f"{name}: a solution is open"
+    assert "tag_solution" in page
+    drops = re.findall(r'<details class="[^"]*\bsd-dropdown\b[^"]*"([^>]*)>', page)
+    assert all("open" not in attrs for attrs in drops), f"{name}: a written solution is open"

@@ -92,3 +92,104 @@ def test_notebooks_readme_orders_every_notebook_as_the_docs_do():
                if line.strip() and not line.strip().startswith(":")]
     assert listed == toctree
     assert sorted(listed) == sorted(p.stem for p in NOTEBOOKS)
+
+
+# ---------------------------------------------------------------------------------------------
+# the course: every notebook says what it assumes and teaches and links the theory it uses;
+# each geometry unit has exercises whose solutions run (and assert) with the notebook
+
+import re  # noqa: E402
+
+DOCS = NOTEBOOK_DIR.parent / "docs"
+#: the three units of the geometry track that carry exercises with executed solutions
+GEOMETRY_UNITS = ("quotient_geometry", "lifts_geodesics_and_gradients",
+                  "curvature_of_the_quotient")
+_LINK = re.compile(r"\]\((\.\./docs/[^)#\s]+)(?:#([^)\s]+))?\)")
+
+
+def _slug(heading: str) -> str:
+    """MyST's anchor of a heading: math dropped (Sphinx's anchor has no formula text), lower
+    case, punctuation dropped, spaces -> '-'."""
+    text = re.sub(r"\$[^$]*\$", "", heading.strip()).lower()
+    text = re.sub(r"[^\w\- ]", "", text)
+    return text.replace(" ", "-")
+
+
+def _anchors(page: Path) -> set[str]:
+    heads = re.findall(r"^#{1,3} (.+)$", page.read_text(encoding="utf-8"), flags=re.M)
+    return {_slug(h) for h in heads}
+
+
+def _markdown(path: Path) -> list[str]:
+    return [c.source for c in nbformat.read(path, as_version=4).cells
+            if c.cell_type == "markdown"]
+
+
+def theory_links(path: Path) -> list[tuple[str, str | None]]:
+    """The ``(../docs/PAGE.md, anchor)`` links of a notebook's text cells."""
+    return [m.groups() for text in _markdown(path) for m in _LINK.finditer(text)]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_opens_with_what_it_assumes_teaches_and_uses(path: Path):
+    first = _markdown(path)[0]
+    labels = ["**Assumes.**", "**Learning outcomes.**", "**Theory.**"]
+    where = [first.find(label) for label in labels]
+    assert all(i >= 0 for i in where), (
+        f"{path.stem}: the first text cell lacks {[l for l, i in zip(labels, where) if i < 0]}")
+    assert where == sorted(where), f"{path.stem}: the labels are out of order"
+    outcomes = first[where[1]:where[2]]
+    assert len(re.findall(r"^\s*[-*] ", outcomes, flags=re.M)) >= 3, (
+        f"{path.stem}: fewer than three learning outcomes")
+    assert _LINK.search(first[where[2]:]), f"{path.stem}: **Theory.** links no theory section"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_theory_links_name_existing_sections(path: Path):
+    links = theory_links(path)
+    assert links, f"{path.stem} links no page of the docs"
+    for target, anchor in links:
+        page = (NOTEBOOK_DIR / target).resolve()
+        assert page.is_file(), f"{path.stem}: link to a missing page {target}"
+        if anchor:
+            assert anchor in _anchors(page), f"{path.stem}: {target} has no heading #{anchor}"
+
+
+def test_every_theory_page_links_the_notebooks_that_use_it():
+    users: dict[Path, set[str]] = {}
+    for path in NOTEBOOKS:
+        for target, _ in theory_links(path):
+            page = (NOTEBOOK_DIR / target).resolve()
+            if page.parent == DOCS / "theory":
+                users.setdefault(page, set()).add(path.stem)
+    assert users, "no notebook links a theory page"
+    for page, names in sorted(users.items()):
+        text = page.read_text(encoding="utf-8")
+        missing = sorted(n for n in names if f"../tutorials/{n}.ipynb" not in text)
+        assert not missing, f"docs/theory/{page.name} does not link back to {missing}"
+
+
+@pytest.mark.parametrize("name", GEOMETRY_UNITS)
+def test_geometry_unit_has_three_exercises_with_asserted_hidden_solutions(name: str):
+    path = NOTEBOOK_DIR / f"{name}.ipynb"
+    assert path.exists(), f"the geometry unit {name} has no notebook"
+    cells = nbformat.read(path, as_version=4).cells
+    numbers = []
+    for i, cell in enumerate(cells):
+        m = re.match(r"### Exercise (\d+):", cell.source) if cell.cell_type == "markdown" else None
+        if not m:
+            continue
+        numbers.append(int(m.group(1)))
+        # the solution: optional dropdown text, then a hidden code cell that asserts
+        j = i + 1
+        while j < len(cells) and cells[j].cell_type == "markdown" and "{dropdown}" in cells[j].source:
+            j += 1
+        assert j < len(cells) and cells[j].cell_type == "code", (
+            f"{name}: exercise {m.group(1)} is not followed by its solution code")
+        tags = set(cells[j].metadata.get("tags", []))
+        assert {"solution", "hide-cell"} <= tags, (
+            f"{name}: the solution of exercise {m.group(1)} is not tagged solution, hide-cell")
+        assert re.search(r"^\s*assert ", cells[j].source, flags=re.M), (
+            f"{name}: the solution of exercise {m.group(1)} asserts nothing")
+    assert len(numbers) >= 3, f"{name} has {len(numbers)} exercises, the course asks for 3"
+    assert numbers == list(range(1, len(numbers) + 1)), f"{name}: exercises numbered {numbers}"
