@@ -31,12 +31,13 @@
 # %%
 import numpy as np
 import matplotlib.pyplot as plt
+from quadnet.plotting import NOTEBOOK_DPI
 import quadnet
 from quadnet import GaussianSensing, PSDQuotient
 from quadnet.curvature import effective_hessian, factor_hessian, effective_spectrum
 from quadnet.sensing import population_effective_spectrum
 
-plt.rcParams["figure.dpi"] = 80
+plt.rcParams["figure.dpi"] = NOTEBOOK_DPI
 d, r = 6, 2
 n_h = d * r - r * (r - 1) // 2
 prob = GaussianSensing.random(d, r, 40 * n_h, seed=0)

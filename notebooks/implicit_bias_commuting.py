@@ -29,12 +29,13 @@
 # %%
 import numpy as np
 import matplotlib.pyplot as plt
+from quadnet.plotting import NOTEBOOK_DPI
 import quadnet
 from quadnet.commuting import CommutingSensing, random_commuting_instance
 from quadnet.harness.cells import selection_cell
 from quadnet.commuting import bregman_projection, min_trace_solution
 
-plt.rcParams["figure.dpi"] = 80
+plt.rcParams["figure.dpi"] = NOTEBOOK_DPI
 rng = np.random.default_rng(0)
 d, m = 8, 3
 inst = random_commuting_instance(0, d=d, m=m)      # spectra a_i, y = A q* with q* > 0

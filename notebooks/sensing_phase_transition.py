@@ -35,11 +35,12 @@ import tempfile
 import warnings
 import numpy as np
 import matplotlib.pyplot as plt
+from quadnet.plotting import NOTEBOOK_DPI
 import quadnet
 from quadnet import GaussianSensing, population_normal_operator
 from quadnet import recover, sufficient_sample_size
 
-plt.rcParams["figure.dpi"] = 80
+plt.rcParams["figure.dpi"] = NOTEBOOK_DPI
 d, r = 10, 2
 n_h = d * r - r * (r - 1) // 2
 prob = GaussianSensing.random(d, r, 3 * n_h, seed=0)

@@ -193,3 +193,21 @@ def test_geometry_unit_has_three_exercises_with_asserted_hidden_solutions(name: 
             f"{name}: the solution of exercise {m.group(1)} asserts nothing")
     assert len(numbers) >= 3, f"{name} has {len(numbers)} exercises, the course asks for 3"
     assert numbers == list(range(1, len(numbers) + 1)), f"{name}: exercises numbered {numbers}"
+
+
+def test_a_source_that_fails_to_execute_is_named_with_its_cell(tmp_path, monkeypatch):
+    pytest.importorskip("jupytext")
+    (tmp_path / "broken.py").write_text("# %% [markdown]\n# # A title\n\n# %%\nx = 1\n\n"
+                                        "# %%\nraise ValueError('deliberately')\n")
+    monkeypatch.setattr(build_notebooks, "NOTEBOOK_DIR", tmp_path)
+    with pytest.raises(RuntimeError, match=r"notebook broken: cell 2 failed to execute"):
+        build_notebooks.build("broken", timeout=60)
+    assert not (tmp_path / "broken.ipynb").exists()
+
+
+def test_a_source_without_its_notebook_is_named(tmp_path, monkeypatch):
+    pytest.importorskip("jupytext")
+    (tmp_path / "lonely.py").write_text("# %% [markdown]\n# # A title\n")
+    monkeypatch.setattr(build_notebooks, "NOTEBOOK_DIR", tmp_path)
+    assert build_notebooks.mismatch("lonely") == (
+        "notebook lonely: lonely.ipynb is missing (build it from lonely.py)")
