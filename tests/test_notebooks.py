@@ -211,3 +211,15 @@ def test_a_source_without_its_notebook_is_named(tmp_path, monkeypatch):
     monkeypatch.setattr(build_notebooks, "NOTEBOOK_DIR", tmp_path)
     assert build_notebooks.mismatch("lonely") == (
         "notebook lonely: lonely.ipynb is missing (build it from lonely.py)")
+
+
+def test_readme_counts_the_exercises_of_each_geometry_unit():
+    words = {"three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8}
+    readme = (NOTEBOOK_DIR.parent / "README.md").read_text(encoding="utf-8")
+    m = re.search(r"The first three\s+carry (\w+), (\w+) and (\w+) exercises", readme)
+    assert m, "the README no longer counts the exercises of the geometry units"
+    stated = [words[w] for w in m.groups()]
+    counted = [sum(bool(re.match(r"### Exercise \d+:", c.source)) for c in
+                   nbformat.read(NOTEBOOK_DIR / f"{n}.ipynb", as_version=4).cells
+                   if c.cell_type == "markdown") for n in GEOMETRY_UNITS]
+    assert stated == counted, f"README says {stated}, the notebooks have {counted}"
