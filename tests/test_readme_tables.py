@@ -61,3 +61,12 @@ def test_results_rows_have_as_many_cells_as_the_header():
     for table in _tables(results):
         for line in table:
             assert len(_cells(line)) == len(_cells(HEADER)), line
+
+
+def test_the_readme_test_command_is_what_ci_runs():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    command = next(line.strip() for line in readme.splitlines()
+                   if line.startswith('python -m pip install -e ".[test]"'))
+    assert command in ci.splitlines(), f"README: {command!r}; .ci/run does not run it"
+    assert "pytest-xdist" in (ROOT / "pyproject.toml").read_text() or "-n " not in command
