@@ -16,8 +16,9 @@ so at *any* point (critical or not)
 
 which is zero at a critical point and otherwise bounded by ``‖W‖₂ ‖∇_W J‖_F / λ``.
 For the positive quadratic network (``a = 1``, ``U = Wᵀ``) (★) reads
-``WᵀW − FACT = U(∇_U J)ᵀ/λ`` as in quadnet theory §6; :func:`fact_identity` reports both
-sides, the bound and the gradient norm.
+``WᵀW − FACT = U(∇_U J)ᵀ/λ`` as in quadnet theory §6; :func:`fact_identity` reports the
+cosines and errors of both identities, the bound and the gradient norm (the matrices come from
+:func:`fact_matrix` and :func:`bfact_matrix`).
 
 The neural feature ansatz (NFA) instead posits ``WᵀW ∝ AGOP^s`` with
 ``AGOP = (1/n) Σ_i J_f(x_i)ᵀ J_f(x_i)`` (for scalar ``f``: ``∇f ∇fᵀ``).
