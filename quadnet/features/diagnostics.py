@@ -138,9 +138,11 @@ def linear_readout_accuracy(Phi_train, y_train, Phi_test, y_test, *, ridge: floa
                             ) -> float:
     """Accuracy of the linear read-out ``ŷ = Wᵀφ + b`` fitted by ridge least squares.
 
-    ``W, b = argmin Σ_i ‖Wᵀφ_i + b − t_i‖² + ridge · n · ‖W‖²_F`` on the (centred) training
-    features, with targets ``t_i`` one-hot for integer labels ``y`` (argmax decides), the
-    given columns for a target matrix (argmax), or ``±1`` for one column (sign decides).
+    ``W, b = argmin Σ_i ‖Wᵀφ_i + b − t_i‖² + ridge · n · (tr(ZᵀZ)/k) · ‖W‖²_F`` on the centred
+    training features ``Z`` (``n × k``; the mean eigenvalue ``tr(ZᵀZ)/k`` makes ``ridge``
+    independent of the scale of the features), with targets ``t_i`` one-hot for integer labels
+    ``y`` (argmax decides), the given columns for a target matrix (argmax), or ``±1`` for one
+    column (sign decides).
 
     Examples
     --------
