@@ -149,7 +149,7 @@ def transport_maps(Us, U) -> np.ndarray:
 
     ``T_i = U_i (U_i^T Q U_i)^{+1/2} U_i^T`` (the pseudo-inverse square root on the range of
     ``U_i^T Q U_i``): the gradient of ``Q -> (1/2) dist(Q, Q_i)^2`` on the PSD cone is
-    ``(I - T_i) / 1`` (``d tr(U_i^T Q U_i)^{1/2} = (1/2) tr(T_i dQ)``, Bhatia, Jain & Lim 2019), so
+    ``(I - T_i) / 2`` (``d tr(U_i^T Q U_i)^{1/2} = (1/2) tr(T_i dQ)``, Bhatia, Jain & Lim 2019), so
     the barycentre over all PSD matrices is characterised (the objective is convex in ``Q``)
     by ``G = I - sum_i w_i T_i`` positive semidefinite with ``G Q = 0``: ``sum_i w_i T_i = I``
     on the support of ``Q``.
