@@ -18,6 +18,10 @@ import numbers
 
 import numpy as np
 
+# the errors of argument checking live in quadnet.exceptions (re-exported here)
+from quadnet.exceptions import (LinAlgFailure, NonFiniteResultError, SizeTooLargeError,
+                                SolverFailure)
+
 __all__ = [
     "RANK_RTOL",
     "as_array",
@@ -381,14 +385,6 @@ def count_validations():
         yield _TRACE
     finally:
         _TRACE = previous
-
-
-class NonFiniteResultError(ValueError, FloatingPointError):
-    """A validated callable produced a non-finite result from finite arguments (overflow).
-
-    It is a ``ValueError`` (bad, extreme input) and a ``FloatingPointError``; the message names
-    the arguments whose magnitude is extreme.
-    """
 
 
 class Constraint:
@@ -1039,10 +1035,6 @@ class CvxpySolver(Options):
         return out
 
 
-class SolverFailure(ValueError):
-    """A third-party solver failed (cvxpy's ``SolverError``); the message names ``solver``."""
-
-
 def solver_failure(solver, exc: BaseException, what: str) -> SolverFailure:
     """A :class:`SolverFailure` naming ``solver`` for a third-party solver failure (cvxpy's
     ``SolverError``), to be raised ``from exc``."""
@@ -1131,10 +1123,6 @@ def available_memory() -> int:
 
 
 
-class SizeTooLargeError(MemoryError, ValueError):
-    """A size whose memory estimate exceeds what the machine can allocate (refused up front)."""
-
-
 def memory_guard(names: tuple[str, ...], estimate, what: str) -> "Relation":
     """A :class:`Relation` refusing sizes whose memory ``estimate(args)`` (bytes) exceeds
     :func:`available_memory`, before anything is allocated; the message names the sizes."""
@@ -1217,11 +1205,6 @@ def _nonfinite(res, depth: int = 0) -> bool:
     if fields:
         return any(_nonfinite(getattr(res, f, None), depth + 1) for f in fields)
     return False
-
-
-class LinAlgFailure(np.linalg.LinAlgError):
-    """A LAPACK failure (``numpy.linalg.LinAlgError``, e.g. "SVD did not converge") inside a
-    validated callable, re-raised naming the arguments; ``LinAlgError`` is a ``ValueError``."""
 
 
 def _linalg_failure(qualname: str, exc: BaseException, args: dict) -> LinAlgFailure:

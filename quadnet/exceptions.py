@@ -1,10 +1,18 @@
-"""The warning and error classes of quadnet's numerical layers, in one place.
+"""The warning and error classes of quadnet, in one place.
 
-Every quadnet warning class is here (renamed names also issue Python's DeprecationWarning).
-The errors of argument checking live in :mod:`quadnet._validation` (``NonFiniteResultError``,
-``SizeTooLargeError``, ``SolverFailure``, ``LinAlgFailure``), and the harness's ``CheckError``
-(:mod:`quadnet.harness.checks._base`) and ``ReportError`` (:mod:`quadnet.harness.compare`)
-beside the code that raises them.
+Every quadnet warning class and every error class that quadnet raises to its callers is here
+(renamed names also issue Python's DeprecationWarning): the errors of the numerical layers
+(``DivergenceError``, ``KernelMemoryError``, ...) and those of argument checking
+(``NonFiniteResultError``, ``SizeTooLargeError``, ``SolverFailure``, ``LinAlgFailure``, raised
+by :mod:`quadnet._validation` and still importable from there). Three harness classes are
+defined beside the code that raises them: ``CheckError`` (:mod:`quadnet.harness.checks._base`),
+``ReportError`` (:mod:`quadnet.harness.compare`) and ``Interrupted``, the ``KeyboardInterrupt``
+of ``quadnet verify``'s signal handler (:mod:`quadnet.harness.cli`). Private signals that never
+leave their module (``quadnet.dynamics._NonFiniteRHS``, ``quadnet.features.rfm._ZeroTrace`` and
+``_Overflow``) are caught there and re-raised as one of the classes below.
+
+This module imports nothing from quadnet: it is the lowest layer, below
+:mod:`quadnet._validation`, so every other module can raise its classes.
 
 Errors subclass :class:`ValueError` (bad numbers or a failed numerical premise) or
 :class:`RuntimeError` (a failure inside harness machinery), so ``except ValueError`` keeps
@@ -14,12 +22,14 @@ turns every quadnet warning into an error at once.
 
 Examples
 --------
->>> from quadnet.exceptions import DivergenceError
->>> issubclass(DivergenceError, ValueError)
-True
+>>> from quadnet.exceptions import DivergenceError, SizeTooLargeError
+>>> issubclass(DivergenceError, ValueError), issubclass(SizeTooLargeError, MemoryError)
+(True, True)
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 __all__ = [
     "ConvergenceWarning",
@@ -29,11 +39,15 @@ __all__ = [
     "InfeasibleError",
     "KernelConvergenceWarning",
     "KernelMemoryError",
+    "LinAlgFailure",
+    "NonFiniteResultError",
     "NotAMinimiserWarning",
     "NotCriticalWarning",
     "QuadnetWarning",
     "RFMWarning",
     "RankDeficientSpectrumWarning",
+    "SizeTooLargeError",
+    "SolverFailure",
     "SpectralInitWarning",
     "SweepCellError",
     "SweepStoreError",
@@ -143,3 +157,31 @@ class SweepStoreError(ValueError):
 
 class SweepCellError(RuntimeError):
     """A sweep cell function raised; the message names the cell and its parameters."""
+
+
+# ------------------------------------------------------------------ errors of argument checking
+# (raised by quadnet._validation at the public boundary; also importable from there)
+
+
+class NonFiniteResultError(ValueError, FloatingPointError):
+    """A validated callable produced a non-finite result from finite arguments (overflow).
+
+    It is a ``ValueError`` (bad, extreme input) and a ``FloatingPointError``; the message names
+    the arguments whose magnitude is extreme.
+    """
+
+
+class SizeTooLargeError(MemoryError, ValueError):
+    """A size whose memory estimate exceeds what the machine can allocate (refused up front).
+
+    A :class:`MemoryError` and a :class:`ValueError`; the message names the sizes.
+    """
+
+
+class SolverFailure(ValueError):
+    """A third-party solver failed (cvxpy's ``SolverError``); the message names ``solver``."""
+
+
+class LinAlgFailure(np.linalg.LinAlgError):
+    """A LAPACK failure (``numpy.linalg.LinAlgError``, e.g. "SVD did not converge") inside a
+    validated callable, re-raised naming the arguments; ``LinAlgError`` is a ``ValueError``."""
