@@ -296,6 +296,24 @@ class Loss(ABC):
         return stacked_directions(one, U.shape)
 
     @declare_params({"U": FACTOR_U})
+    def single_precision_hvp_at(self, U):
+        """A float32 version of :meth:`hvp_at`, or ``None`` when the loss has none (here).
+
+        ``effective_spectrum(..., precision="mixed")`` iterates with it and then finishes, and
+        measures every returned eigenvalue and residual, with :meth:`hvp_at` in float64. A loss
+        whose Hessian-vector product is bound by reading its data overrides it
+        (:class:`quadnet.GaussianSensing`: float32 ``X``, half the bytes per product).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> FrobeniusLoss(np.eye(2)).single_precision_hvp_at(np.ones((2, 1))) is None
+        True
+        """
+        self._factor(U)
+        return None
+
+    @declare_params({"U": FACTOR_U})
     def default_preconditioner(self, U):
         """The preconditioner ``preconditioner="auto"`` uses for :func:`quadnet.effective_spectrum`.
 

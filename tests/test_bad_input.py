@@ -191,6 +191,7 @@ def loss_method_specs(prefix, make, d=D, r=R, extra_methods=()):
         f"{prefix}.factor_hvp": method(make, "factor_hvp", U=Ud, xi=np.ones((d, r))),
         f"{prefix}.hvp_at": method(make, "hvp_at", U=Ud),
         f"{prefix}.default_preconditioner": method(make, "default_preconditioner", U=Ud),
+        f"{prefix}.single_precision_hvp_at": method(make, "single_precision_hvp_at", U=Ud),
         f"{prefix}.value": method(make, "value", Q=Qd),
         f"{prefix}.gradient": method(make, "gradient", Q=Qd),
         f"{prefix}.hessian_vector": method(make, "hessian_vector", Q=Qd, H=Hd),

@@ -628,3 +628,55 @@ def test_full_rank_overall_eigenvalues_are_the_eigenvalues():
     es = effective_spectrum(loss, loss.U_star, k=2)
     assert es.note == "" and es.overall_parts == ("signal", "signal")
     np.testing.assert_array_equal(es.overall_eigenvalues, es.eigenvalues)
+
+
+def test_mixed_precision_spectrum_is_a_float64_answer():
+    """precision="mixed" iterates with float32 products but returns float64 Rayleigh quotients
+    and residuals: the dense eigenvalues lie within the returned bounds (Weyl), like the
+    double path's, at the same tolerance."""
+    from quadnet import GaussianSensing, effective_hessian, effective_spectrum
+
+    loss = GaussianSensing.random(30, 3, 3000, seed=0)
+    U = loss.U_star
+    dense = np.linalg.eigvalsh(effective_hessian(loss, U))
+    for tol in (1e-6, 1e-9):
+        sp = effective_spectrum(loss, U, k=2, preconditioner="population", precision="mixed",
+                                tol=tol)
+        assert sp.method == "lobpcg-mixed"
+        assert np.all(np.abs(sp.eigenvalues - dense[:2]) <= sp.residual_norms + 1e-13)
+        ref = effective_spectrum(loss, U, k=2, preconditioner="population", tol=tol)
+        # the same tolerance reached: residuals of the same order as the double path's
+        assert np.all(sp.residual_norms <= 10 * ref.residual_norms.max() + 1e-12)
+
+
+def test_single_precision_hvp_is_accurate_to_float32():
+    """Relative error of a float32 product <= 1e-5: X U and the residuals are formed in float64
+    and rounded once, then each entry is a float32 dot product over d and a blocked sum over m
+    (error ~ sqrt(d) u_32 ~ 5e-7 here, u_32 = 6e-8; the bound leaves a factor 20)."""
+    from quadnet import GaussianSensing
+
+    loss = GaussianSensing.random(60, 4, 20000, seed=1)
+    rng = np.random.default_rng(2)
+    U = loss.U_star + 0.1 * rng.standard_normal(loss.U_star.shape)    # residuals nonzero
+    h64, h32 = loss.hvp_at(U), loss.single_precision_hvp_at(U)
+    xi = rng.standard_normal((5, 60, 4))
+    a, b = h64(xi), h32(xi)
+    assert b.dtype == np.float64
+    err = np.linalg.norm(a - b, axis=(1, 2)) / np.linalg.norm(a, axis=(1, 2))
+    assert np.all(err <= 1e-5), err
+    assert np.all(err > 0)            # it is the float32 route
+
+
+def test_mixed_precision_refusals_name_what_is_missing():
+    from quadnet import FrobeniusLoss, GaussianSensing, effective_spectrum
+
+    U = np.linalg.qr(np.random.default_rng(0).standard_normal((6, 2)))[0]
+    with pytest.raises(ValueError, match=r"precision='mixed' needs a loss with a float32 "
+                                         r"Hessian-vector product .* FrobeniusLoss has none"):
+        effective_spectrum(FrobeniusLoss(np.eye(6)), U, precision="mixed",
+                           preconditioner=lambda Z: Z)
+    loss = GaussianSensing.random(6, 2, 200, seed=0)
+    with pytest.raises(ValueError, match="precision='mixed' runs LOBPCG: give a preconditioner"):
+        effective_spectrum(loss, loss.U_star, precision="mixed")
+    with pytest.raises(ValueError, match="precision"):
+        effective_spectrum(loss, loss.U_star, precision="half")

@@ -206,12 +206,12 @@ def factor_hessian(loss: Loss, U) -> np.ndarray:
 class _EffectiveOperator(spla.LinearOperator):
     """``v -> vec(P_h D^2 L(U)[P_h Z] + sigma P_v Z)``, ``Z = unvec(v)``; counts HVPs."""
 
-    def __init__(self, loss: Loss, U: np.ndarray, vertical_shift: float):
+    def __init__(self, loss: Loss, U: np.ndarray, vertical_shift: float, hvp=None):
         d, r = U.shape
         super().__init__(dtype=np.float64, shape=(d * r, d * r))
         self.U, self.sigma = U, float(vertical_shift)
         self._quotient = PSDQuotient(d, r)
-        self._hvp = loss.hvp_at(U)
+        self._hvp = loss.hvp_at(U) if hvp is None else hvp
         self.n_hvp = 0
 
     def vertical(self, Z: np.ndarray) -> np.ndarray:
@@ -401,8 +401,16 @@ def _eigsh_pairs(op: _EffectiveOperator, v0, k, which, tol, ncv, max_iter):
                        "eigenvalues; use effective_hessian")  # pragma: no cover
 
 
-def _lobpcg_pairs(op: _EffectiveOperator, prec, X0, tol_abs, max_iter):
-    """Smallest pairs by LOBPCG, preconditioner ``prec`` on ``H_U``, ``V_U`` as constraints."""
+#: ``precision="mixed"``: the float32 stage stops at ``MIXED_FLOOR`` times the measured relative
+#: error of one float32 product (times the scale of ``tol``), or at ``tol`` if that is larger.
+MIXED_FLOOR = 10.0
+
+
+def _lobpcg_pairs(op: _EffectiveOperator, prec, X0, tol_abs, max_iter, stall_ok=False):
+    """Smallest pairs by LOBPCG, preconditioner ``prec`` on ``H_U``, ``V_U`` as constraints.
+
+    ``stall_ok``: a run that stops above ``tol_abs`` returns its pairs instead of raising (the
+    float32 stage of ``precision="mixed"``, which float64 iterations then finish)."""
     d, r = op.U.shape
     n = d * r
 
@@ -426,7 +434,7 @@ def _lobpcg_pairs(op: _EffectiveOperator, prec, X0, tol_abs, max_iter):
         vals, vecs = spla.lobpcg(A, X0, M=M, Y=_vertical_basis(op.U), tol=tol_abs,
                                  maxiter=max_iter, largest=False)
     for w in caught:
-        if "not reaching the requested tolerance" in str(w.message):
+        if "not reaching the requested tolerance" in str(w.message) and not stall_ok:
             raise RuntimeError(f"effective_spectrum: lobpcg did not converge after {op.n_hvp} "
                                f"HVPs ({max_iter} iterations); raise max_iter or loosen tol")
     vals = np.atleast_1d(vals)
@@ -452,12 +460,14 @@ _PRECONDITIONER = Converted(_preconditioner_value,
                   Options("smallest", "largest"), "tol": Optional(Real(0, 1, closed="left")),
                   "ncv": Optional(Integer(2)), "max_iter": Optional(Integer(1, 10**7)),
                   "seed": Seed(raw=True), "return_vectors": Boolean(),
-                  "preconditioner": _PRECONDITIONER, "maxiter": Optional(Integer(1, 10**7))},
+                  "preconditioner": _PRECONDITIONER, "maxiter": Optional(Integer(1, 10**7)),
+                  "precision": Options("double", "mixed")},
                  relations=[GRADIENT_FINITE])
 def effective_spectrum(loss: Loss, U, k: int = 1, which: str = "smallest", *,
                        tol: float | None = None, ncv: int | None = None,
                        max_iter: int | None = None, seed=0, return_vectors: bool = True,
-                       preconditioner=None, maxiter: int | None = None) -> EffectiveSpectrum:
+                       preconditioner=None, maxiter: int | None = None,
+                       precision: str = "double") -> EffectiveSpectrum:
     r"""The ``k`` smallest or largest eigenvalues of the effective Hessian, matrix-free.
 
     Two solvers; neither forms a basis of ``H_U``.
@@ -483,7 +493,14 @@ def effective_spectrum(loss: Loss, U, k: int = 1, which: str = "smallest", *,
       sensing benchmark (docs/curvature.md §4). Used only if ``n_h >= 5 k`` (else ARPACK).
 
     ``residual_norms`` are recomputed afterwards with one HVP per pair, so ``error_bound``
-    is an a-posteriori guarantee on both paths. Negative eigenvalues are returned as they are
+    is an a-posteriori guarantee on both paths.
+
+    ``precision="mixed"`` (LOBPCG path, for a loss with
+    :meth:`~quadnet.Loss.single_precision_hvp_at`, e.g. :class:`quadnet.GaussianSensing`)
+    iterates with float32 Hessian-vector products, then continues LOBPCG in float64 from the
+    float32 vectors until ``tol`` holds in float64, and returns float64 Rayleigh quotients with
+    float64 residuals: the same guarantee as ``"double"``, at about half the cost per product
+    where reading the data is the cost (docs/curvature.md §4). Negative eigenvalues are returned as they are
     (see :attr:`EffectiveSpectrum.has_negative`).
 
     At a rank-deficient ``U`` (rank ``k < r``) the solver runs on the signal block, the
@@ -508,6 +525,8 @@ def effective_spectrum(loss: Loss, U, k: int = 1, which: str = "smallest", *,
         seed: seed or Generator for the start vector(s) (same seed, same bits).
         return_vectors: return the eigenvectors as ``(k, d, r)`` horizontal matrices.
         preconditioner: ``None`` | ``"auto"`` | ``"population"`` | callable (see above).
+        precision: ``"double"`` (default) or ``"mixed"`` (see above; needs a preconditioner,
+            ``which="smallest"`` and a loss with a float32 HVP).
 
     Raises:
         ValueError: bad ``k``, ``which``, ``tol``, ``ncv``, ``max_iter``, ``preconditioner``.
@@ -536,7 +555,7 @@ def effective_spectrum(loss: Loss, U, k: int = 1, which: str = "smallest", *,
                              "boundary_spectrum")
         out = effective_spectrum(loss, sp.U_k, k, which, tol=tol, ncv=ncv, max_iter=max_iter,
                                  seed=seed, return_vectors=return_vectors,
-                                 preconditioner=preconditioner)
+                                 preconditioner=preconditioner, precision=precision)
         excess = np.linalg.eigvalsh(_excess_block(loss, U, sp))
         scale = max(float(np.max(np.abs(out.eigenvalues))), float(np.max(np.abs(excess))),
                     np.finfo(float).tiny)
@@ -562,6 +581,16 @@ def effective_spectrum(loss: Loss, U, k: int = 1, which: str = "smallest", *,
     prec = _resolve_preconditioner(loss, U, preconditioner, which)
     if n_h < 5 * k:
         prec = None
+    hvp32 = None
+    if precision == "mixed":
+        if prec is None:
+            raise ValueError("precision='mixed' runs LOBPCG: give a preconditioner (and "
+                             "which='smallest', n_h >= 5 k)")
+        hvp32 = loss.single_precision_hvp_at(U)
+        if hvp32 is None:
+            raise ValueError(f"precision='mixed' needs a loss with a float32 Hessian-vector "
+                             f"product (single_precision_hvp_at); {type(loss).__name__} has "
+                             f"none")
     rng = to_rng(seed)
 
     op = _EffectiveOperator(loss, U, 0.0)
@@ -577,8 +606,18 @@ def effective_spectrum(loss: Loss, U, k: int = 1, which: str = "smallest", *,
             raise ValueError("effective_spectrum: non-finite eigenvalues (the loss's HVP is "
                              "not finite)")
         tol_abs = (1e-6 if tol is None else float(tol)) * scale
-        vals, vecs = _lobpcg_pairs(op, prec, X0, tol_abs, 1000 if max_iter is None else max_iter)
-        method, sigma = "lobpcg", 0.0
+        iters = 1000 if max_iter is None else max_iter
+        if hvp32 is not None:        # iterate in float32, then finish in float64
+            op32 = _EffectiveOperator(loss, U, 0.0, hvp=hvp32)
+            x = X0[:, 0]
+            eps32 = float(np.linalg.norm(op32.matvec(x) - op.matvec(x))) / scale
+            # the float32 residuals are noise below ~ eps32 * ||H||: stop the float32 stage
+            # well above that floor, and let float64 iterations take it to tol
+            _, X0 = _lobpcg_pairs(op32, prec, X0, max(tol_abs, MIXED_FLOOR * eps32 * scale),
+                                  iters, stall_ok=True)
+            op.n_hvp += op32.n_hvp
+        vals, vecs = _lobpcg_pairs(op, prec, X0, tol_abs, iters)
+        method, sigma = ("lobpcg" if hvp32 is None else "lobpcg-mixed"), 0.0
 
     X = np.empty((k, d, r))
     res = np.empty(k)
@@ -589,6 +628,8 @@ def effective_spectrum(loss: Loss, U, k: int = 1, which: str = "smallest", *,
         X[j] = Z
         HZ = op.hvp(Z)
         HZ = HZ - op.vertical(HZ)
+        if hvp32 is not None:                        # the float64 Rayleigh quotient
+            vals[j] = float(np.sum(Z * HZ))
         res[j] = np.linalg.norm(HZ - vals[j] * Z)
     if not np.all(np.isfinite(vals)) or not np.all(np.isfinite(res)):
         raise ValueError("effective_spectrum: non-finite eigenvalues (the loss's HVP is not finite)")
