@@ -206,3 +206,17 @@ def test_group_circulant_score_survives_huge_entries():
     M = (lambda A: A @ A.T)(rng.standard_normal((2 * p, 2 * p)))
     assert group_circulant_score(M * 1e300, p, "mul") == pytest.approx(
         group_circulant_score(M, p, "mul"), rel=1e-12)
+
+
+def test_a_grokking_cell_that_reaches_100_percent_at_the_horizon_counts_as_grokked():
+    """The reach-and-stay rule does not depend on where the horizon falls: with the horizon at
+    reach + STAY (the last STAY + 1 iterates at 100% end exactly there) the cell reports the
+    same reach as with a longer horizon, and is not marked as stopped early."""
+    from quadnet.harness.cells import grokking_cell
+    from quadnet.harness.recipes import STAY
+
+    long = grokking_cell("add", 23, 0.75, "nfa", 0, 40, 0)
+    assert long["stopped_early"] and long["reach"] >= 0
+    exact = grokking_cell("add", 23, 0.75, "nfa", 0, long["reach"] + STAY, 0)
+    assert not exact["stopped_early"]
+    assert exact["reach"] == long["reach"]

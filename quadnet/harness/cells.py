@@ -398,8 +398,10 @@ def grokking_cell(op: str, p: int, frac: float, method: str, trial: int, iters: 
     the recipe is ``quadnet.harness.recipes.METHODS[method]`` (``"fact"``: FACT-RFM of
     Boix-Adsera et al. (2025); ``"nfa"``: NFA-RFM of Radhakrishnan et al. (2024)) merged with
     ``SOLVER_CFG``. The run stops at the horizon ``iters`` or as soon as the last ``STAY + 1``
-    iterates have 100% test accuracy (``stopped_early``): the first of them is ``reach``, the
-    reach-and-stay iteration of the ``rfm`` check on the run so far (``-1``: not reached).
+    iterates have 100% test accuracy (``stopped_early``). ``reach`` is the reach-and-stay
+    iteration of the ``rfm`` check (:func:`quadnet.harness.recipes.reach_and_stay`) on the run:
+    the first of those ``STAY + 1`` iterates, also when they end exactly at the horizon
+    (``-1``: not reached).
 
     Returns ``iterations`` (last ``t`` fitted), ``n_train``/``n_test``, ``final_wrong`` and
     ``min_wrong`` (wrong test points at the end / at the best iterate), ``final_train_acc``,
@@ -415,7 +417,7 @@ def grokking_cell(op: str, p: int, frac: float, method: str, trial: int, iters: 
     from quadnet.features.fourier import fourier_spectrum, group_circulant_score
     from quadnet.features.rfm import RecursiveFeatureMachine, block_circulant_score, \
         modular_arithmetic
-    from quadnet.harness.recipes import METHODS, SOLVER_CFG, STAY
+    from quadnet.harness.recipes import METHODS, SOLVER_CFG, STAY, reach_and_stay
 
     if method not in METHODS:
         raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
@@ -434,11 +436,12 @@ def grokking_cell(op: str, p: int, frac: float, method: str, trial: int, iters: 
     n_test = len(data.y_test)
     wrong = [round((1 - a) * n_test) for a in acc]
     stopped = m.n_iter_ < iters
+    reach = reach_and_stay(acc)     # also when the last STAY + 1 iterates end at the horizon
     spec = fourier_spectrum(m.M_, p, op)[1:]
     q = spec / (spec.sum() or 1.0)
     neff = float(np.exp(-np.sum(q[q > 0] * np.log(q[q > 0])))) if spec.sum() > 0 else 0.0
     top = np.argsort(-spec, kind="stable")[:4] + 1
-    return {"reach": m.n_iter_ - STAY if stopped else -1, "iterations": int(m.n_iter_),
+    return {"reach": -1 if reach is None else int(reach), "iterations": int(m.n_iter_),
             "stopped_early": bool(stopped), "n_train": int(len(data.y_train)),
             "n_test": int(n_test), "final_wrong": int(wrong[-1]), "min_wrong": int(min(wrong)),
             "final_train_acc": float(m.history_["train_acc"][-1]),
