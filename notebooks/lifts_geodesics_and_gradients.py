@@ -930,26 +930,16 @@ assert np.linalg.eigvalsh((HF + HF.T) / 2)[0] < -1e-3 # the symmetrised PSDFixed
 seen = []
 
 
-def recording_problem(manifold, loss):
-    @pymanopt.function.numpy(manifold)
-    def cost(U):
-        return loss.factor_value(U)
+class RecordingLoss(FrobeniusLoss):
+    """The same loss; each Hessian-vector product records the vertical fraction of its direction."""
 
-    @pymanopt.function.numpy(manifold)
-    def euclidean_gradient(U):
-        return loss.factor_gradient(U)
-
-    @pymanopt.function.numpy(manifold)
-    def euclidean_hessian(U, xi):
+    def factor_hvp(self, U, xi):
         seen.append(np.linalg.norm(M.vertical_projection(U, xi)) / max(np.linalg.norm(xi), 1e-300))
-        return loss.factor_hvp(U, xi)
-
-    return pymanopt.Problem(manifold, cost, euclidean_gradient=euclidean_gradient,
-                            euclidean_hessian=euclidean_hessian)
+        return super().factor_hvp(U, xi)
 
 
 res = pymanopt.optimizers.TrustRegions(verbosity=0, max_iterations=500).run(
-    recording_problem(fixed, loss6), initial_point=U0.copy())
+    quadnet.pymanopt_problem(RecordingLoss(Q_tgt), fixed), initial_point=U0.copy())
 print(f"TrustRegions on PSDFixedRank: {res.iterations} iterations, {len(seen)} Hessian applications, "
       f"largest vertical fraction of a direction {max(seen):.1e}")
 # horizontal to rounding: pymanopt's projection (Bartels-Stewart) leaves ~eps kappa(U)^2 of vertical

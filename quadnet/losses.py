@@ -261,7 +261,10 @@ class Loss(ABC):
         [22.0, 0.0]
         """
         U = self._factor(U)
-        return self.hvp_at(U)(self._tangent(xi, U))
+        # the formula itself when hvp_at is this class's: an override of factor_hvp that calls
+        # super().factor_hvp must not be dispatched back to itself by hvp_at
+        hvp = self._formula_hvp_at(U) if type(self).hvp_at is Loss.hvp_at else self.hvp_at(U)
+        return hvp(self._tangent(xi, U))
 
     @declare_params({"U": FACTOR_U})
     def hvp_at(self, U) -> Callable[[np.ndarray], np.ndarray]:
@@ -287,6 +290,10 @@ class Loss(ABC):
         U = self._factor(U)
         if type(self).factor_hvp is not Loss.factor_hvp:
             return stacked_directions(lambda xi: self.factor_hvp(U, xi), U.shape)
+        return self._formula_hvp_at(U)
+
+    def _formula_hvp_at(self, U: np.ndarray):
+        """``xi -> 2 S xi + 2 DS[xi U^T + U xi^T] U`` from the predictor-level methods."""
         Q = self._gram(U)
         S2 = 2.0 * self.gradient(Q)
 

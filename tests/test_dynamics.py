@@ -297,3 +297,26 @@ def test_descent_and_flow_through_the_rank_boundary():
     assert np.linalg.norm(fl.Q[-1] - best) <= 1e-9 * np.linalg.norm(best)
     cf = qn.factorization_flow(T, U0, [40.0])
     assert np.linalg.norm(fl.Q[-1] - cf.Q[0]) <= 1e-9 * np.linalg.norm(best)
+
+
+def test_a_factor_hvp_override_may_call_super():
+    """A subclass that wraps factor_hvp and calls super().factor_hvp gets the formula's value
+    (it was dispatched back to itself by hvp_at, without end), and hvp_at applies the wrapper."""
+    import numpy as np
+
+    from quadnet import FrobeniusLoss
+
+    calls = []
+
+    class Counting(FrobeniusLoss):
+        def factor_hvp(self, U, xi):
+            calls.append(1)
+            return super().factor_hvp(U, xi)
+
+    rng = np.random.default_rng(0)
+    T = rng.standard_normal((4, 4)); T = T @ T.T
+    U, xi = rng.standard_normal((4, 2)), rng.standard_normal((4, 2))
+    plain, counting = FrobeniusLoss(T), Counting(T)
+    assert np.array_equal(counting.factor_hvp(U, xi), plain.factor_hvp(U, xi))
+    assert np.array_equal(counting.hvp_at(U)(np.stack([xi, xi])), plain.hvp_at(U)(np.stack([xi, xi])))
+    assert len(calls) == 3

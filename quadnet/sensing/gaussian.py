@@ -429,21 +429,28 @@ class GaussianSensing(Loss):
         U = self._factor(U)
         if getattr(self, "_X32", None) is None:
             self._X32 = self.X.astype(np.float32)
-        X32 = self._X32
         XU, res = self._residual(U)
-        XU32, res32 = XU.astype(np.float32), res.astype(np.float32)
-        d, r = U.shape
+        return self._hvp_map(XU.astype(np.float32), res.astype(np.float32), self._X32)
+
+    def _hvp_map(self, XU: np.ndarray, res: np.ndarray, X: np.ndarray | None = None):
+        """``xi -> D^2 L(U)[xi]`` on one direction or a stack, in blocks of directions; with a
+        float32 ``X`` (and ``XU``, ``res``) the directions are rounded to float32 too."""
+        d, r = self.d, XU.shape[1]
         block = max(1, HVP_SCRATCH_ENTRIES // (self.m * r))
+        f32 = X is not None and X.dtype == np.float32
 
         def apply(xi) -> np.ndarray:
             if nested() and isinstance(xi, np.ndarray) and xi.ndim in (2, 3):
                 stack, single = (xi[None], True) if xi.ndim == 2 else (xi, False)
             else:
                 stack, single = as_directions(xi, "xi", (d, r))
+            if single and not f32:
+                return self._hvp_columns(XU, res, stack[0])
             out = np.empty(stack.shape, dtype=np.float64)
             for s in range(0, len(stack), block):
-                Z = stack[s:s + block].astype(np.float32)
-                G = self._hvp_columns(XU32, res32, Z.transpose(1, 0, 2).reshape(d, -1), X32)
+                Z = stack[s:s + block]
+                Z = Z.astype(np.float32) if f32 else Z
+                G = self._hvp_columns(XU, res, Z.transpose(1, 0, 2).reshape(d, -1), X)
                 out[s:s + block] = G.reshape(d, len(Z), r).transpose(1, 0, 2)
             return out[0] if single else out
         return apply
@@ -468,23 +475,7 @@ class GaussianSensing(Loss):
         """
         U = self._factor(U)
         XU, res = self._residual(U)
-        d, r = U.shape
-        block = max(1, HVP_SCRATCH_ENTRIES // (self.m * r))
-
-        def apply(xi) -> np.ndarray:
-            if nested() and isinstance(xi, np.ndarray) and xi.ndim in (2, 3):
-                stack, single = (xi[None], True) if xi.ndim == 2 else (xi, False)
-            else:
-                stack, single = as_directions(xi, "xi", (d, r))
-            if single:
-                return self._hvp_columns(XU, res, stack[0])
-            out = np.empty_like(stack)
-            for s in range(0, len(stack), block):
-                Z = stack[s:s + block]
-                G = self._hvp_columns(XU, res, Z.transpose(1, 0, 2).reshape(d, -1))
-                out[s:s + block] = G.reshape(d, len(Z), r).transpose(1, 0, 2)
-            return out
-        return apply
+        return self._hvp_map(XU, res)
 
     @validate_params({"self": Bind(d="d"), "U": FACTOR_U},
                      relations=[memory_guard(("U",), lambda a: 16.0 * a["self"].m * a["U"].size,
