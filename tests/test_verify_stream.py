@@ -135,7 +135,8 @@ def test_resume_skips_exactly_the_finished_checks_and_says_so(two_checks, tmp_pa
 def test_resume_without_names_runs_the_checks_the_report_was_asked_for(two_checks, tmp_path,
                                                                         capsys):
     js = tmp_path / "r.json"
-    rep = {"checks": [], "requested": ["_ta", "_tb"], "seed": 0, "mode": "quick"}
+    rep = {"schema": "quadnet-report/1", "checks": [], "passed": True, "requested": ["_ta", "_tb"],
+           "seed": 0, "mode": "quick", "versions": {}}
     js.write_text(json.dumps(rep))
     assert main(["verify", "--quick", "--figures", "", "--resume", str(js)]) == 0
     assert two_checks == ["_ta", "_tb"]

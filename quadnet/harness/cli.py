@@ -29,21 +29,28 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime
-import json
-import math
 import os
 import platform
 import signal
 import sys
-import tempfile
-import textwrap
 import threading
 import time
 from pathlib import Path
 
-#: The version tag of the ``--json`` report (docs/report_schema.md,
-#: quadnet/harness/schema/report.schema.json).
-REPORT_SCHEMA = "quadnet-report/1"
+from quadnet.harness.report import (
+    REFERENCES,  # noqa: F401 - the old home of these names
+    REPORT_SCHEMA,
+    ReportError,
+    TableStream,
+    format_duration,
+    format_report,
+    read_report,
+    results_latex,  # noqa: F401
+    results_markdown,  # noqa: F401
+    results_text,  # noqa: F401
+    summary_lines,  # noqa: F401
+    write_json_atomic,
+)
 
 #: Exit codes of ``quadnet verify`` (also in ``--help``); a run stopped by a signal exits
 #: with 128 + the signal number (``EXIT_SIGINT`` for Ctrl-C, ``EXIT_SIGTERM``).
@@ -71,19 +78,6 @@ exit status:
   130, 143  stopped by Ctrl-C (SIGINT) or SIGTERM; the figure files written so far are kept
 """
 
-#: Short citation -> full reference, printed under the table for the names the rows use.
-REFERENCES = {
-    "Cheng (2026)": 'Cheng (2026), "Quotient Dynamics, Effective Curvature, and Implicit Bias '
-                    'in Positive Quadratic Networks"',
-    "Boix-Adsera et al. (2025)": 'Boix-Adsera, Mallinar, Simon & Belkin (2025), "The Features '
-                                 'at Convergence Theorem", arXiv:2507.05644',
-    "Radhakrishnan et al. (2024)": 'Radhakrishnan, Beaglehole, Pandit & Belkin (2024), '
-                                   '"Mechanism for feature learning in neural networks and '
-                                   'backpropagation-free machine learning models", Science 383',
-    "quadnet target": "a target quadnet sets itself (no paper makes this claim)",
-}
-
-
 def _versions() -> dict[str, str]:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -94,273 +88,6 @@ def _versions() -> dict[str, str]:
         except PackageNotFoundError:
             out[pkg] = "not installed"
     return out
-
-
-def _fmt(x) -> str:
-    if x is None:
-        return "-"
-    if isinstance(x, bool):
-        return str(x)
-    if isinstance(x, (int, float)):
-        x = float(x)
-        if not math.isfinite(x):
-            return str(x)
-        if x == int(x) and abs(x) < 1e5:
-            return str(int(x))
-        if 1e-3 <= abs(x) < 1e5:
-            return f"{x:.4g}"
-        return f"{x:.2e}"
-    return str(x)
-
-
-# ------------------------------------------------------------------ report rows
-def _rows(report: dict) -> list[dict]:
-    """One flat dict per table row (a check without rows gives one FAIL row)."""
-    out = []
-    for chk in report.get("checks", []):
-        rows = chk.get("rows") or [{
-            "claim": "(no rows: " + str(chk.get("metrics", {}).get(
-                "error", "the check measured nothing")) + ")",
-            "paper": "", "measured": None, "tolerance": None, "relation": "",
-            "passed": False, "status": "FAIL"}]
-        for row in rows:
-            status = row.get("status") or ("PASS" if row.get("passed") else "FAIL")
-            tol = row.get("tolerance")
-            tol = "-" if tol is None else f"{row.get('relation', '')} {_fmt(tol)}".strip()
-            measured = row.get("measured")
-            out.append({"check": chk["name"], "claim": row["claim"],
-                        "kind": row.get("kind") or "-", "source": row.get("source") or "-",
-                        "paper": row.get("paper") or "-",
-                        "measured": "-" if status == "SKIPPED" else _fmt(measured),
-                        "tolerance": tol, "status": status, "reason": row.get("reason", "")})
-    return out
-
-
-def _count(report: dict) -> dict:
-    rows = _rows(report)
-    by = {s: sum(r["status"] == s for r in rows) for s in ("PASS", "FAIL", "REPORTED",
-                                                             "SKIPPED")}
-    return {"rows": len(rows), **by}
-
-
-def summary_lines(report: dict) -> list[str]:
-    """The summary under the table: checks passed/failed/partly skipped, row counts, every
-    SKIPPED row with its reason, figures not written, and the wall time."""
-    checks = report.get("checks", [])
-    st = [c.get("status") or ("PASS" if c.get("passed") else "FAIL") for c in checks]
-    n_pass, n_fail, n_skip = st.count("PASS"), st.count("FAIL"), st.count("PARTLY SKIPPED")
-    c = _count(report)
-    parts = [f"{n_pass} passed"]
-    if n_fail:
-        parts.append(f"{n_fail} failed")
-    head = f"{len(checks)} check{'' if len(checks) == 1 else 's'}: " + ", ".join(parts)
-    skipped = [r for r in _rows(report) if r["status"] == "SKIPPED"]
-    if n_skip:
-        reasons: dict[str, list] = {}
-        for r in skipped:
-            why, _, how = r["reason"].partition(";")
-            why = why.strip()
-            why = "need " + why[6:] if why.startswith("needs ") else why
-            reasons.setdefault(why, [0, how.strip()])[0] += 1
-        head += f", {n_skip} partly skipped: " + "; ".join(
-            f"{n} row{'' if n == 1 else 's'} {why}" + (f" ({how})" if how else "")
-            for why, (n, how) in reasons.items())
-    lines = [head,
-             f"{c['rows']} rows: {c['PASS']} PASS, {c['FAIL']} FAIL, {c['REPORTED']} REPORTED "
-             f"(measured, no tolerance), {c['SKIPPED']} SKIPPED"]
-    for r in skipped:
-        lines.append(f"  SKIPPED {r['check']}: {r['claim']} ({r['reason']})")
-    for chk in checks:
-        for stem, note in (chk.get("figure_notes") or {}).items():
-            lines.append(f"  figure {stem} ({chk['name']}): {note}")
-    if "seconds_total" in report:
-        lines.append(f"wall time {report['seconds_total']:.1f} s "
-                     f"({report.get('mode', '?')} mode, seed {report.get('seed', '?')})")
-    return lines
-
-
-def _references_used(report: dict) -> list[str]:
-    text = " ".join(r["source"] + " " + r["paper"] + " " + r["claim"] for r in _rows(report))
-    return [f"{k}: {v}" for k, v in REFERENCES.items() if k in text]
-
-
-_TEXT_COLS = [("check", 9, False), ("claim", 50, True), ("kind", 11, False),
-              ("source", 24, True), ("paper", 20, True), ("measured", 9, False),
-              ("tolerance", 11, False), ("status", 8, False)]
-_TEXT_HEAD = {"check": "check", "claim": "claim", "kind": "kind", "source": "source",
-              "paper": "reference value", "measured": "measured", "tolerance": "tolerance",
-              "status": "status"}
-
-
-def _text_widths(rows: list[dict] | None = None, names: list[str] = ()) -> dict[str, int]:
-    """Column widths: from ``rows`` (the whole table), or fixed ones for a table printed
-    check by check (the widest value each column can take; ``names``: the checks)."""
-    if rows is None:
-        widths = {key: w for key, w, _ in _TEXT_COLS}
-        widths["check"] = max([len("check")] + [len(n) for n in names])
-        return widths
-    widths = {}
-    for key, w, wrap in _TEXT_COLS:
-        longest = max([len(_TEXT_HEAD[key])] + [len(r[key]) for r in rows])
-        widths[key] = min(w, longest) if wrap else longest
-    return widths
-
-
-def _text_lines(rows: list[dict], widths: dict[str, int], *, head: bool) -> list[str]:
-    out = []
-
-    def emit(cells: dict) -> None:
-        wrapped = {k: (textwrap.wrap(cells[k], widths[k], break_long_words=True,
-                                     break_on_hyphens=False) or [""])
-                   for k, _, _ in _TEXT_COLS}
-        for i in range(max(len(v) for v in wrapped.values())):
-            out.append("  ".join((wrapped[k][i] if i < len(wrapped[k]) else "").ljust(widths[k])
-                                 for k, _, _ in _TEXT_COLS).rstrip())
-
-    if head:
-        emit(_TEXT_HEAD)
-        out.append("  ".join("-" * widths[k] for k, _, _ in _TEXT_COLS))
-    for r in rows:
-        emit(r)
-    return out
-
-
-def _text_tail(report: dict) -> list[str]:
-    return ["", *_references_used(report), "", *summary_lines(report)]
-
-
-def results_text(report: dict, width: int | None = None) -> str:
-    """Plain-text table with wrapped (never cut) claim and source columns."""
-    rows = _rows(report)
-    out = _text_lines(rows, _text_widths(rows), head=True) + _text_tail(report)
-    return "\n".join(out) + "\n"
-
-
-_MD_HEAD = ["| check | claim | kind | source | reference value | measured | tolerance | "
-            "status |", "|---|---|---|---|---|---|---|---|"]
-
-
-def _md_cell(x) -> str:
-    return str(x).replace("|", "\\|").replace("\n", " ")
-
-
-def _md_rows(rows: list[dict]) -> list[str]:
-    lines = []
-    for r in rows:
-        status = r["status"] if r["status"] != "FAIL" else "**FAIL**"
-        if r["status"] == "SKIPPED":
-            status = f"SKIPPED ({r['reason']})"
-        lines.append("| " + " | ".join(_md_cell(c) for c in (
-            r["check"], r["claim"], r["kind"], r["source"], r["paper"], r["measured"],
-            r["tolerance"], status)) + " |")
-    return lines
-
-
-def _md_tail(report: dict) -> str:
-    lines = [""]
-    lines += [f"* {ref}" for ref in _references_used(report)]
-    lines.append("")
-    lines += [f"- {ln.strip()}" for ln in summary_lines(report)]
-    v = report.get("versions", {})
-    tail = (f"\n_{report.get('mode', '?')} mode, seed {report.get('seed', '?')}, "
-            f"quadnet {v.get('quadnet', '?')}, Python {v.get('python', '?')}, numpy "
-            f"{v.get('numpy', '?')}, cvxpy {v.get('cvxpy', '?')}")
-    if "seconds_total" in report:
-        tail += f"; {report['seconds_total']:.0f} s in all"
-    return "\n".join(lines) + "\n" + tail + "._\n"
-
-
-def results_markdown(report: dict) -> str:
-    """The Markdown results table (check | claim | kind | source | reference value | measured
-    | tolerance | status) of a ``quadnet verify --json`` report, then the references, the
-    summary and one line on mode, seed and versions."""
-    return "\n".join(_MD_HEAD + _md_rows(_rows(report))) + "\n" + _md_tail(report)
-
-
-_LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
-          "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\^{}",
-          "≤": r"$\le$", "≥": r"$\ge$", "±": r"$\pm$", "×": r"$\times$", "≈": r"$\approx$",
-          "→": r"$\to$", "λ": r"$\lambda$", "η": r"$\eta$", "ε": r"$\varepsilon$",
-          "‖": r"$\|$", "ᵀ": r"$^\top$", "√": r"$\surd$", "<": r"$<$", ">": r"$>$",
-          "|": r"$|$", "≠": r"$\ne$", "∈": r"$\in$", "★": r"$\star$", "§": r"\S{}",
-          "−": "-", "²": r"$^2$", "ζ": r"$\zeta$"}
-
-
-def _tex(s: str) -> str:
-    out, s, i = [], str(s), 0
-    while i < len(s):
-        two = s[i:i + 2]
-        if two in ("<=", ">="):
-            out.append(r"$\le$" if two == "<=" else r"$\ge$")
-            i += 2
-            continue
-        out.append(_LATEX.get(s[i], s[i]))
-        i += 1
-    return "".join(out)
-
-
-def results_latex(report: dict) -> str:
-    """A LaTeX ``longtable`` with ``booktabs`` rules (needs ``\\usepackage{booktabs,
-    longtable}``), wrapped claim and source columns, and the summary as a table note."""
-    lines = [r"% generated by quadnet report --format latex; needs \usepackage{booktabs,longtable}",
-             r"\begingroup\footnotesize",
-             r"\begin{longtable}{@{}l p{0.34\linewidth} l p{0.14\linewidth} "
-             r"p{0.12\linewidth} r l l@{}}",
-             r"\toprule",
-             r"check & claim & kind & source & reference & measured & tolerance & status \\",
-             r"\midrule", r"\endhead"]
-    prev = None
-    for r in _rows(report):
-        if prev is not None and r["check"] != prev:
-            lines.append(r"\midrule")
-        prev = r["check"]
-        status = r["status"] if r["status"] != "SKIPPED" else f"SKIPPED ({r['reason']})"
-        lines.append(" & ".join(_tex(c) for c in (
-            r["check"], r["claim"], r["kind"], r["source"], r["paper"], r["measured"],
-            r["tolerance"], status)) + r" \\")
-    lines += [r"\bottomrule", r"\end{longtable}"]
-    lines += [_tex(ln) + r"\\" for ln in _references_used(report) + summary_lines(report)]
-    lines.append(r"\endgroup")
-    return "\n".join(lines) + "\n"
-
-
-def format_report(report: dict, fmt: str) -> str:
-    """The report as ``text``, ``markdown``, ``latex`` (booktabs) or ``json``.
-
-    Parameters
-    ----------
-    report : dict
-        A ``quadnet verify --json`` report.
-    fmt : {"text", "markdown", "latex", "json"}
-
-    Returns
-    -------
-    str
-
-    Raises
-    ------
-    ValueError
-        For another ``fmt``.
-
-    Examples
-    --------
-    >>> rep = {"checks": [{"name": "demo", "status": "PASS", "rows": [
-    ...     {"claim": "error", "measured": 1e-14, "tolerance": 1e-12, "relation": "<=",
-    ...      "status": "PASS", "source": "Cheng (2026) §1", "kind": "theorem"}]}]}
-    >>> print(format_report(rep, "markdown").splitlines()[2])
-    | demo | error | theorem | Cheng (2026) §1 | - | 1.00e-14 | <= 1.00e-12 | PASS |
-    >>> "toprule" in format_report(rep, "latex")
-    True
-    """
-    if fmt == "json":
-        return json.dumps(report, indent=2) + "\n"
-    if fmt == "markdown":
-        return results_markdown(report)
-    if fmt == "latex":
-        return results_latex(report)
-    if fmt == "text":
-        return results_text(report)
-    raise ValueError(f"format must be text, markdown, latex or json, got {fmt!r}")
 
 
 # ------------------------------------------------------------------ helpers
@@ -415,10 +142,6 @@ QUICK_MEASURED = {"cpu_seconds": 36.8, "wall_seconds": 36.9, "load": "0.7-0.8",
 QUICK_BUDGET, PER_CHECK_QUICK_BUDGET = 120.0, 20.0
 
 
-def _duration(seconds: float) -> str:
-    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
-
-
 def quick_time_claim() -> str:
     """The measured quick-mode time as one phrase (``--help`` and the end-of-run note).
 
@@ -429,7 +152,7 @@ def quick_time_claim() -> str:
     """
     m = QUICK_MEASURED
     return (f"about {round(m['cpu_seconds'], -1):.0f} CPU-seconds for the nine checks; "
-            f"{_duration(m['wall_seconds'])} wall measured on {m['machine']} at load "
+            f"{format_duration(m['wall_seconds'])} wall measured on {m['machine']} at load "
             f"{m['load']}, longer when the machine is busier")
 
 
@@ -504,41 +227,6 @@ def _stop_on_sigterm():
         signal.signal(signal.SIGTERM, old)
 
 
-def write_json_atomic(path: str | os.PathLike, obj) -> None:
-    """Write ``obj`` as JSON to ``path`` atomically: a temporary file in the same folder,
-    flushed to disk, then renamed over ``path``. A reader (or a run killed at any moment)
-    sees the old file or the new one, never half of one.
-
-    Examples
-    --------
-    >>> import tempfile, json, pathlib
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     path = pathlib.Path(tmp) / "r.json"
-    ...     write_json_atomic(path, {"checks": []})
-    ...     json.loads(path.read_text()), sorted(p.name for p in pathlib.Path(tmp).iterdir())
-    ({'checks': []}, ['r.json'])
-    """
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(json.dumps(obj, indent=2) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 def _run_key(chk: dict, report: dict) -> dict:
     """The quadnet version, seed and mode a saved check ran with (a report written before
     the per-check record falls back to the report's own)."""
@@ -550,16 +238,12 @@ def _run_key(chk: dict, report: dict) -> dict:
 
 def _load_resume(path: str) -> tuple[dict | None, str | None]:
     """The report to resume from (``None`` if the file does not exist yet), or an error."""
-    p = Path(path)
-    if not p.exists():
+    if not Path(path).exists():
         return None, None
     try:
-        report = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        return None, f"cannot read --resume {path!r} as a quadnet verify --json report ({exc})"
-    if not isinstance(report, dict) or not isinstance(report.get("checks"), list):
-        return None, f"--resume {path!r} is not a quadnet verify --json report (no 'checks' list)"
-    return report, None
+        return read_report(path), None
+    except ReportError as exc:
+        return None, f"--resume {exc}"
 
 
 def _plan_resume(prior: dict, path: str, wanted: list[str], now: dict) -> tuple[dict, list]:
@@ -599,44 +283,6 @@ def _plan_resume(prior: dict, path: str, wanted: list[str], now: dict) -> tuple[
     msgs.append(f"resume: running {', '.join(todo)}" if todo else
                 "resume: nothing left to run")
     return kept, msgs
-
-
-class _Stream:
-    """The table on stdout, check by check: text and Markdown rows are printed as soon as
-    a check finishes; LaTeX and JSON (one document each) are printed at the end."""
-
-    def __init__(self, fmt: str, names: list[str], out=None):
-        self.fmt, self.out, self.started = fmt, out or sys.stdout, False
-        self.widths = _text_widths(None, names)
-
-    def _write(self, lines: list[str]) -> None:
-        if lines:
-            self.out.write("\n".join(lines) + "\n")
-        self.out.flush()
-
-    def check(self, chk: dict) -> None:
-        if self.fmt not in ("text", "markdown"):
-            return
-        rows = _rows({"checks": [chk]})
-        if self.fmt == "text":
-            lines = _text_lines(rows, self.widths, head=not self.started)
-        else:
-            lines = ([] if self.started else list(_MD_HEAD)) + _md_rows(rows)
-        self.started = True
-        self._write(lines)
-
-    def end(self, report: dict) -> None:
-        if self.fmt == "text":
-            self._write(([] if self.started else _text_lines([], self.widths, head=True))
-                        + _text_tail(report))
-        elif self.fmt == "markdown":
-            if not self.started:
-                self._write(list(_MD_HEAD))
-            self.out.write(_md_tail(report))
-            self.out.flush()
-        else:
-            self.out.write(format_report(report, self.fmt))
-            self.out.flush()
 
 
 def _resume_command(args, path: str) -> str:
@@ -719,7 +365,7 @@ def cmd_verify(args) -> int:
     extra = [c["name"] for c in (prior or {}).get("checks", [])
              if c.get("name") in kept and c["name"] not in wanted]
     done: dict[str, dict] = dict(kept)
-    stream = _Stream(args.format, wanted + extra)
+    stream = TableStream(args.format, wanted + extra)
 
     def report_now(complete: bool, interrupted: str | None = None) -> dict:
         names = sorted(done, key=lambda n: (n not in wanted, order.get(n, len(order)),
@@ -874,13 +520,12 @@ def cmd_figures(args) -> int:
 
 def _figures_from_report(checks, args, out: Path, opts: dict) -> int:
     from quadnet.harness import discovery  # user drawers: --checks, entry points, the report
-    from quadnet.harness.figures import _drawers, _load_report
+    from quadnet.harness.figures import _drawers
 
     try:
-        report = _load_report(args.from_report)
-    except (TypeError, ValueError) as exc:
-        print(f"quadnet figures: cannot use {args.from_report!r} as a quadnet verify --json "
-              f"report ({exc})", file=sys.stderr)
+        report = read_report(args.from_report)
+    except ReportError as exc:
+        print(f"quadnet figures: --from {exc}", file=sys.stderr)
         return EXIT_USAGE
     checks.available()  # registers every check module, hence every figure drawer
     if discovery.load_for_report(args.checks, report) is None:
@@ -999,14 +644,9 @@ def cmd_sweep(args) -> int:
 
 def cmd_report(args) -> int:
     try:
-        report = json.loads(Path(args.json_file).read_text())
-    except (OSError, ValueError) as exc:
-        print(f"quadnet report: cannot read {args.json_file!r} as a quadnet verify --json "
-              f"report ({exc})", file=sys.stderr)
-        return EXIT_USAGE
-    if not isinstance(report, dict) or not isinstance(report.get("checks"), list):
-        print(f"quadnet report: {args.json_file!r} is not a quadnet verify --json report "
-              "(no 'checks' list)", file=sys.stderr)
+        report = read_report(args.json_file)
+    except ReportError as exc:
+        print(f"quadnet report: {exc}", file=sys.stderr)
         return EXIT_USAGE
     text = format_report(report, args.format)
     if args.out:

@@ -9,13 +9,14 @@ paper|slides`` is the same from the command line.
 
 from __future__ import annotations
 
-import json
 import math
 import numbers
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
+
+from quadnet.harness.report import ReportError, read_report
 
 __all__ = ["draw_figure", "figure_names"]
 
@@ -47,15 +48,13 @@ def figure_names() -> list[str]:
 
 
 def _load_report(report) -> dict:
+    """A report given as a dict, or read from a path with :func:`read_report` (which checks
+    the schema)."""
     if isinstance(report, (str, os.PathLike)):
-        path = Path(report)
         try:
-            report = json.loads(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise ValueError(f"report: cannot read {str(path)!r} "
-                             f"({exc.strerror or exc})") from None
-        except ValueError as exc:
-            raise ValueError(f"report: {str(path)!r} is not JSON ({exc})") from None
+            return read_report(report)
+        except ReportError as exc:
+            raise ReportError(f"report: {exc}") from None
     if not isinstance(report, Mapping):
         raise TypeError("report must be a quadnet verify --json report (a dict) or the path "
                         f"of one, got {type(report).__name__}")

@@ -46,6 +46,7 @@ import numpy as np
 
 from quadnet._validation import Boolean, Integer, validate_params
 from quadnet.harness._constraints import Text
+from quadnet.harness.report._format import format_duration as _duration
 
 __all__ = [
     "FIGURES",
@@ -635,15 +636,6 @@ class _Frame:
         if self.total and 0 < self.n < self.total:
             out += f", ETA {_duration((now - self.t0) / self.n * (self.total - self.n))}"
         return out.strip()
-
-
-def _duration(seconds: float) -> str:
-    """``40 s``, ``4 min``, ``1.5 h``: a duration as a person reads it."""
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
 
 
 def _status(now: float, final: _Frame | None = None) -> str:
