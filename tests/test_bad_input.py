@@ -591,7 +591,7 @@ def _specs() -> dict[str, Spec]:
     so = "quadnet.features.solvers"
     for name in ("KernelFit", "SolverInfo", "SolverPlan"):
         S[f"{so}.{name}"] = record("a record the kernel solvers build and return")
-    S["quadnet._validation.available_memory"] = Spec(qn.features.available_memory)
+    S["quadnet._validation.resources.available_memory"] = Spec(qn.features.available_memory)
     S["quadnet.show_config"] = Spec(qn.show_config, {"file": io.StringIO()},
                                     extra=[("probe", "yes"), ("probe", 1), ("file", 3)])
     S["quadnet.plotting.psd_cone_coords"] = Spec(qn.plotting.psd_cone_coords, {"Q": np.eye(2)},

@@ -84,7 +84,7 @@ def test_huge_sizes_are_refused_naming_them(call, match):
 
 def test_gram_factor_memory_is_estimated(monkeypatch):
     prob = qn.GaussianSensing.random(4, 2, 12, seed=0)
-    monkeypatch.setattr(v, "available_memory", lambda: 100)
+    monkeypatch.setattr(v.resources, "available_memory", lambda: 100)
     with pytest.raises(v.SizeTooLargeError, match=r"U: the Gram factor K .* GiB"):
         prob.gram_factor(prob.U_star)
 

@@ -1,0 +1,341 @@
+"""The decorators that apply a constraint table, and the checks of a validated call's result.
+
+:func:`validate_params` checks a public callable's arguments once, at its boundary, then runs
+it with the nested flag set (:func:`nested`: the validated callables and the hand-written fast
+checks it reaches skip their checks, as scikit-learn skips nested parameter validation), and
+checks its result: a non-finite result from finite arguments is a
+:class:`~quadnet.exceptions.NonFiniteResultError` naming the extreme arguments, a LAPACK
+failure a :class:`~quadnet.exceptions.LinAlgFailure`. :func:`declare_params` attaches a table
+to a callable that keeps its own inline checks. :func:`count_validations` records every check
+made.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+import numbers
+
+import numpy as np
+
+from quadnet._validation import _context
+from quadnet._validation.docgen import with_raises
+from quadnet.exceptions import LinAlgFailure, NonFiniteResultError, SolverFailure
+
+__all__ = [
+    "count_validations",
+    "declare_params",
+    "nested",
+    "solver_failure",
+    "validate_params",
+]
+
+
+@contextlib.contextmanager
+def count_validations():
+    """Record every argument check made inside the block: a list of ``(callable, argument)``.
+
+    Both the table-driven checks of :func:`validate_params` and direct calls of the ``as_*``
+    helpers are recorded, so a test can assert that one public call checks each argument once.
+
+    Examples
+    --------
+    >>> from quadnet._validation import as_positive
+    >>> with count_validations() as seen:
+    ...     _ = as_positive(1.0, "eta")
+    >>> seen
+    [('as_positive', 'eta')]
+    """
+    previous, _context.TRACE = _context.TRACE, []
+    try:
+        yield _context.TRACE
+    finally:
+        _context.TRACE = previous
+
+
+def nested() -> bool:
+    """True while a validated callable runs (its nested validated calls skip their checks).
+
+    Hand-written fast checks (e.g. the factor checks of :class:`quadnet.Loss`) skip too.
+
+    Examples
+    --------
+    >>> nested()
+    False
+    """
+    return _context.NESTED.get()
+
+
+def solver_failure(solver, exc: BaseException, what: str) -> SolverFailure:
+    """A :class:`~quadnet.exceptions.SolverFailure` naming ``solver`` for a third-party solver
+    failure (cvxpy's ``SolverError``), to be raised ``from exc``."""
+    return SolverFailure(f"solver = {solver!r} failed on {what}: {type(exc).__name__}: {exc}; "
+                         f"try another installed cvxpy solver")
+
+
+# ------------------------------------------------------------------------- the result checks
+
+def _extreme_arguments(args: dict) -> list[str]:
+    """The arguments whose magnitude could make a finite computation overflow."""
+    out = []
+    for name, v in args.items():
+        try:
+            if isinstance(v, (bool, np.bool_)):
+                continue
+            if isinstance(v, numbers.Real):
+                x = abs(float(v))
+                if x >= 1e100 or 0 < x <= 1e-100:
+                    out.append(f"{name}={float(v):g}")
+            elif isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size:
+                x = float(np.max(np.abs(v)))
+                if x >= 1e100:
+                    out.append(f"{name} (max |entry| {x:.3g})")
+        except Exception:  # pragma: no cover - exotic objects
+            continue
+    return out
+
+
+def _nonfinite(res, depth: int = 0) -> bool:
+    """Does a result hold a non-finite float (in an array, a float, or a tuple/dataclass)?"""
+    if isinstance(res, np.ndarray):
+        return res.dtype.kind in "fc" and not np.all(np.isfinite(res))
+    if isinstance(res, (float, np.floating, complex, np.complexfloating)):
+        return not np.isfinite(res)
+    if depth >= 1:
+        return False
+    if isinstance(res, tuple):
+        return any(_nonfinite(v, depth + 1) for v in res)
+    fields = getattr(res, "__dataclass_fields__", None)
+    if fields:
+        return any(_nonfinite(getattr(res, f, None), depth + 1) for f in fields)
+    return False
+
+
+def _linalg_failure(qualname: str, exc: BaseException, args: dict) -> LinAlgFailure:
+    extreme = _extreme_arguments(args)
+    arrays = [n for n, v in args.items() if isinstance(v, np.ndarray)]
+    blame = (", ".join(extreme) if extreme else ", ".join(arrays)) or "the arguments"
+    return LinAlgFailure(f"{qualname}: LAPACK failed ({exc}) on {blame}; the matrices are too "
+                         f"extreme or ill-conditioned for this computation")
+
+
+def _overflow_error(what: str, args: dict, hint: str) -> NonFiniteResultError:
+    """The error for a non-finite ``what`` computed from finite ``args``: names the extreme
+    arguments (all of ``args`` if none is extreme) and ends with ``hint``."""
+    blame = ", ".join(_extreme_arguments(args)) or ", ".join(args)
+    return NonFiniteResultError(f"{what} is not finite (float64 overflow) for {blame}; {hint}")
+
+
+def _check_result(qualname: str, res, args: dict):
+    if _nonfinite(res):
+        extreme = _extreme_arguments(args)
+        blame = ("; the extreme arguments: " + ", ".join(extreme)) if extreme else (
+            "; the arguments are finite but the computation overflowed")
+        raise NonFiniteResultError(f"{qualname} produced a non-finite result (overflow or an "
+                                   f"undefined operation){blame}")
+    return res
+
+
+def _check_table(constraints: dict, order: list, recorded: list, relations: tuple,
+                 qualname: str, values: dict) -> dict:
+    """Convert ``values[name]`` for each name of ``order`` in place, then check ``relations``;
+    record the ``recorded`` names for :func:`count_validations` (not the helpers the converters
+    call). A LAPACK failure while checking becomes a ``LinAlgFailure`` naming the argument."""
+    trace = _context.TRACE
+    if trace is not None:
+        _context.TRACE = None  # the helpers a converter calls are not counted again
+    try:
+        dims: dict = {}
+        name = None
+        try:
+            for name in order:
+                values[name] = constraints[name].convert(values[name], name, dims)
+            for rel in relations:
+                name = ", ".join(rel.names)
+                rel(values)
+        except np.linalg.LinAlgError as exc:
+            raise LinAlgFailure(f"{name}: checking it failed in LAPACK ({exc}); its "
+                                f"entries are extreme or not finite-conditioned") from exc
+    finally:
+        if trace is not None:
+            _context.TRACE = trace
+            trace.extend((qualname, name) for name in recorded)
+    return values
+
+
+def _table_of(fn, constraints: dict, kind: str):
+    sig = inspect.signature(fn)
+    unknown = [n for n in constraints if n not in sig.parameters]
+    if unknown:
+        raise TypeError(f"{kind}({fn.__qualname__}): no parameter named {', '.join(unknown)}")
+    return sig
+
+
+def validate_params(constraints: dict, *, relations=(), finite_result: bool = True):
+    """Decorate a public callable with its declarative constraint table.
+
+    Parameters
+    ----------
+    constraints : dict
+        ``{argument name: Constraint}``, in the order the arguments are checked (symbolic sizes
+        bind in that order). Arguments not listed are passed through unchecked.
+    relations : sequence of Relation
+        Conditions between converted arguments, checked after every argument.
+    finite_result : bool, default True
+        Refuse a non-finite result (an overflow from finite but extreme arguments) with a
+        :class:`~quadnet.exceptions.NonFiniteResultError` naming the extreme arguments;
+        numpy's floating-point warnings are silenced inside the call, since the result is
+        checked instead.
+
+    Returns
+    -------
+    callable
+        A wrapper with the same signature (``__signature__``) that converts each argument
+        once, then calls the function with the converted values, with nested validation
+        switched off. Called while another validated callable runs, it calls the function
+        directly. The table is ``wrapper.__quadnet_constraints__`` and the docstring's
+        ``Raises`` section lists it.
+
+    Examples
+    --------
+    >>> from quadnet._validation import Integer, Real
+    >>> @validate_params({"eta": Real(0, None, closed="neither"), "steps": Integer(0)})
+    ... def run(eta, steps=1):
+    ...     return eta * steps
+    >>> run(0.5, steps=4)
+    2.0
+    >>> run(-1.0)
+    Traceback (most recent call last):
+        ...
+    ValueError: eta must be finite and > 0, got -1.0
+    >>> run.__quadnet_constraints__["steps"].describe()
+    'an integer >= 0'
+    """
+    constraints = dict(constraints)
+    relations = tuple(relations)
+
+    def deco(fn):
+        sig = _table_of(fn, constraints, "validate_params")
+        params = sig.parameters
+        qualname = fn.__qualname__
+        order = [n for n in params if n in constraints]
+        recorded = [n for n in order if constraints[n].record]
+        check = functools.partial(_check_table, constraints, order, recorded, relations,
+                                  qualname)
+        NESTED = _context.NESTED
+        varargs = any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params.values())
+        positional = tuple(n for n, p in params.items()
+                           if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+        posonly = tuple(n for n, p in params.items() if p.kind == p.POSITIONAL_ONLY)
+        keywords = frozenset(n for n in params if n not in posonly)
+        defaults = {n: p.default for n, p in params.items() if p.default is not p.empty}
+        n_pos, n_params = len(positional), len(params)
+
+        def bind(args, kwargs):
+            """``(args, kwargs, values)`` for ``fn``: ``values`` maps every parameter to its
+            argument, ``args``/``kwargs`` call ``fn`` with the values after conversion (the
+            same dict unless ``fn`` has positional-only or variadic parameters)."""
+            if varargs or posonly:
+                bound = sig.bind(*args, **kwargs)
+                bound.apply_defaults()
+                return bound, None, dict(bound.arguments)
+            values = dict(zip(positional, args))
+            if len(args) > n_pos:
+                raise refuse(args, kwargs) from None
+            if kwargs:
+                given = len(values)
+                values.update(kwargs)
+                if len(values) != given + len(kwargs) or not kwargs.keys() <= keywords:
+                    raise refuse(args, kwargs) from None
+            if len(values) != n_params:
+                for name, default in defaults.items():
+                    values.setdefault(name, default)
+                if len(values) != n_params:
+                    raise refuse(args, kwargs) from None
+            return None, values, values
+
+        def refuse(args, kwargs) -> TypeError:
+            """The ``TypeError`` of ``Signature.bind`` for a call the signature refuses."""
+            try:
+                sig.bind(*args, **kwargs)
+            except TypeError as exc:
+                return TypeError(f"{qualname}(): {exc}")
+            return TypeError(f"{qualname}(): cannot bind {args!r}, {kwargs!r}")  # pragma: no cover
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            if NESTED.get():
+                return fn(*args, **kwargs)
+            # bound by hand when the signature allows it: Signature.bind costs more than most
+            # checks
+            bound, call_kwargs, values = bind(args, kwargs)
+            check(values)
+            if bound is not None:
+                bound.arguments.update({n: values[n] for n in order})
+                args, call_kwargs = bound.args, bound.kwargs
+            else:
+                args = ()
+            token = NESTED.set(True)
+            try:
+                if finite_result:
+                    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                        res = fn(*args, **call_kwargs)
+                else:
+                    res = fn(*args, **call_kwargs)
+            except np.linalg.LinAlgError as exc:
+                if isinstance(exc, LinAlgFailure):
+                    raise
+                blame = values if varargs else {n: values[n] for n in order}
+                raise _linalg_failure(qualname, exc, blame) from exc
+            finally:
+                NESTED.reset(token)
+            if finite_result and _nonfinite(res):  # the arguments in signature order
+                _check_result(qualname, res, {n: values[n] for n in params if n in values}
+                              if bound is None else dict(bound.arguments))
+            return res
+
+        wrapper.__signature__ = sig
+        wrapper.__quadnet_constraints__ = constraints
+        wrapper.__quadnet_relations__ = relations
+        wrapper.__doc__ = with_raises(fn.__doc__, {n: constraints[n] for n in recorded},
+                                      relations)
+        return wrapper
+
+    return deco
+
+
+def declare_params(constraints: dict, *, relations=()):
+    """Attach a constraint table to a callable that keeps its own hand-written checks.
+
+    For the hottest tiny methods (e.g. ``PSDQuotient.retraction`` at a few microseconds), where
+    the generated wrapper of :func:`validate_params` would cost more than the work: the table
+    still drives the ``Raises`` section and the generated bad-input tests, and the test suite
+    checks that the inline checks refuse every value the table's constraints refuse.
+
+    Examples
+    --------
+    >>> from quadnet._validation import Real, as_positive
+    >>> @declare_params({"x": Real(0)})
+    ... def f(x):
+    ...     return as_positive(x, "x", allow_zero=True)
+    >>> f.__quadnet_constraints__["x"].describe()
+    'a real number, finite and >= 0'
+    """
+    constraints = dict(constraints)
+    relations = tuple(relations)
+
+    def deco(fn):
+        params = inspect.signature(fn).parameters
+        unknown = [n for n in constraints if n not in params]
+        if unknown:
+            raise TypeError(f"declare_params({fn.__qualname__}): no parameter named "
+                            f"{', '.join(unknown)}")
+        fn.__quadnet_constraints__ = constraints
+        fn.__quadnet_relations__ = relations
+        fn.__quadnet_inline__ = True
+        fn.__doc__ = with_raises(fn.__doc__, {n: c for n, c in constraints.items() if c.record},
+                                 relations)
+        return fn
+
+    return deco
