@@ -20,7 +20,6 @@ from scipy.integrate import solve_ivp
 
 from quadnet._linalg import sym
 from quadnet._validation import (
-    record_array,
     Array,
     Converted,
     Factor,
@@ -74,19 +73,19 @@ class Trajectory:
 
     def __post_init__(self):
         # checked once when built (a plain record: no count_validations entry, no wrapper)
-        t = record_array(self.t, "t", 1)
+        t = as_array(self.t, "t", ndim=1, field=True)
         n = t.shape[0]
         if n == 0:
             raise ValueError("t must have at least one entry, got shape (0,)")
-        loss = record_array(self.loss, "loss", 1)
+        loss = as_array(self.loss, "loss", ndim=1, field=True)
         if loss.shape != (n,):
             raise ValueError(f"loss must have shape ({n},) (one value per entry of t), got "
                              f"{loss.shape}")
-        U = None if self.U is None else record_array(self.U, "U", 3)
+        U = None if self.U is None else as_array(self.U, "U", ndim=3, field=True)
         if U is not None and U.shape[0] != n:
             raise ValueError(f"U must have shape ({n}, d, r) (one factor per entry of t), got "
                              f"{U.shape}")
-        Q = None if self._Q is None else record_array(self._Q, "_Q", 3)
+        Q = None if self._Q is None else as_array(self._Q, "_Q", ndim=3, field=True)
         if Q is not None and (Q.shape[0] != n or Q.shape[1] != Q.shape[2]):
             raise ValueError(f"_Q must have shape ({n}, d, d) (one predictor per entry of t), "
                              f"got {Q.shape}")

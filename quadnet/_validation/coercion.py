@@ -92,7 +92,8 @@ def as_array(x, name: str, *, ndim: int | None = None, shape: tuple | None = Non
 
 
 def record_array(x, name: str, ndim: int) -> np.ndarray:
-    """A stored field of a result record: ``as_array(x, name, ndim=ndim, field=True)``.
+    """``as_array(x, name, ndim=ndim, field=True)``, under its former name (a stored field of a
+    result record).
 
     Examples
     --------
@@ -292,8 +293,8 @@ def as_rng(seed, name: str = "seed", *, record: bool = True) -> np.random.Genera
 
 
 def to_rng(seed, name: str = "seed") -> np.random.Generator:
-    """``as_rng(seed, name, record=False)``: a Generator from a seed already checked by a
-    ``Seed(raw=True)`` constraint (a body that hands one seed on to several callables).
+    """``as_rng(seed, name, record=False)``, under its former name: a Generator from a seed
+    already checked by a ``Seed(raw=True)`` constraint.
 
     Examples
     --------

@@ -42,7 +42,6 @@ from quadnet._validation import (
     validate_params,
 )
 from quadnet.commuting.bregman import _EXP_MAX, _log_start, bregman_projection
-from quadnet._validation import record_array
 from quadnet.dynamics import Trajectory
 from quadnet.exceptions import DivergenceError
 from quadnet.losses import Loss
@@ -85,12 +84,12 @@ class SpectralTrajectory(Trajectory):
 
     def __init__(self, t, q, loss, info: dict | None = None, basis=None):
         super().__init__(t, None, loss, {} if info is None else info)
-        q = record_array(q, "q", 2)
+        q = as_array(q, "q", ndim=2, field=True)
         if q.shape[0] != len(self.t):
             raise ValueError(f"q must have shape ({len(self.t)}, d) (one row per entry of t), "
                              f"got {q.shape}")
         if basis is not None:
-            basis = record_array(basis, "basis", 2)
+            basis = as_array(basis, "basis", ndim=2, field=True)
             if basis.shape != (q.shape[1], q.shape[1]):
                 raise ValueError(f"basis must have shape ({q.shape[1]}, {q.shape[1]}) (d from "
                                  f"q), got {basis.shape}")

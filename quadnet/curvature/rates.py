@@ -50,7 +50,7 @@ import scipy.optimize
 from scipy.integrate import solve_ivp
 
 from quadnet._validation import (Array, Factor, Instance, Integer, Optional, Real, Seed,
-                                 to_rng, validate_params)
+                                 as_rng, validate_params)
 from quadnet.losses import GRADIENT_FINITE, LOSS
 from quadnet.curvature.hessian import (ZERO_RTOL, _excess_block, _split, effective_hessian,
                                       effective_spectrum, horizontal_dimension)
@@ -314,7 +314,7 @@ def _setup(loss: Loss, U, curvature: LocalCurvature | None, amplitude: float, se
             f"{curvature.lambda_min:.6e} (<= {curvature.error_bound:.1e}, "
             f"{'indefinite' if curvature.indefinite else 'singular'}); gradient flow does not "
             "converge exponentially to U")
-    rng = to_rng(seed)
+    rng = as_rng(seed, record=False)
     g = PSDQuotient(*U.shape).random_tangent_vector(U, rng)
     return loss, U, curvature, amplitude, g
 

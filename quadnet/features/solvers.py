@@ -106,8 +106,8 @@ from quadnet._validation import (
     available_memory,
     as_int,
     as_positive,
+    as_rng,
     declare_params,
-    to_rng,
     validate_params,
 )
 from quadnet.exceptions import KernelConvergenceWarning, KernelMemoryError, RFMWarning
@@ -764,7 +764,8 @@ def rpcholesky(kernel: str, X, M, bandwidth: float, rank: int, *,
     >>> bool(np.array_equal(S, rpcholesky("gaussian", X, np.eye(3), 2.0, 100, seed=1)[1]))
     True
     """
-    return _rpcholesky(KernelRows(kernel, X, M, bandwidth), rank, to_rng(seed), block)
+    return _rpcholesky(KernelRows(kernel, X, M, bandwidth), rank, as_rng(seed, record=False),
+                       block)
 
 
 # --------------------------------------------------------------------------------------------
@@ -1065,7 +1066,7 @@ def fit_kernel_machine(kernel: str, X, Y, M, bandwidth: float, *, ridge: float =
                          storage=storage, rank=rank, agop=agop is not None)
     show = n >= PROGRESS_MIN_N if progress is None else bool(progress)
     return _fit(kernel, X, Y, M, bandwidth, ridge=ridge, plan=plan, tol=tol, max_iter=max_iter,
-                rank=rank, rng=to_rng(seed), agop=agop, progress=show)
+                rank=rank, rng=as_rng(seed, record=False), agop=agop, progress=show)
 
 
 def _predict(kernel: str, Z: np.ndarray, X: np.ndarray, coef: np.ndarray, M: np.ndarray,

@@ -32,7 +32,7 @@ from pymanopt.manifolds.manifold import Manifold
 from quadnet._validation import (RANK_RTOL, Array, Bind, Boolean, Converted, Factor, Integer,
                                  Optional, Real, Relation, Seed, Symmetric, as_array, as_factor,
                                  as_matrix, as_rng,
-                                 as_symmetric, declare_params, nested, to_rng, validate_params)
+                                 as_symmetric, declare_params, nested, validate_params)
 import quadnet.geometry._kernels as _k
 from quadnet.geometry._kernels import horizontal_dim, vertical_dim
 
@@ -1147,7 +1147,7 @@ class PSDQuotient(Manifold):
         >>> PSDQuotient(3, 2, seed=0).random_point().shape
         (3, 2)
         """
-        gen = self._rng if rng is None else (to_rng(rng) if nested() else as_rng(rng, "rng"))
+        gen = self._rng if rng is None else as_rng(rng, "rng", record=not nested())
         return gen.standard_normal((self.d, self.r))
 
     @declare_params({"point": _DR, "rng": Optional(Seed())})
@@ -1176,7 +1176,7 @@ class PSDQuotient(Manifold):
         1.0
         """
         point = self._point(point, "point")
-        gen = self._rng if rng is None else (to_rng(rng) if nested() else as_rng(rng, "rng"))
+        gen = self._rng if rng is None else as_rng(rng, "rng", record=not nested())
         fr = _k.frame(point, self.rank_rtol)
         xi = _k.horizontal_part(fr, gen.standard_normal((self.d, self.r)))
         return xi / _k.fro_norm(xi)
