@@ -13,7 +13,6 @@ paths (e.g. ``O(m d r)`` sensing losses).
 
 from __future__ import annotations
 
-import functools
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 
@@ -37,6 +36,7 @@ from quadnet._validation import (
     as_square,
     as_symmetric,
     declare_params,
+    finite_result,
     nested,
     validate_params,
 )
@@ -100,36 +100,6 @@ def stacked_directions(one: Callable[[np.ndarray], np.ndarray], shape: tuple[int
             stack, single = as_directions(xi, "xi", shape)
         return one(stack[0]) if single else np.stack([one(z) for z in stack])
     return apply
-
-
-def finite_result(arg: str):
-    """Refuse a non-finite result of a public loss method called on finite ``arg`` (an overflow,
-    e.g. ``U * 1e300``) with a :class:`quadnet._validation.NonFiniteResultError` naming ``arg``.
-
-    Skipped when nested (inner loops check their own iterates against ``BLOWUP``), so an ODE
-    right-hand side or a descent step pays one context-variable read.
-    """
-
-    def deco(fn):
-        @functools.wraps(fn)
-        def wrapper(self, *args, **kwargs):
-            if nested():
-                return fn(self, *args, **kwargs)
-            with np.errstate(over="ignore", invalid="ignore"):
-                out = fn(self, *args, **kwargs)
-            vals = out if isinstance(out, tuple) else (out,)
-            if not all(np.all(np.isfinite(v)) for v in vals):
-                x = args[0] if args else kwargs.get(arg)
-                try:
-                    big = f" (max |entry| {float(np.max(np.abs(np.asarray(x, dtype=float)))):.3g})"
-                except (TypeError, ValueError):  # pragma: no cover - x was checked by fn
-                    big = ""
-                raise NonFiniteResultError(
-                    f"{type(self).__name__}.{fn.__name__}: the result overflows float64 at this "
-                    f"{arg}{big}; rescale {arg}")
-            return out
-        return wrapper
-    return deco
 
 
 #: The declared tables of the factor-level loss methods (checked inline, skipped when nested).

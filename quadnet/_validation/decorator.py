@@ -6,8 +6,9 @@ checks it reaches skip their checks, as scikit-learn skips nested parameter vali
 checks its result: a non-finite result from finite arguments is a
 :class:`~quadnet.exceptions.NonFiniteResultError` naming the extreme arguments, a LAPACK
 failure a :class:`~quadnet.exceptions.LinAlgFailure`. :func:`declare_params` attaches a table
-to a callable that keeps its own inline checks. :func:`count_validations` records every check
-made.
+to a callable that keeps its own inline checks, and :func:`finite_result` is the result check
+of such methods (the :class:`quadnet.Loss` methods). :func:`count_validations` records every
+check made.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from quadnet.exceptions import LinAlgFailure, NonFiniteResultError, SolverFailur
 __all__ = [
     "count_validations",
     "declare_params",
+    "finite_result",
     "nested",
     "solver_failure",
     "validate_params",
@@ -135,6 +137,49 @@ def _check_result(qualname: str, res, args: dict):
         raise NonFiniteResultError(f"{qualname} produced a non-finite result (overflow or an "
                                    f"undefined operation){blame}")
     return res
+
+
+def finite_result(arg: str):
+    """Refuse a non-finite result of a hand-checked method called on finite ``arg`` (an
+    overflow, e.g. ``U * 1e300``) with a :class:`~quadnet.exceptions.NonFiniteResultError`
+    naming ``arg``: the result check of :func:`validate_params` for the :class:`quadnet.Loss`
+    methods, which check their own arguments (``declare_params``).
+
+    Skipped when nested (inner loops check their own iterates against ``BLOWUP``), so an ODE
+    right-hand side or a descent step pays one context-variable read.
+
+    Examples
+    --------
+    >>> class Scale:
+    ...     @finite_result("U")
+    ...     def square(self, U):
+    ...         return np.asarray(U) ** 2
+    >>> Scale().square(np.array([1e200]))
+    Traceback (most recent call last):
+        ...
+    quadnet.exceptions.NonFiniteResultError: Scale.square: the result overflows float64 at this U (max |entry| 1e+200); rescale U
+    """
+
+    def deco(fn):
+        @functools.wraps(fn)
+        def wrapper(self, *args, **kwargs):
+            if _context.NESTED.get():
+                return fn(self, *args, **kwargs)
+            with np.errstate(over="ignore", invalid="ignore"):
+                out = fn(self, *args, **kwargs)
+            vals = out if isinstance(out, tuple) else (out,)
+            if not all(np.all(np.isfinite(v)) for v in vals):
+                x = args[0] if args else kwargs.get(arg)
+                try:
+                    big = f" (max |entry| {float(np.max(np.abs(np.asarray(x, dtype=float)))):.3g})"
+                except (TypeError, ValueError):  # pragma: no cover - x was checked by fn
+                    big = ""
+                raise NonFiniteResultError(
+                    f"{type(self).__name__}.{fn.__name__}: the result overflows float64 at this "
+                    f"{arg}{big}; rescale {arg}")
+            return out
+        return wrapper
+    return deco
 
 
 def _check_table(constraints: dict, order: list, recorded: list, relations: tuple,
