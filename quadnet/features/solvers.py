@@ -102,12 +102,10 @@ from quadnet._validation import (
     Optional,
     Options,
     Real,
+    Relation,
     Seed,
     available_memory,
-    as_int,
-    as_positive,
     as_rng,
-    declare_params,
     validate_params,
 )
 from quadnet.exceptions import KernelConvergenceWarning, KernelMemoryError, RFMWarning
@@ -151,6 +149,7 @@ DIRECT_MAX_N = 10_000
 DEFAULT_RANK = 1000
 
 
+@validate_params({"n": Integer(1)}, finite_result=False)
 def default_rank(n: int) -> int:
     """The default preconditioner rank at ``n`` centres: ``min(n, max(1000, n // 16))``.
 
@@ -166,7 +165,7 @@ def default_rank(n: int) -> int:
     >>> default_rank(5_000), default_rank(50_000)
     (1000, 3125)
     """
-    return _default_rank(as_int(n, "n", minimum=1))
+    return _default_rank(int(n))
 
 
 def _default_rank(n: int) -> int:
@@ -219,12 +218,46 @@ def _block_entries(n: int) -> int:
     return int(max(n, min(n * n // 32, _BLOCK_MAX)))
 
 
+_RIDGE_MSG = ("solver='iterative' needs ridge > 0: without a ridge the kernel matrix of n points "
+              "is numerically singular and the interpolation problem is ill-posed for "
+              "conjugate gradients; give ridge > 0 or use solver='direct'")
+
+
+def _check_memory_limit(memory_limit, name: str = "memory_limit") -> int | None:
+    """``None`` or a finite number of bytes ``> 0``, as an int."""
+    if memory_limit is None:
+        return None
+    if isinstance(memory_limit, bool) or not isinstance(memory_limit, numbers.Real):
+        raise TypeError(f"{name} must be a number of bytes or None, got "
+                        f"{type(memory_limit).__name__}")
+    if not math.isfinite(float(memory_limit)) or memory_limit <= 0:
+        raise ValueError(f"{name} must be a finite number of bytes > 0 (or None for "
+                         f"the available memory), got {memory_limit}")
+    return int(memory_limit)
+
+
+#: The ``memory_limit`` of the solver tables (and of ``RecursiveFeatureMachine``).
+_MEMORY_LIMIT = Converted(_check_memory_limit, "None or a finite number of bytes > 0",
+                         bad=(-1.0, "1GB", float("nan")))
+
+
+def _iterative_needs_ridge(prefix: str = "") -> Relation:
+    """The relation "``solver='iterative'`` needs ``ridge > 0``" (its message starts with
+    ``prefix``)."""
+    def check(a):
+        return prefix + _RIDGE_MSG if a["solver"] == "iterative" and a["ridge"] == 0 else None
+    return Relation(("solver", "ridge"), check, "``ridge > 0`` when ``solver='iterative'``")
+
+
+_ITERATIVE_NEEDS_RIDGE = _iterative_needs_ridge()
+
+
 _SIZES = {"n": Integer(1), "d": Integer(1), "c": Integer(1)}
 
 
-@declare_params(_SIZES | {"solver": Options("direct", "iterative"),
-                          "storage": Options("float32", "recompute"),
-                          "rank": Optional(Integer(1)), "agop": Boolean()})
+@validate_params(_SIZES | {"solver": Options("direct", "iterative"),
+                           "storage": Options("float32", "recompute"),
+                           "rank": Optional(Integer(1)), "agop": Boolean()}, finite_result=False)
 def kernel_memory_estimate(n: int, d: int, c: int, solver: str = "direct", *,
                            storage: str = "float32", rank: int | None = None,
                            agop: bool = False) -> int:
@@ -263,22 +296,14 @@ def kernel_memory_estimate(n: int, d: int, c: int, solver: str = "direct", *,
     >>> kernel_memory_estimate(50_000, 50, 1, "iterative") / 1e9 < 12    # 4 n^2 + F + blocks
     True
     """
-    n = as_int(n, "n", minimum=1)
-    d = as_int(d, "d", minimum=1)
-    c = as_int(c, "c", minimum=1)
-    if solver not in ("direct", "iterative"):
-        raise ValueError(f"solver must be 'direct' or 'iterative', got {solver!r}")
-    if storage not in ("float32", "recompute"):
-        raise ValueError(f"storage must be 'float32' or 'recompute', got {storage!r}")
-    rank = None if rank is None else as_int(rank, "rank", minimum=1)
-    agop = Boolean().convert(agop, "agop", {})
+    n, d, c = int(n), int(d), int(c)
     b = _block_entries(n)
     est = 64 * b + 8 * n * (d + 8 * c)
     if agop:
         est += 8 * min(n * c * d, _AX_MAX) + 8 * (b // n + 1) * c * d
     if solver == "direct":
         return int(est + 8 * n * n)
-    k = min(n, _default_rank(n) if rank is None else rank)
+    k = min(n, _default_rank(n) if rank is None else int(rank))
     return int(est + 8 * n * k + 8 * k * k + (4 * n * n if storage == "float32" else 0))
 
 
@@ -304,12 +329,10 @@ def _gb(x: float) -> str:
     return f"{x / 1e9:.3g} GB"
 
 
-@declare_params(_SIZES | {"solver": Options(*SOLVERS), "ridge": Real(0, None),
-                          "memory_limit": Converted(lambda v, name: _check_memory_limit(v),
-                                                    "None or a finite number of bytes > 0",
-                                                    bad=(-1.0, "1GB", float("nan"))),
-                          "storage": Options(*STORAGES), "rank": Optional(Integer(1)),
-                          "agop": Boolean()})
+@validate_params(_SIZES | {"solver": Options(*SOLVERS), "ridge": Real(0, None),
+                           "memory_limit": _MEMORY_LIMIT, "storage": Options(*STORAGES),
+                           "rank": Optional(Integer(1)), "agop": Boolean()},
+                 relations=[_ITERATIVE_NEEDS_RIDGE], finite_result=False)
 def choose_solver(n: int, d: int, c: int, *, solver: str = "auto", ridge: float = 0.0,
                   memory_limit: float | None = None, storage: str = "auto",
                   rank: int | None = None, agop: bool = False) -> SolverPlan:
@@ -359,15 +382,8 @@ def choose_solver(n: int, d: int, c: int, *, solver: str = "auto", ridge: float 
         ...
     quadnet.exceptions.KernelMemoryError: a kernel problem with n = 5000 centres needs at least ...
     """
-    solver = _check_solver(solver)
-    storage = _check_storage(storage)
-    ridge = as_positive(ridge, "ridge", allow_zero=True)
-    limit = _check_memory_limit(memory_limit)
-    limit = available_memory() if limit is None else limit
-    rank = None if rank is None else as_int(rank, "rank", minimum=1)
-    agop = Boolean().convert(agop, "agop", {})
-    if solver == "iterative" and ridge == 0:
-        raise ValueError(_RIDGE_MSG)
+    n, ridge, agop = int(n), float(ridge), bool(agop)
+    limit = available_memory() if memory_limit is None else int(memory_limit)
     direct = kernel_memory_estimate(n, d, c, "direct", agop=agop)
     stores = ("float32", "recompute") if storage == "auto" else (storage,)
     iters = [(s, kernel_memory_estimate(n, d, c, "iterative", storage=s, rank=rank, agop=agop))
@@ -404,31 +420,6 @@ def choose_solver(n: int, d: int, c: int, *, solver: str = "auto", ridge: float 
     raise KernelMemoryError(
         f"a kernel problem with n = {n} centres needs at least {_gb(smallest)} "
         f"(direct {_gb(direct)}, {alts}), over the {lim}", n, smallest, limit)
-
-
-_RIDGE_MSG = ("solver='iterative' needs ridge > 0: without a ridge the kernel matrix of n points "
-              "is numerically singular and the interpolation problem is ill-posed for "
-              "conjugate gradients; give ridge > 0 or use solver='direct'")
-
-
-def _check_solver(solver) -> str:
-    return Options(*SOLVERS).convert(solver, "solver", {})
-
-
-def _check_storage(storage) -> str:
-    return Options(*STORAGES).convert(storage, "storage", {})
-
-
-def _check_memory_limit(memory_limit) -> int | None:
-    if memory_limit is None:
-        return None
-    if isinstance(memory_limit, bool) or not isinstance(memory_limit, numbers.Real):
-        raise TypeError(f"memory_limit must be a number of bytes or None, got "
-                        f"{type(memory_limit).__name__}")
-    if not math.isfinite(float(memory_limit)) or memory_limit <= 0:
-        raise ValueError(f"memory_limit must be a finite number of bytes > 0 (or None for "
-                         f"the available memory), got {memory_limit}")
-    return int(memory_limit)
 
 
 # --------------------------------------------------------------------------------------------
@@ -989,12 +980,11 @@ def _fit(kernel: str, X: np.ndarray, Y: np.ndarray, M: np.ndarray, L: float, *, 
 
 @validate_params(_table("kernel", "X", "M", "bandwidth") | {
     "Y": _table("coef")["coef"], "ridge": Real(0, None), "solver": Options(*SOLVERS),
-    "memory_limit": Converted(lambda v, name: _check_memory_limit(v),
-                              "None or a finite number of bytes > 0",
-                              bad=(-1.0, "1GB", float("nan"))),
-    "storage": Options(*STORAGES), "tol": Optional(Real(0, None, closed="neither")),
+    "memory_limit": _MEMORY_LIMIT, "storage": Options(*STORAGES),
+    "tol": Optional(Real(0, None, closed="neither")),
     "max_iter": Optional(Integer(1)), "rank": Optional(Integer(1)), "seed": Seed(raw=True),
-    "agop": Options(None, "plain", "centred"), "progress": Optional(Boolean())})
+    "agop": Options(None, "plain", "centred"), "progress": Optional(Boolean())},
+    relations=[_ITERATIVE_NEEDS_RIDGE])
 def fit_kernel_machine(kernel: str, X, Y, M, bandwidth: float, *, ridge: float = 0.0,
                        solver: str = "auto", memory_limit: float | None = None,
                        storage: str = "auto", tol: float | None = None,
