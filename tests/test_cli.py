@@ -367,3 +367,63 @@ def test_without_cvxpy_rows_are_skipped_and_named(tmp_path):
     assert not any(r["status"] == "FAIL" for r in rows)
     assert "1 partly skipped: 7 rows need cvxpy" in proc.stdout
     assert rep["versions"]["cvxpy"]  # recorded (installed here; hidden from the import)
+
+
+# ------------------------------------------------------------------ the command table
+def test_help_lists_the_commands_of_the_table_without_importing_them():
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom quadnet.harness.cli import COMMANDS, main\n"
+            "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in sys.modules if m.startswith('quadnet.harness.cli.')))\n"
+            "print(list(COMMANDS))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    *helps, loaded, names = proc.stdout.rstrip("\n").split("\n")
+    assert loaded == "['quadnet.harness.cli._common']"  # no command module was imported
+    assert names == str(["verify", "figures", "sweep", "report", "compare", "new-check",
+                         "doctor"])
+    assert helps[0].startswith("usage: quadnet [-h] "
+                               "{verify,figures,sweep,report,compare,new-check,doctor} ...")
+
+
+def test_every_command_module_has_the_same_two_functions(capsys):
+    import argparse
+    import importlib
+
+    from quadnet.harness import cli
+
+    full = cli.build_parser()
+    subparsers = next(a for a in full._actions if isinstance(a, argparse._SubParsersAction))
+    assert list(subparsers.choices) == list(cli.COMMANDS)
+    for name, info in cli.COMMANDS.items():
+        module = importlib.import_module(info.module)
+        assert callable(module.add_parser) and callable(module.run), name
+        # the parser main builds for one command gives the same --help as the full parser
+        helps = []
+        for parser in (full, cli.build_parser([name])):
+            with pytest.raises(SystemExit):
+                parser.parse_args([name, "--help"])
+            helps.append(capsys.readouterr().out)
+        assert helps[0] == helps[1] and info.summary, name
+        assert subparsers.choices[name].get_default("func") is module.run, name
+
+
+def test_the_old_command_names_still_resolve():
+    from quadnet.harness import cli, compare
+    from quadnet.harness.cli import compare as compare_command
+    from quadnet.harness.cli import verify
+
+    assert cli.cmd_verify is verify.run and cli.QUICK_MEASURED is verify.QUICK_MEASURED
+    assert cli.quick_time_claim is verify.quick_time_claim
+    assert compare.cmd_compare is compare_command.run
+    assert compare.EXIT_BAD_INPUT == compare_command.EXIT_BAD_INPUT == 2
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="quadnet")
+    compare.add_parser(parser.add_subparsers(dest="command"))
+    assert parser.parse_args(["compare", "a", "b"]).func is compare_command.run
+    with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
+        cli.nothing_here  # noqa: B018

@@ -340,15 +340,16 @@ def test_doctor_exit_status(monkeypatch, capsys):
     import argparse
 
     from quadnet.harness import doctor
+    from quadnet.harness.cli import doctor as doctor_command
 
     args = argparse.Namespace(probe=True, probe_size=10, timeout=1.0, json=True)
     for status, code in (("ok", 0), ("too slow (> 1 s)", 0), ("crashed (SIGSEGV)", 1),
                          ("failed (exit 1: boom)", 1)):
         monkeypatch.setattr(doctor, "run_probes", lambda status=status, **_: [
             {"probe": "threaded dpotrf n=10", "status": status, "wall_s": 0.0}])
-        assert doctor.cmd_doctor(args) == code, status
-    assert doctor.cmd_doctor(argparse.Namespace(probe=False, probe_size=None, timeout=1.0,
-                                                json=True)) == 0
+        assert doctor_command.run(args) == code, status
+    assert doctor_command.run(argparse.Namespace(probe=False, probe_size=None, timeout=1.0,
+                                                 json=True)) == 0
     capsys.readouterr()
 
 

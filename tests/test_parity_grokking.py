@@ -174,6 +174,7 @@ def test_group_circulant_score_sees_characters_in_group_order():
 def test_heavy_checks_run_only_when_named_or_with_all(monkeypatch):
     from quadnet.harness import cli
     from quadnet.harness.checks import available, default_checks
+    from quadnet.harness.cli import _common
 
     assert set(available()) - set(default_checks()) == {"parity", "grokking"}
     ran = []
@@ -182,7 +183,7 @@ def test_heavy_checks_run_only_when_named_or_with_all(monkeypatch):
         ran.append(name)
         return checks.CheckResult(name, "stand-in")
 
-    monkeypatch.setattr(cli, "_run_one", fake_run_one)
+    monkeypatch.setattr(_common, "run_one", fake_run_one)  # what verify runs each check with
     cli.main(["verify", "--quick", "--no-progress"])
     assert ran == default_checks()
     ran.clear()

@@ -33,8 +33,7 @@ read, is not a quadnet report, or has another schema version).
 
 from __future__ import annotations
 
-import argparse
-import sys
+import functools
 
 from quadnet.harness.report import (
     COMPARE_SCHEMA,
@@ -64,64 +63,18 @@ __all__ = [
     "validate_report",
 ]
 
-EXIT_OK, EXIT_REGRESSED, EXIT_BAD_INPUT = 0, 1, 2
+#: Names of the ``quadnet compare`` command, which is :mod:`quadnet.harness.cli.compare`.
+_COMMAND = {"EXIT_OK": "EXIT_OK", "EXIT_REGRESSED": "EXIT_REGRESSED",
+            "EXIT_BAD_INPUT": "EXIT_BAD_INPUT", "cmd_compare": "run"}
 
 
-# ------------------------------------------------------------------------ the command
-_HELP = """\
-Rows are matched by (check, claim). Listed: status changes, rows that crossed their
-tolerance, measured values that moved by more than --factor (values within --floor of zero
-count as --floor), changed tolerances, added and removed rows.
+def __getattr__(name: str):
+    if name in _COMMAND:
+        from quadnet.harness.cli import compare as command
 
-regressions: a status that got worse (PASS/REPORTED < SKIPPED < FAIL), a row that crossed
-its tolerance (or passes only because the tolerance changed), a removed row or check
-(unless --allow-removed), a check that crashed; with --strict also a move in the worse
-direction.
+        return getattr(command, _COMMAND[name])
+    if name == "add_parser":  # add_parser(sub): the compare subcommand of a quadnet parser
+        from quadnet.harness.cli import add_command
 
-exit status:
-  0  nothing regressed
-  1  something regressed
-  2  bad input: a file that cannot be read, is not a quadnet report, or has another
-     schema version
-"""
-
-
-def add_parser(sub) -> argparse.ArgumentParser:
-    """Add the ``compare`` subcommand to the ``quadnet`` parser's subparsers."""
-    c = sub.add_parser("compare", help="which rows of two verify --json reports moved",
-                       description=__doc__.splitlines()[0].split(": ", 1)[1], epilog=_HELP,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    c.add_argument("old", metavar="OLD.json", help="the reference report")
-    c.add_argument("new", metavar="NEW.json", help="the report to check against it")
-    c.add_argument("--factor", type=float, default=DEFAULT_FACTOR,
-                   help=f"a move is a change by more than this factor (default "
-                   f"{DEFAULT_FACTOR:g}: one order of magnitude)")
-    c.add_argument("--floor", type=float, default=DEFAULT_FLOOR,
-                   help=f"values within this of zero count as it (default {DEFAULT_FLOOR:g}; "
-                   "0 compares exactly)")
-    c.add_argument("--format", choices=("text", "markdown", "json"), default="text")
-    c.add_argument("--strict", action="store_true",
-                   help="a move in the worse direction is a regression too")
-    c.add_argument("--allow-removed", action="store_true",
-                   help="rows and checks missing from NEW are not regressions")
-    c.set_defaults(func=cmd_compare)
-    return c
-
-
-def cmd_compare(args) -> int:
-    """``quadnet compare``: print the comparison; 0 nothing regressed, 1 regressed, 2 bad
-    input."""
-    try:
-        old, new = read_report(args.old), read_report(args.new)
-    except ReportError as exc:
-        print(f"quadnet compare: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    old["_file"], new["_file"] = str(args.old), str(args.new)
-    try:
-        cmp = compare_reports(old, new, factor=args.factor, floor=args.floor,
-                              strict=args.strict, allow_removed=args.allow_removed)
-    except ValueError as exc:
-        print(f"quadnet compare: --{exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    sys.stdout.write(format_comparison(cmp, args.format))
-    return EXIT_REGRESSED if cmp.regressed else EXIT_OK
+        return functools.partial(add_command, name="compare")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

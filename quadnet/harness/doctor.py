@@ -26,8 +26,6 @@ True
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import platform
 import resource
@@ -274,32 +272,3 @@ def show_config(*, probe: bool = False, file=None) -> dict:
     child process, so a crash is reported, never suffered).
     """
     return report(probe=probe, out=sys.stdout if file is None else file)
-
-
-def add_parser(sub) -> argparse.ArgumentParser:
-    d = sub.add_parser("doctor", help="versions, BLAS, CPU and memory; --probe runs the crash "
-                       "canaries", description=__doc__.split("\n\n")[0].split(": ", 1)[1])
-    d.add_argument("--probe", action="store_true",
-                   help="also run the crash canaries, each in a child process")
-    d.add_argument("--probe-size", type=int, metavar="N",
-                   help="matrix order of the probes (default: 16,000 for the Cholesky probes, "
-                   "6,000 for the eigensolver)")
-    d.add_argument("--timeout", type=float, default=600.0, metavar="S",
-                   help="seconds per probe before it is reported too slow (default 600)")
-    d.add_argument("--json", action="store_true", help="print the report as JSON")
-    d.set_defaults(func=cmd_doctor)
-    return d
-
-
-def cmd_doctor(args) -> int:
-    """``quadnet doctor``: 0 always unless a probe crashed or failed (then 1)."""
-    try:
-        info = report(probe=args.probe, size=args.probe_size, timeout=args.timeout,
-                      out=None if args.json else sys.stdout)
-        if args.json:
-            print(json.dumps(info, indent=2, default=str))
-    except Exception as exc:  # noqa: BLE001 - the doctor never crashes
-        print(f"quadnet doctor: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 1
-    bad = [p for p in info.get("probes", []) if p["status"].startswith(("crashed", "failed"))]
-    return 1 if bad else 0

@@ -16,7 +16,6 @@ module name must not hide an installed module. Existing files are never overwrit
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import keyword
 import re
@@ -238,28 +237,3 @@ def write_template(name: str, folder: str | Path = ".",
     paths[0].write_text(_CHECK.format(**fields), encoding="utf-8")
     paths[1].write_text(_TEST.format(**fields), encoding="utf-8")
     return paths
-
-
-def add_parser(sub) -> argparse.ArgumentParser:
-    """Add the ``new-check`` subcommand to the ``quadnet`` parser's subparsers."""
-    n = sub.add_parser("new-check", help="write a template check of your own and its test",
-                       description=__doc__.splitlines()[0].split(": ", 1)[1])
-    n.add_argument("name", metavar="NAME", help="the check's name, e.g. my-identity")
-    n.add_argument("--dir", default=".", metavar="DIR",
-                   help="where to write the two files (default: the current folder)")
-    n.set_defaults(func=cmd_new_check)
-    return n
-
-
-def cmd_new_check(args) -> int:
-    """``quadnet new-check``: 0 written, 2 bad name or existing file."""
-    try:
-        paths = write_template(args.name, args.dir)
-    except (ValueError, OSError) as exc:
-        print(f"quadnet new-check: {exc}", file=sys.stderr)
-        return 2
-    for p in paths:
-        print(p)
-    print(f"next: quadnet verify --checks {paths[0]} {args.name} --quick\n"
-          f"      python -m pytest {paths[1]}", file=sys.stderr)
-    return 0
