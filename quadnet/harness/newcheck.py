@@ -95,12 +95,12 @@ _TEST = '''\
 """Tests of the check {name} (written by `quadnet new-check {name}`): quick mode, through
 the public API and through the `quadnet` command. Run: python -m pytest test_{module}.py"""
 
-import json
 import subprocess
 import sys
 from pathlib import Path
 
 from quadnet.harness import CheckContext, load_checks, run_check
+from quadnet.harness.compare import read_report
 
 CHECK_FILE = Path(__file__).with_name("{module}.py")
 
@@ -129,7 +129,7 @@ def test_quick_run_passes_through_the_command(tmp_path):
     proc = quadnet("verify", "--checks", str(CHECK_FILE), "{name}", "--quick", "--json",
                    str(out), "--figures", str(tmp_path / "figs"), cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    report = json.loads(out.read_text())
+    report = read_report(out)  # checks the report against its schema, too
     (check,) = report["checks"]
     assert check["name"] == "{name}" and check["status"] == "PASS"
     assert check["origin"]["kind"] == "file"
