@@ -265,29 +265,29 @@ def test_progress_lines_on_stderr_when_no_terminal(capfd):
 def test_bad_input():
     X, Y = np.eye(4), np.ones((4, 1))
     with pytest.raises(ValueError, match="solver must be one of"):
-        RecursiveFeatureMachine(solver="cholesky")
+        RecursiveFeatureMachine(solver="cholesky").fit(X, Y)
     with pytest.raises(TypeError, match="solver must be one of 'auto', 'direct', 'iterative', got int"):
-        RecursiveFeatureMachine(solver=3)
+        RecursiveFeatureMachine(solver=3).fit(X, Y)
     with pytest.raises(ValueError, match="memory_limit must be a finite number of bytes > 0"):
-        RecursiveFeatureMachine(memory_limit=-1)
+        RecursiveFeatureMachine(memory_limit=-1).fit(X, Y)
     with pytest.raises(TypeError, match="memory_limit must be a number of bytes"):
-        RecursiveFeatureMachine(memory_limit="8GB")
+        RecursiveFeatureMachine(memory_limit="8GB").fit(X, Y)
     with pytest.raises(ValueError, match="ridge = 0 .* needs ridge > 0.*ill-posed"):
-        RecursiveFeatureMachine(solver="iterative")
+        RecursiveFeatureMachine(solver="iterative").fit(X, Y)
     with pytest.raises(ValueError, match="needs ridge > 0"):
         fit_kernel_machine("gaussian", X, Y, np.eye(4), 1.0, solver="iterative")
     with pytest.raises(ValueError, match="storage must be one of"):
-        RecursiveFeatureMachine(storage="float16")
+        RecursiveFeatureMachine(storage="float16").fit(X, Y)
     with pytest.raises(ValueError, match="tol must be finite and > 0"):
-        RecursiveFeatureMachine(tol=-1.0)
+        RecursiveFeatureMachine(tol=-1.0).fit(X, Y)
     with pytest.raises(ValueError, match="preconditioner_rank must be >= 1"):
-        RecursiveFeatureMachine(preconditioner_rank=0)
+        RecursiveFeatureMachine(preconditioner_rank=0).fit(X, Y)
     with pytest.raises(ValueError, match="cg_max_iter must be >= 1"):
-        RecursiveFeatureMachine(cg_max_iter=0)
+        RecursiveFeatureMachine(cg_max_iter=0).fit(X, Y)
     with pytest.raises(TypeError, match="progress must be a bool"):
-        RecursiveFeatureMachine(progress="yes")
+        RecursiveFeatureMachine(progress="yes").fit(X, Y)
     with pytest.raises(ValueError, match="seed must be an int >= 0"):
-        RecursiveFeatureMachine(seed=-2)
+        RecursiveFeatureMachine(seed=-2).fit(X, Y)
     m = RecursiveFeatureMachine(iters=1, ridge=1e-3, solver="iterative")
     bad = X.copy()
     bad[1, 2] = np.nan
@@ -379,9 +379,9 @@ def test_feature_tol_none_is_the_default_fit_and_bad_values_are_refused():
     assert np.array_equal(a.coef_, b.coef_) and np.array_equal(a.M_, b.M_)
     for bad in (0.0, 1.0, float("nan")):
         with pytest.raises(ValueError, match=r"feature_tol must be a finite real number in \(0, 1\)"):
-            RecursiveFeatureMachine(feature_tol=bad)
+            RecursiveFeatureMachine(feature_tol=bad).fit(ds.X_train, ds.y_train)
     with pytest.raises(TypeError, match="feature_tol"):
-        RecursiveFeatureMachine(feature_tol="1e-4")
+        RecursiveFeatureMachine(feature_tol="1e-4").fit(ds.X_train, ds.y_train)
 
 
 # ------------------------------------------------------------- extreme and malformed arguments

@@ -211,6 +211,25 @@ def test_get_set_params_roundtrip():
         m.set_params(width=3)
 
 
+def test_parameters_are_checked_once_in_fit():
+    """scikit-learn's convention: the constructor and set_params only store; fit checks the
+    table and its relations, once per call (the nested choose_solver does not check again)."""
+    from quadnet._validation import count_validations
+
+    m = RecursiveFeatureMachine(kernel="rbf", iters=1)
+    assert m.kernel == "rbf"
+    m.set_params(kernel="gaussian", solver="iterative")   # ridge = 0: a relation, refused by fit
+    X, Y = np.eye(4), np.ones((4, 1))
+    with pytest.raises(ValueError, match=r"ridge = 0 with solver='iterative' needs ridge > 0"):
+        m.fit(X, Y)
+    m.set_params(ridge=1e-3)
+    with count_validations() as seen:
+        m.fit(X, Y)
+    checked = [arg for where, arg in seen if where == "RecursiveFeatureMachine"]
+    assert sorted(checked) == sorted(RecursiveFeatureMachine._parameter_constraints)
+    assert not [where for where, _ in seen if where in ("choose_solver", "as_rng")]
+
+
 def test_ridgeless_singular_kernel_falls_back_with_warning():
     X = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])  # duplicate rows: K is singular
     Y = np.array([[1.0], [1.0], [-1.0]])
@@ -224,18 +243,18 @@ def test_ridgeless_singular_kernel_falls_back_with_warning():
 def test_bad_input():
     X, Y = np.eye(4), np.ones((4, 1))
     with pytest.raises(ValueError, match="kernel"):
-        RecursiveFeatureMachine(kernel="rbf")
+        RecursiveFeatureMachine(kernel="rbf").fit(X, Y)
     with pytest.raises(ValueError, match="update"):
-        RecursiveFeatureMachine(update="agop")
+        RecursiveFeatureMachine(update="agop").fit(X, Y)
     with pytest.raises(ValueError, match="fact_form"):
-        RecursiveFeatureMachine(fact_form="FM")
+        RecursiveFeatureMachine(fact_form="FM").fit(X, Y)
     with pytest.raises(ValueError, match="normalize"):
-        RecursiveFeatureMachine(normalize="max")
+        RecursiveFeatureMachine(normalize="max").fit(X, Y)
     for bw in (0.0, -1.0, np.inf):
         with pytest.raises(ValueError, match="bandwidth"):
-            RecursiveFeatureMachine(bandwidth=bw)
+            RecursiveFeatureMachine(bandwidth=bw).fit(X, Y)
     with pytest.raises(TypeError, match="bandwidth"):
-        RecursiveFeatureMachine(bandwidth="wide")
+        RecursiveFeatureMachine(bandwidth="wide").fit(X, Y)
     m = RecursiveFeatureMachine(iters=1)
     with pytest.raises(ValueError, match="Y must have one row per input row"):
         m.fit(X, np.ones((3, 1)))
@@ -326,9 +345,9 @@ def test_early_stopping_keeps_the_best_validation_iterate(mult):
 def test_early_stopping_refuses_bad_values_and_missing_validation_data():
     D = modular_arithmetic(5, seed=0)
     with pytest.raises(ValueError, match=r"early_stopping must be .*\[1, inf\), got 0\.5"):
-        RecursiveFeatureMachine(early_stopping=0.5)
+        RecursiveFeatureMachine(early_stopping=0.5).fit(D.X_train, D.y_train)
     with pytest.raises(TypeError, match="early_stopping"):
-        RecursiveFeatureMachine(early_stopping="1.1")
+        RecursiveFeatureMachine(early_stopping="1.1").fit(D.X_train, D.y_train)
     with pytest.raises(ValueError, match=r"early_stopping=1\.1 needs validation data"):
         RecursiveFeatureMachine(early_stopping=1.1).fit(D.X_train, D.y_train)
 

@@ -11,8 +11,9 @@ package is split by job:
   tables (``Real``, ``Integer``, ``Array``, ``Factor``, ``Seed``, ``CvxpySolver``, ...) and
   :class:`Relation`;
 * :mod:`~quadnet._validation.decorator`: :func:`validate_params` and :func:`declare_params`,
-  which apply a table, the nested-validation skip (:func:`nested`), the checks of a result
-  and :func:`count_validations`;
+  which apply a table, :func:`fit_context` (an estimator's table, checked in ``fit``), the
+  nested-validation skip (:func:`nested`), the checks of a result and
+  :func:`count_validations`;
 * :mod:`~quadnet._validation.docgen`: the ``Raises`` sections generated from a table;
 * :mod:`~quadnet._validation.resources`: :func:`available_memory` (``/proc``, ``ulimit -v``)
   and :func:`memory_guard`, the relation that refuses sizes that cannot be allocated.
@@ -88,8 +89,10 @@ from quadnet._validation.decorator import (
     count_validations,
     declare_params,
     finite_result,
+    fit_context,
     nested,
     solver_failure,
+    validate_estimator,
     validate_params,
 )
 from quadnet._validation.docgen import raises_text
@@ -140,6 +143,7 @@ __all__ = [
     "count_validations",
     "declare_params",
     "finite_result",
+    "fit_context",
     "installed_solvers",
     "memory_guard",
     "nested",
@@ -150,6 +154,7 @@ __all__ = [
     "solver_failure",
     "to_rng",
     "unvec",
+    "validate_estimator",
     "validate_params",
     "vec",
 ]

@@ -7,8 +7,9 @@ checks its result: a non-finite result from finite arguments is a
 :class:`~quadnet.exceptions.NonFiniteResultError` naming the extreme arguments, a LAPACK
 failure a :class:`~quadnet.exceptions.LinAlgFailure`. :func:`declare_params` attaches a table
 to a callable that keeps its own inline checks, and :func:`finite_result` is the result check
-of such methods (the :class:`quadnet.Loss` methods). :func:`count_validations` records every
-check made.
+of such methods (the :class:`quadnet.Loss` methods). :func:`fit_context` checks an estimator's
+parameter table in ``fit`` (scikit-learn's ``_fit_context``). :func:`count_validations`
+records every check made.
 """
 
 from __future__ import annotations
@@ -28,8 +29,10 @@ __all__ = [
     "count_validations",
     "declare_params",
     "finite_result",
+    "fit_context",
     "nested",
     "solver_failure",
+    "validate_estimator",
     "validate_params",
 ]
 
@@ -384,3 +387,74 @@ def declare_params(constraints: dict, *, relations=()):
         return fn
 
     return deco
+
+
+def validate_estimator(estimator) -> dict:
+    """Check an estimator's parameters against its class's table: every entry of
+    ``_parameter_constraints`` (read with ``getattr``), then the ``_parameter_relations``.
+
+    Returns the converted values; the estimator itself is not changed (its constructor and
+    ``set_params`` only store, as in scikit-learn). Recorded by :func:`count_validations`
+    under the class name.
+
+    Examples
+    --------
+    >>> from quadnet._validation import Integer, Relation
+    >>> class Machine:
+    ...     _parameter_constraints = {"iters": Integer(0), "warm": Integer(0)}
+    ...     _parameter_relations = (Relation(("iters", "warm"), lambda a: None if a["warm"]
+    ...                             <= a["iters"] else "warm must be <= iters", "warm <= iters"),)
+    ...     def __init__(self, iters=10, warm=0):
+    ...         self.iters, self.warm = iters, warm
+    >>> validate_estimator(Machine(iters=3))
+    {'iters': 3, 'warm': 0}
+    >>> validate_estimator(Machine(iters=3, warm=5))
+    Traceback (most recent call last):
+        ...
+    ValueError: warm must be <= iters
+    """
+    cls = type(estimator)
+    constraints = cls._parameter_constraints
+    relations = tuple(getattr(cls, "_parameter_relations", ()))
+    order = list(constraints)
+    values = {name: getattr(estimator, name) for name in order}
+    recorded = [n for n in order if constraints[n].record]
+    return _check_table(constraints, order, recorded, relations, cls.__qualname__, values)
+
+
+def fit_context(fit):
+    """Decorate an estimator's ``fit`` (scikit-learn's ``_fit_context``): check the parameters
+    once (:func:`validate_estimator`), then run ``fit`` with the nested flag set, so that the
+    validated callables it reaches skip their checks. Called while a validated callable runs,
+    ``fit`` runs directly (its caller's table checked what it forwards).
+
+    Examples
+    --------
+    >>> from quadnet._validation import Integer
+    >>> class Machine:
+    ...     _parameter_constraints = {"iters": Integer(0)}
+    ...     def __init__(self, iters=10):
+    ...         self.iters = iters
+    ...     @fit_context
+    ...     def fit(self):
+    ...         return nested()
+    >>> Machine().fit()
+    True
+    >>> Machine(iters=-1).fit()
+    Traceback (most recent call last):
+        ...
+    ValueError: iters must be >= 0, got -1
+    """
+
+    @functools.wraps(fit)
+    def wrapper(self, *args, **kwargs):
+        if _context.NESTED.get():
+            return fit(self, *args, **kwargs)
+        validate_estimator(self)
+        token = _context.NESTED.set(True)
+        try:
+            return fit(self, *args, **kwargs)
+        finally:
+            _context.NESTED.reset(token)
+
+    return wrapper

@@ -31,7 +31,6 @@ import numpy as np
 from quadnet._linalg import psd_power, sym
 from quadnet._validation import (
     Boolean,
-    Converted,
     Integer,
     Optional,
     Options,
@@ -42,6 +41,7 @@ from quadnet._validation import (
     as_matrix,
     as_positive,
     as_rng,
+    fit_context,
 )
 from quadnet._validation import (
     NonFiniteResultError,
@@ -56,11 +56,11 @@ from quadnet.features.solvers import (
     SOLVERS,
     STORAGES,
     SolverPlan,
-    _check_memory_limit,
+    _MEMORY_LIMIT,
     _cholesky_in_place,
     _fit,
+    _iterative_needs_ridge,
     _predict,
-    _RIDGE_MSG,
     _solve_factored,
     choose_solver,
     progress_bar,
@@ -496,6 +496,11 @@ class RecursiveFeatureMachine:
     one more, the final solve of the kept iterate, with ``early_stopping`` and
     ``feature_tol``).
 
+    The constructor and :meth:`set_params` only store the parameters; :meth:`fit` checks them
+    against the table ``_parameter_constraints`` and its relations ``_parameter_relations``
+    (scikit-learn's convention), once per fit (not when a validated callable calls it: its own
+    table checked what it forwards).
+
     Raises
     ------
     TypeError, ValueError
@@ -540,7 +545,6 @@ class RecursiveFeatureMachine:
         self.early_stopping = early_stopping
         self.seed = seed
         self.progress = progress
-        self._check_params()
 
     # -- scikit-learn protocol ---------------------------------------------------------------
     @classmethod
@@ -571,7 +575,6 @@ class RecursiveFeatureMachine:
             if k not in names:
                 raise ValueError(f"unknown parameter {k!r}; valid: {', '.join(names)}")
             setattr(self, k, v)
-        self._check_params()
         return self
 
     def __repr__(self) -> str:
@@ -579,8 +582,8 @@ class RecursiveFeatureMachine:
         return f"RecursiveFeatureMachine({args})"
 
     #: The constructor's parameter constraints (one declarative table, in the spirit of
-    #: scikit-learn's ``_parameter_constraints``): :meth:`fit` converts every entry once, then
-    #: checks the one relation between them (``solver="iterative"`` needs ``ridge > 0``).
+    #: scikit-learn's ``_parameter_constraints``), checked by :meth:`fit` (``fit_context``)
+    #: with the relations of ``_parameter_relations``.
     _parameter_constraints: dict = {
         "kernel": Options(*KERNELS),
         "bandwidth": BANDWIDTH,
@@ -593,9 +596,7 @@ class RecursiveFeatureMachine:
         "agop_power": Real(0, None, closed="neither"),
         "block_size": Optional(Integer(0, None)),
         "solver": Options(*SOLVERS),
-        "memory_limit": Converted(lambda v, name: _check_memory_limit(v),
-                                  "None or a finite number of bytes > 0",
-                                  bad=(-1.0, "1GB", float("nan"))),
+        "memory_limit": _MEMORY_LIMIT,
         "storage": Options(*STORAGES),
         "tol": Optional(Real(0, None, closed="neither")),
         "feature_tol": Optional(Real(0, 1, closed="neither")),
@@ -606,11 +607,8 @@ class RecursiveFeatureMachine:
         "progress": Optional(Boolean()),
     }
 
-    def _check_params(self) -> None:
-        for name, constraint in self._parameter_constraints.items():
-            constraint.convert(getattr(self, name), name, {})
-        if self.solver == "iterative" and float(self.ridge) == 0:
-            raise ValueError(f"ridge = 0 with {_RIDGE_MSG}")
+    #: The relations between the parameters, checked by :meth:`fit` after the table.
+    _parameter_relations: tuple = (_iterative_needs_ridge("ridge = 0 with "),)
 
     # -- fitting -----------------------------------------------------------------------------
     def _targets(self, X: np.ndarray, Y, name: str, fitted: bool = False) -> np.ndarray:
@@ -649,7 +647,7 @@ class RecursiveFeatureMachine:
         ``tol``: the iterative solver's tolerance (default ``self.tol``)."""
         if plan is None:
             plan = self._plan(X.shape[0], X.shape[1], Y.shape[1])
-        rng = as_rng(self.seed) if rng is None else rng
+        rng = as_rng(self.seed, "seed", record=False) if rng is None else rng
         nfa = self.update == "nfa" and not last
         agop = ("centred" if self.centre_agop else "plain") if nfa else None
         fit = _fit(self.kernel, X, Y, M, float(self.bandwidth), ridge=float(self.ridge),
@@ -670,9 +668,13 @@ class RecursiveFeatureMachine:
             Mn = sqrt_psd_update(F @ M, 0.5)
         return A, P, F, _normalise(sym(Mn), self.normalize)
 
+    @fit_context
     def fit(self, X, Y, X_val=None, Y_val=None, *, callback=None) -> RecursiveFeatureMachine:
         """Run ``iters`` RFM updates from ``M_0 = I``; record ``history_`` (validation metrics
         when ``X_val``/``Y_val`` are given).
+
+        The parameters are checked here, against ``_parameter_constraints`` and
+        ``_parameter_relations``, before the data.
 
         ``callback(t, history)``, if given, is called once the machine fitted with ``M_t`` is
         recorded (``history`` holds ``t + 1`` entries per list), except for the last iteration
@@ -695,7 +697,6 @@ class RecursiveFeatureMachine:
         """
         if callback is not None and not callable(callback):
             raise TypeError(f"callback must be callable, got {type(callback).__name__}")
-        self._check_params()
         X = as_matrix(X, "X")
         Y = self._targets(X, Y, "Y")
         n, d = X.shape
@@ -743,7 +744,7 @@ class RecursiveFeatureMachine:
                                                  "circulant_score", "fixed_point_residual",
                                                  "update_change")}
         plan = self._plan(n, d, Y.shape[1])  # before any n x n allocation
-        rng = as_rng(self.seed)
+        rng = as_rng(self.seed, "seed", record=False)
         show = n >= PROGRESS_MIN_N if self.progress is None else bool(self.progress)
         M = np.eye(d)
         iters = int(self.iters)
