@@ -3,9 +3,9 @@
 :func:`run` is the command: it loads the checks of one's own (``--checks``, entry points),
 answers ``--list``, then :func:`plan` decides everything before a check runs (the output
 paths are checked, ``--resume FILE`` is read and split into the checks kept and those to run)
-and :func:`run_checks` runs them, streaming the table (:class:`~quadnet.harness.report.
-TableStream`) and saving the report with :func:`save` after every check. SIGINT and SIGTERM
-stop the run with the finished checks saved.
+and :func:`run_checks` runs them, streaming the table
+(:class:`~quadnet.harness.report.TableStream`) and saving the report with :func:`save` after
+every check. SIGINT and SIGTERM stop the run with the finished checks saved.
 """
 
 from __future__ import annotations
