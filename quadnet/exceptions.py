@@ -1,14 +1,15 @@
 """The warning and error classes of quadnet, in one place.
 
-Every quadnet warning class and every error class that quadnet raises to its callers is here
-(renamed names also issue Python's DeprecationWarning): the errors of the numerical layers
-(``DivergenceError``, ``KernelMemoryError``, ...) and those of argument checking
-(``NonFiniteResultError``, ``SizeTooLargeError``, ``SolverFailure``, ``LinAlgFailure``, raised
-by :mod:`quadnet._validation` and still importable from there). Three harness classes are
-defined beside the code that raises them: ``CheckError`` (:mod:`quadnet.harness.checks._base`),
-``ReportError`` (:mod:`quadnet.harness.compare`) and ``Interrupted``, the ``KeyboardInterrupt``
-of ``quadnet verify``'s signal handler (:mod:`quadnet.harness.cli`). Private signals that never
-leave their module (``quadnet.dynamics._NonFiniteRHS``, ``quadnet.features.rfm._ZeroTrace`` and
+Every quadnet warning class is here, and every error class quadnet raises to its callers
+outside the harness (renamed names also issue Python's DeprecationWarning): the errors of the
+numerical layers (``DivergenceError``, ``KernelMemoryError``, ...) and those of argument
+checking (``NonFiniteResultError``, ``SizeTooLargeError``, ``SolverFailure``,
+``LinAlgFailure``, raised by :mod:`quadnet._validation` and still importable from there). The
+harness keeps three classes beside the code that raises them: ``CheckError``
+(``quadnet.harness.checks._base``), ``ReportError`` (``quadnet.harness.report``, also
+importable from ``quadnet.harness.compare``) and ``Interrupted``, the ``KeyboardInterrupt`` of
+``quadnet verify``'s signal handler (``quadnet.harness.cli``). Private signals that never leave
+their module (``quadnet.dynamics._NonFiniteRHS``, ``quadnet.features.rfm._ZeroTrace`` and
 ``_Overflow``) are caught there and re-raised as one of the classes below.
 
 This module imports nothing from quadnet: it is the lowest layer, below
