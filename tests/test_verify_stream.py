@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from quadnet.harness.checks import CheckResult, _base, register
+from quadnet import _progress
+from quadnet.harness.checks import CheckResult, register
 from quadnet.harness.checks._base import REGISTRY
 from quadnet.harness.cli import main, write_json_atomic
 
@@ -179,7 +180,7 @@ def test_resume_refuses_a_file_that_is_not_a_report(two_checks, tmp_path, capsys
 
 # ------------------------------------------------------------------ progress lines
 def test_progress_lines_without_a_terminal(monkeypatch, capsys):
-    monkeypatch.setattr(_base, "PROGRESS_INTERVAL", 0.0)  # a line at every step
+    monkeypatch.setattr(_progress, "PROGRESS_INTERVAL", 0.0)  # a line at every step
 
     @register("_tprog", "a check with nested loops", order=-18)
     def _prog(ctx):
@@ -206,21 +207,21 @@ def test_progress_lines_without_a_terminal(monkeypatch, capsys):
                ln.endswith("; inner 2/2") for ln in lines)
     assert "inner" not in lines[-1] and not any("done" in ln for ln in lines[:-1])
     assert "_tprog: outer" not in quiet
-    assert not _base._ACTIVE  # nothing left on the stack of loops
+    assert not _progress._ACTIVE  # nothing left on the stack of loops
 
 
 def test_a_line_is_written_while_one_step_takes_long(monkeypatch, capsys):
     """Between two steps (or in a check without loops) the heartbeat writes the line."""
-    monkeypatch.setattr(_base, "PROGRESS_INTERVAL", 0.05)
+    monkeypatch.setattr(_progress, "PROGRESS_INTERVAL", 0.05)
 
     @register("_theart", "a check that works without reporting", order=-17)
     def _heart(ctx):
-        last = _base._STATE["last"]
+        last = _progress._STATE["last"]
         deadline = time.monotonic() + 60
-        while _base._STATE["last"] == last and time.monotonic() < deadline:
+        while _progress._STATE["last"] == last and time.monotonic() < deadline:
             time.sleep(0.01)  # wait for the heartbeat, not for a clock
         res = CheckResult("_theart", "a check that works without reporting")
-        res.add("heartbeat seen", float(_base._STATE["last"] != last), 1.0, relation=">=")
+        res.add("heartbeat seen", float(_progress._STATE["last"] != last), 1.0, relation=">=")
         return res
 
     try:

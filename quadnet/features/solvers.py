@@ -83,7 +83,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import sys
 import time
 import warnings
 from dataclasses import MISSING, dataclass, field, fields
@@ -94,6 +93,7 @@ from scipy import linalg
 from scipy.linalg import lapack
 
 from quadnet._lapack import cholesky_lower_inplace
+from quadnet._progress import progress_bar
 from quadnet._threads import forced_single_thread
 from quadnet._validation import (
     Boolean,
@@ -420,62 +420,6 @@ def choose_solver(n: int, d: int, c: int, *, solver: str = "auto", ridge: float 
     raise KernelMemoryError(
         f"a kernel problem with n = {n} centres needs at least {_gb(smallest)} "
         f"(direct {_gb(direct)}, {alts}), over the {lim}", n, smallest, limit)
-
-
-# --------------------------------------------------------------------------------------------
-# progress
-
-
-class _NoBar:
-    """A do-nothing progress bar."""
-
-    def update(self, n: int = 1) -> None:
-        pass
-
-    def set_postfix_str(self, s: str) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
-class _LineBar:
-    """Plain progress lines on stderr (no terminal): at most one per ``every`` seconds."""
-
-    def __init__(self, total: int | None, desc: str, every: float = 10.0):
-        self.total, self.desc, self.every = total, desc, every
-        self.i, self.post, self.t0 = 0, "", time.perf_counter()
-        self.last = self.t0
-
-    def _line(self) -> None:
-        tot = f"/{self.total}" if self.total else ""
-        print(f"[quadnet] {self.desc}: {self.i}{tot} {self.post} "
-              f"({time.perf_counter() - self.t0:.0f} s)", file=sys.stderr, flush=True)
-
-    def update(self, n: int = 1) -> None:
-        self.i += n
-        now = time.perf_counter()
-        if now - self.last >= self.every:
-            self.last = now
-            self._line()
-
-    def set_postfix_str(self, s: str) -> None:
-        self.post = s
-
-    def close(self) -> None:
-        if time.perf_counter() - self.t0 >= self.every:
-            self._line()
-
-
-def progress_bar(total: int | None, desc: str, enabled: bool, *, leave: bool = False):
-    """A tqdm bar on a terminal, plain lines on stderr otherwise, nothing if not ``enabled``."""
-    if not enabled:
-        return _NoBar()
-    if sys.stderr.isatty():
-        from tqdm.auto import tqdm
-
-        return tqdm(total=total, desc=desc, leave=leave, dynamic_ncols=True)
-    return _LineBar(total, desc, every=0.0 if leave else 10.0)
 
 
 # --------------------------------------------------------------------------------------------
@@ -955,7 +899,7 @@ def _fit(kernel: str, X: np.ndarray, Y: np.ndarray, M: np.ndarray, L: float, *, 
         max_iter = DEFAULT_MAX_ITER if max_iter is None else max_iter
         rank = _default_rank(n) if rank is None else rank
         bar = progress_bar(max_iter, f"{desc} (PCG, {plan.storage})", progress)
-        def features(A, bar=_NoBar()):
+        def features(A, bar=progress_bar(None, "", False)):
             return _feature_pass(kr, A, gamma, agop=route, centre=centre, predictions=True,
                                  bar=bar, entries=_BLOCK_MAX)
 

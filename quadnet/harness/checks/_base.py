@@ -34,19 +34,17 @@ import json
 import math
 import os
 import sys
-import threading
-import time
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from quadnet import _progress
 from quadnet._validation import Boolean, Integer, validate_params
 from quadnet.harness._constraints import Text
-from quadnet.harness.report._format import format_duration as _duration
 
 __all__ = [
     "FIGURES",
@@ -608,140 +606,6 @@ def render_figure(stem: str, data: dict, *, width: float | None = None,
     return fig
 
 
-#: Plain progress lines (:meth:`CheckContext.progress` without a terminal) are written at
-#: most, and while work goes on at least, every this many seconds.
-PROGRESS_INTERVAL = 60.0
-
-_ACTIVE: list[_Frame] = []  # the loops reporting progress, outermost first
-_LOCK = threading.RLock()
-_STATE = {"last": -math.inf, "thread": None}
-
-
-@dataclass
-class _Frame:
-    desc: str
-    total: int | None
-    unit: str
-    is_check: bool = False
-    check: str = ""
-    n: int = 0
-    t0: float = field(default_factory=time.monotonic)
-
-    def text(self, now: float) -> str:
-        if self.is_check:
-            return ""
-        unit = f" {self.unit}" if self.unit else ""
-        out = f"{self.desc} {self.n}/{self.total}{unit}" if self.total is not None else \
-            f"{self.desc} {self.n}{unit}"
-        if self.total and 0 < self.n < self.total:
-            out += f", ETA {_duration((now - self.t0) / self.n * (self.total - self.n))}"
-        return out.strip()
-
-
-def _status(now: float, final: _Frame | None = None) -> str:
-    """One line for the whole stack of active loops (``check: outer 3/10, ETA 2 min; inner
-    5/20``), or the final line of the outermost loop ``final``."""
-    frames = list(_ACTIVE)
-    check = next((f.desc for f in frames if f.is_check), "")
-    check = check or next((f.check for f in frames if f.check), "")
-    if final is not None:
-        unit = f" {final.unit}" if final.unit else ""
-        body = f"{final.desc} {final.n}{'/' + str(final.total) if final.total is not None else ''}" \
-               f"{unit} done in {_duration(now - final.t0)}".strip()
-    else:
-        parts = [f.text(now) for f in frames if not f.is_check]
-        body = "; ".join(p for p in parts if p)
-        if not body:
-            top = next(f for f in frames if f.is_check)
-            body = f"running, {_duration(now - top.t0)} so far"
-    return f"[quadnet] {check}: {body}" if check else f"[quadnet] {body}"
-
-
-def _emit(line: str) -> None:
-    with _LOCK:
-        print(line, file=sys.stderr, flush=True)
-        _STATE["last"] = time.monotonic()
-
-
-def _heartbeat(stop: threading.Event) -> None:
-    """Write the status line whenever none was written for ``PROGRESS_INTERVAL``
-    seconds (a step of a loop, or a check without loops, that takes long)."""
-    while not stop.wait(max(min(PROGRESS_INTERVAL / 4, 5.0), 0.01)):
-        with _LOCK:
-            if not _ACTIVE:
-                return
-            now = time.monotonic()
-            if PROGRESS_INTERVAL > 0 and now - _STATE["last"] >= PROGRESS_INTERVAL:
-                _emit(_status(now))
-
-
-def _push(frame: _Frame) -> None:
-    with _LOCK:
-        _ACTIVE.append(frame)
-        if _STATE["thread"] is None:
-            stop = threading.Event()
-            thread = threading.Thread(target=_heartbeat, args=(stop,), daemon=True,
-                                      name="quadnet-progress")
-            _STATE["thread"] = (thread, stop)
-            _STATE["last"] = time.monotonic()
-            thread.start()
-
-
-def _pop(frame: _Frame) -> None:
-    with _LOCK:
-        if frame in _ACTIVE:
-            _ACTIVE.remove(frame)
-        if not _ACTIVE and _STATE["thread"] is not None:
-            thread, stop = _STATE["thread"]
-            _STATE["thread"] = None
-            stop.set()
-
-
-def _bar_progress(iterable: Iterable, desc: str, total: int | None, unit: str) -> Iterator:
-    """Iterate ``iterable`` under a tqdm bar one line below the bar of the enclosing loop."""
-    from tqdm.auto import tqdm
-
-    with _LOCK:
-        _STATE["bars"] = depth = _STATE.get("bars", 0) + 1
-    try:
-        with tqdm(iterable, desc=desc, total=total, leave=False, position=depth,
-                  dynamic_ncols=True, unit=unit or "it") as bar:
-            yield from bar
-    finally:
-        with _LOCK:
-            _STATE["bars"] = depth - 1
-
-
-def _line_progress(iterable: Iterable, check: str, desc: str, total: int | None,
-                   unit: str) -> Iterator:
-    """Iterate ``iterable`` and write plain progress lines (see :meth:`CheckContext.progress`)."""
-    if total is None:
-        try:
-            total = len(iterable)  # type: ignore[arg-type]
-        except TypeError:
-            total = None
-    frame = _Frame(desc, total, unit, check=check)
-    outermost = not any(not f.is_check for f in _ACTIVE)
-    _push(frame)
-    it = iter(iterable)
-    try:
-        if outermost:
-            _emit(_status(time.monotonic()))
-        for item in it:
-            yield item
-            frame.n += 1
-            now = time.monotonic()
-            if now - _STATE["last"] >= PROGRESS_INTERVAL:
-                _emit(_status(now))
-        if outermost:
-            _emit(_status(time.monotonic(), final=frame))
-    finally:
-        _pop(frame)
-        close = getattr(it, "close", None)
-        if close is not None:  # e.g. Executor.map: cancels the work not started yet
-            close()
-
-
 @dataclass
 class CheckContext:
     """Everything a check may depend on besides its own code.
@@ -827,8 +691,9 @@ class CheckContext:
 
         With ``show_progress`` a tqdm bar is drawn (nested calls get their own line). With
         ``progress_lines`` (stderr is not a terminal) plain lines are written instead: one
-        when the outermost loop starts, then at most every ``PROGRESS_INTERVAL``
-        seconds (also while one step takes long) and one when the outermost loop ends, e.g.
+        when the outermost loop starts, then at most every ``PROGRESS_INTERVAL`` seconds
+        (``quadnet._progress``; also while one step takes long) and one when the outermost
+        loop ends, e.g.
         ``recovery: phase transition 830/1760 cells, ETA 4 min``. Nested calls (a loop
         inside a loop) extend the line of the outer one. Otherwise ``iterable`` is returned
         as it is.
@@ -839,11 +704,8 @@ class CheckContext:
         >>> sum(ctx.progress(range(4), desc="demo"))
         6
         """
-        if self.show_progress:
-            return _bar_progress(iterable, desc, total, unit)
-        if self.progress_lines:
-            return _line_progress(iterable, self.name, desc, total, unit)
-        return iterable
+        return _progress.iterate(iterable, desc, total, unit=unit, bars=self.show_progress,
+                                 lines=self.progress_lines, check=self.name)
 
     @contextlib.contextmanager
     def activity(self, name: str):
@@ -852,14 +714,10 @@ class CheckContext:
         ``recovery: running, 3.0 min so far`` is written at least every
         ``PROGRESS_INTERVAL`` seconds even when the check reports no progress itself."""
         previous, self.name = self.name, name
-        frame = _Frame(name, None, "", is_check=True) if self.progress_lines else None
         try:
-            if frame is not None:
-                _push(frame)
-            yield self
+            with _progress.activity(name, lines=self.progress_lines):
+                yield self
         finally:
-            if frame is not None:
-                _pop(frame)
             self.name = previous
 
     def draw(self, result: CheckResult, stem: str, data: dict, *,

@@ -322,7 +322,7 @@ def _plan_resume(prior: dict, path: str, wanted: list[str], now: dict) -> tuple[
 def run_checks(args, planned: Plan) -> int:
     """Run the checks of ``planned.todo``, print their rows as each finishes and save the
     report after each; the exit status."""
-    from tqdm.auto import tqdm
+    from quadnet._progress import tqdm
 
     p = planned
     show = progress_on(args)

@@ -3,12 +3,15 @@
 Every table (``quadnet verify``, ``quadnet report``, ``quadnet compare``) prints a measured
 value or a tolerance with :func:`format_number`, and every duration a person reads (the
 quick-mode time of ``--help``, the ETA and elapsed time of the progress lines) with
-:func:`format_duration`. The Markdown and LaTeX escapes of a table cell are here too.
+:func:`format_duration` (defined in :mod:`quadnet._progress`, beside the progress lines that
+use it, and re-exported here). The Markdown and LaTeX escapes of a table cell are here too.
 """
 
 from __future__ import annotations
 
 import math
+
+from quadnet._progress import format_duration as format_duration  # the progress lines' one
 
 __all__ = ["format_duration", "format_number", "format_tolerance", "latex_cell",
            "markdown_cell"]
@@ -52,21 +55,6 @@ def format_tolerance(tolerance, relation: str | None) -> str:
     if tolerance is None:
         return "-"
     return f"{relation or ''} {format_number(tolerance)}".strip()
-
-
-def format_duration(seconds: float) -> str:
-    """``40 s``, ``4 min``, ``1.5 h``: a duration as a person reads it.
-
-    Examples
-    --------
-    >>> [format_duration(s) for s in (36.9, 89.4, 240.0, 5400.0)]
-    ['37 s', '89 s', '4 min', '1.5 h']
-    """
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
 
 
 def markdown_cell(x) -> str:
