@@ -13,7 +13,7 @@ import json
 import pytest
 
 from quadnet.harness import compare, draw_figure, report
-from quadnet.harness.checks import CheckResult, _base, register
+from quadnet.harness.checks import CheckResult, register
 from quadnet.harness.checks._base import REGISTRY
 from quadnet.harness.cli import main
 
@@ -105,7 +105,9 @@ def test_the_old_names_are_the_report_package_objects():
 def test_one_duration_formatter():
     from quadnet.harness import cli
 
-    assert _base._duration is report.format_duration  # the progress lines' ETA
+    from quadnet import _progress
+
+    assert _progress.format_duration is report.format_duration  # the progress lines' ETA
     wall = cli.QUICK_MEASURED["wall_seconds"]
     assert f"; {report.format_duration(wall)} wall measured on" in cli.quick_time_claim()
     assert [report.format_duration(s) for s in (0.4, 89.4, 90.0, 150.0, 5399.0, 5400.0)] == \
