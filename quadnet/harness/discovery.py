@@ -25,6 +25,11 @@ Every loaded check records its *origin* (``{"kind": "file", "path", "module", "s
 when the file is still there with the same SHA-256 (otherwise it says which ``--checks`` to
 pass).
 
+Sources are loaded into the one registry of the harness,
+:data:`quadnet.harness._registry.registry` (:meth:`~quadnet.harness._registry.Registry.load_file`,
+``load_module``, ``load_entry_point``, ``adopt``, ``unload_module``); this module decides
+what to load and how to report it, and changes no table itself.
+
 A source that cannot be loaded (it raises on import, or a check in it has the name of a
 built-in check or of a check loaded before) gives an error naming the file or module. From
 the command line it becomes a failed entry of the report, named after the source, so the
@@ -45,8 +50,6 @@ import re
 import sys
 import textwrap
 import traceback
-import types
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,8 +57,8 @@ from typing import Any
 from quadnet._validation import declare_params
 from quadnet.harness import checks as _checks
 from quadnet.harness._constraints import Source
-from quadnet.harness.checks import _base
-from quadnet.harness.checks._base import REGISTRY, CheckError, CheckResult, CheckSpec, origin_label
+from quadnet.harness._registry import origin_label, registry
+from quadnet.harness.checks._base import CheckError, CheckResult, CheckSpec
 
 __all__ = [
     "AUTOLOAD_ENV",
@@ -93,8 +96,9 @@ class LoadResult:
     added_path: str | None = field(default=None, repr=False)
 
 
-#: Every source loaded in this process (loading it again returns the same result).
-_LOADED: dict[tuple, LoadResult] = {}
+#: Every source loaded in this process (loading it again returns the same result): the dict
+#: ``registry.sources`` of :data:`quadnet.harness._registry.registry`.
+_LOADED: dict[tuple, LoadResult] = registry.sources
 
 
 # ------------------------------------------------------------------------------ internals
@@ -105,39 +109,12 @@ def _sha256(path: str | os.PathLike | None) -> str | None:
         return None
 
 
-@contextlib.contextmanager
-def _collecting() -> Iterator[list[CheckSpec]]:
-    """Registrations made inside the block are collected instead of registered."""
-    _checks._load_all()  # built-ins first: their registrations never land in the list
-    saved, _base._PENDING = _base._PENDING, []
-    try:
-        yield _base._PENDING
-    finally:
-        _base._PENDING = saved
-
-
-def _already_registered(module: str) -> list[CheckSpec]:
-    return [s for s in REGISTRY.values() if getattr(s.run, "__module__", None) == module]
-
-
 def _adopt(specs: list[CheckSpec], res: LoadResult) -> None:
-    """Register the collected ``specs`` with ``res.origin``; refuse clashing names."""
-    label = origin_label(res.origin)
-    for spec in specs:
-        if spec.origin.get("kind") == "built-in":  # a quadnet module imported by user code
-            REGISTRY.setdefault(spec.name, spec)
-            continue
-        old = REGISTRY.get(spec.name)
-        if old is not None and old.run is not spec.run:
-            what = ("a built-in check" if old.origin.get("kind") == "built-in"
-                    else f"a check already loaded from {origin_label(old.origin)}")
-            res.errors.append(f"check {spec.name!r} in {label} has the name of {what}; "
-                              f"give it another name in register(...)")
-            continue
-        spec.origin = dict(res.origin)
-        REGISTRY[spec.name] = spec
-        if spec.name not in res.checks:
-            res.checks.append(spec.name)
+    """Add the collected ``specs`` to the registry with ``res.origin``; note the names
+    refused."""
+    added, errors = registry.adopt(specs, res.origin)
+    res.errors += errors
+    res.checks += [n for n in added if n not in res.checks]
 
 
 def _import_failed(res: LoadResult, exc: BaseException) -> None:
@@ -154,8 +131,8 @@ def _is_file_source(source: str) -> bool:
 def _load_file(source: str) -> LoadResult:
     path = Path(source).expanduser().resolve()
     key = ("file", str(path))
-    if key in _LOADED:
-        return _LOADED[key]
+    if key in registry.sources:
+        return registry.sources[key]
     modname = path.stem
     res = LoadResult(source, {"kind": "file", "path": str(path), "module": modname,
                               "sha256": _sha256(path)})
@@ -168,77 +145,59 @@ def _load_file(source: str) -> LoadResult:
                           f"Python module name (letters, digits and _), so that its cell "
                           f"functions can be imported; rename it, e.g. to "
                           f"{re.sub(r'[^0-9A-Za-z_]', '_', modname)}.py")
-        _LOADED[key] = res
-        return res
+        return registry.record_source(key, res)
     existing = sys.modules.get(modname)
     if existing is not None:
         where = getattr(existing, "__file__", None)
         if where and Path(where).resolve() == path:  # imported before (e.g. by a test)
-            _adopt(_already_registered(modname), res)
+            _adopt(registry.checks_of_module(modname), res)
         else:
             res.errors.append(f"could not load {origin_label(res.origin)}: the module name "
                               f"{modname!r} is already taken by "
                               f"{where or 'a built-in module'}; rename the file")
-        _LOADED[key] = res
-        return res
+        return registry.record_source(key, res)
     found = importlib.util.find_spec(modname)
     if found is not None and found.origin and Path(found.origin).resolve() != path:
         res.errors.append(f"could not load {origin_label(res.origin)}: its module name "
                           f"{modname!r} is also the name of the installed module "
                           f"{found.origin}; rename the file")
-        _LOADED[key] = res
-        return res
+        return registry.record_source(key, res)
     folder = str(path.parent)
     added = folder not in sys.path
     if added:
         sys.path.insert(0, folder)
         res.added_path = folder
-    spec = importlib.util.spec_from_file_location(modname, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[modname] = module
-    with _collecting() as pending:
-        try:
-            spec.loader.exec_module(module)
-        except Exception as exc:  # noqa: BLE001 - reported with the file's name
-            sys.modules.pop(modname, None)
-            if added:
-                with contextlib.suppress(ValueError):
-                    sys.path.remove(folder)
-                res.added_path = None
-            _import_failed(res, exc)
-            pending = []
+    pending, exc = registry.load_file(path, modname)
+    if exc is not None:  # reported with the file's name
+        if added:
+            with contextlib.suppress(ValueError):
+                sys.path.remove(folder)
+            res.added_path = None
+        _import_failed(res, exc)
     _adopt(pending, res)
-    _LOADED[key] = res
-    return res
+    return registry.record_source(key, res)
 
 
 def _load_module(source: str) -> LoadResult:
     key = ("module", source)
-    if key in _LOADED:
-        return _LOADED[key]
+    if key in registry.sources:
+        return registry.sources[key]
     if not all(part.isidentifier() for part in source.split(".")):
         raise ValueError(f"--checks source: {source!r} is neither a .py file nor a module name")
     res = LoadResult(source, {"kind": "module", "module": source})
     before = source in sys.modules
-    with _collecting() as pending:
-        try:
-            module = importlib.import_module(source)
-        except ModuleNotFoundError as exc:
-            if exc.name is not None and (source == exc.name
-                                         or source.startswith(exc.name + ".")):
-                raise ValueError(f"--checks source: no file and no importable module {source!r} "
-                                 f"({exc})") from None
-            _import_failed(res, exc)
-            module = None
-        except Exception as exc:  # noqa: BLE001 - reported with the module's name
-            _import_failed(res, exc)
-            module = None
+    module, pending, exc = registry.load_module(source)
+    if isinstance(exc, ModuleNotFoundError) and exc.name is not None and (
+            source == exc.name or source.startswith(exc.name + ".")):
+        raise ValueError(f"--checks source: no file and no importable module {source!r} "
+                         f"({exc})") from None
+    if exc is not None:  # reported with the module's name
+        _import_failed(res, exc)
     if module is not None:
         res.origin["path"] = getattr(module, "__file__", None)
         res.origin["sha256"] = _sha256(res.origin["path"])
-        _adopt(pending + (_already_registered(source) if before else []), res)
-    _LOADED[key] = res
-    return res
+        _adopt(pending + (registry.checks_of_module(source) if before else []), res)
+    return registry.record_source(key, res)
 
 
 _SOURCE = Source()
@@ -330,23 +289,18 @@ def unload_checks(source: str | os.PathLike) -> list[str]:
     >>> unload_checks("no_such_module_was_loaded")
     []
     """
-    from quadnet.harness.sweeps import SWEEPS
-
     source = _SOURCE.convert(source, "source", {})
     key = (("file", str(Path(source).expanduser().resolve())) if _is_file_source(source)
            else ("module", source))
-    res = _LOADED.pop(key, None)
+    res = registry.forget_source(key)
     if res is None:
         return []
     module = res.origin.get("module")
-    removed = [n for n in res.checks if REGISTRY.pop(n, None) is not None]
+    removed = [n for n in res.checks if registry.remove_check(n) is not None]
     if res.error_check:
-        REGISTRY.pop(res.error_check, None)
+        registry.remove_check(res.error_check)
     if module:
-        for stem in [s for s, fn in _base.FIGURES.items() if fn.__module__ == module]:
-            del _base.FIGURES[stem]
-        for name in [n for n, sw in SWEEPS.items() if sw.cell.partition(":")[0] == module]:
-            del SWEEPS[name]
+        registry.unload_module(module)
         if res.origin.get("kind") == "file":
             sys.modules.pop(module, None)
     if res.added_path:
@@ -392,28 +346,20 @@ def load_entry_points() -> list[LoadResult]:
             if ep.group != GROUP:
                 continue
             key = ("entry point", _canonical(name), ep.name)
-            if key in _LOADED:
-                out.append(_LOADED[key])
+            if key in registry.sources:
+                out.append(registry.sources[key])
                 continue
             res = LoadResult(f"{ep.name} = {ep.value}", {
                 "kind": "entry point", "dist": name, "version": dist.version,
                 "entry_point": f"{ep.name} = {ep.value}", "module": ep.module})
-            with _collecting() as pending:
-                try:
-                    obj = ep.load()
-                    if not isinstance(obj, types.ModuleType):
-                        if not callable(obj):
-                            raise TypeError(f"{ep.value} is neither a module nor a callable")
-                        obj()
-                except Exception as exc:  # noqa: BLE001 - reported with the dist's name
-                    _import_failed(res, exc)
-                    pending = []
+            pending, exc = registry.load_entry_point(ep)
+            if exc is not None:  # reported with the dist's name
+                _import_failed(res, exc)
             mod = sys.modules.get(ep.module)
             res.origin["path"] = getattr(mod, "__file__", None)
             res.origin["sha256"] = _sha256(res.origin["path"])
             _adopt(pending, res)
-            _LOADED[key] = res
-            out.append(res)
+            out.append(registry.record_source(key, res))
     return out
 
 
@@ -439,8 +385,9 @@ def list_checks() -> list[dict[str, Any]]:
     >>> next(r for r in rows if r["name"] == "quotient")["from"]
     'built-in'
     """
-    return [{"name": n, "claim": REGISTRY[n].claim, "origin": dict(REGISTRY[n].origin),
-             "from": origin_label(REGISTRY[n].origin)} for n in _checks.available()]
+    specs = [registry.get_check(n) for n in _checks.available()]
+    return [{"name": s.name, "claim": s.claim, "origin": dict(s.origin),
+             "from": origin_label(s.origin)} for s in specs]
 
 
 # ------------------------------------------------------------------------------ the CLI
@@ -453,7 +400,7 @@ def _error_check(res: LoadResult) -> str:
             res.origin.get("module") if kind == "module" else
             f"entry point {res.source.split(' = ')[0]}")
     name, i = base, 2
-    while name in REGISTRY:
+    while registry.get_check(name) is not None:
         name, i = f"{base} ({i})", i + 1
     message = "; ".join(res.errors)
     claim = f"the checks of {origin_label(res.origin)} load"
@@ -461,8 +408,8 @@ def _error_check(res: LoadResult) -> str:
     def run(ctx, _name=name, _claim=claim, _message=message):
         return CheckResult(_name, _claim, metrics={"error": _message})
 
-    REGISTRY[name] = CheckSpec(name, claim, run, -10**9,
-                               {**res.origin, "load_error": message})
+    registry.add_error_check(CheckSpec(name, claim, run, -10**9,
+                                       {**res.origin, "load_error": message}))
     res.error_check = name
     return name
 
@@ -508,7 +455,8 @@ def format_list(fmt: str = "text") -> str:
         where = r["from"]
         if "load_error" in r["origin"]:
             where += "  LOAD ERROR: " + r["origin"]["load_error"]
-        if REGISTRY.get(r["name"]) is not None and REGISTRY[r["name"]].heavy:
+        spec = registry.get_check(r["name"])
+        if spec is not None and spec.heavy:
             where += "  (heavy: runs when named, or with --all)"
         out.append(f"{r['name']:<{width}}  {where}")
         out += textwrap.wrap(r["claim"], 88, initial_indent=" " * (width + 4),
@@ -531,7 +479,7 @@ def load_for_report(sources: list[str] | None, report: dict) -> list[str] | None
         return None
     for chk in report.get("checks", []):
         origin = chk.get("origin") if isinstance(chk, dict) else None
-        if not isinstance(origin, dict) or chk.get("name") in REGISTRY:
+        if not isinstance(origin, dict) or registry.get_check(chk.get("name")) is not None:
             continue
         kind, name = origin.get("kind"), chk.get("name")
         if kind == "file":

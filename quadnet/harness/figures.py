@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from quadnet.harness._registry import registry
 from quadnet.harness.report import ReportError, read_report
 
 __all__ = ["draw_figure", "figure_names"]
@@ -24,10 +25,9 @@ __all__ = ["draw_figure", "figure_names"]
 def _drawers() -> dict:
     """The registered figure drawers (importing every check module registers them)."""
     from quadnet.harness import checks
-    from quadnet.harness.checks._base import FIGURES
 
     checks.available()
-    return FIGURES
+    return registry.figures
 
 
 def figure_names() -> list[str]:

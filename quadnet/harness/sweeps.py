@@ -51,6 +51,7 @@ from typing import Any
 from quadnet.harness._store import RESULTS, Store, SweepStoreError
 from quadnet._validation import Boolean, Instance, Integer, as_int, validate_params
 from quadnet.harness._constraints import Grid
+from quadnet.harness._registry import registry
 
 from quadnet.exceptions import SweepCellError
 
@@ -185,25 +186,25 @@ def _cell_parameters(fn) -> set[str] | None:
     return {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
 
 
-SWEEPS: dict[str, Sweep] = {}
+#: The registered sweeps, name -> :class:`Sweep`: the dict owned by
+#: :data:`quadnet.harness._registry.registry` (``registry.sweeps``), which alone changes it.
+SWEEPS: dict[str, Sweep] = registry.sweeps
 
 
 def register_sweep(sweep: Sweep) -> Sweep:
     """Add ``sweep`` to :data:`SWEEPS` (names are unique)."""
     if not isinstance(sweep, Sweep):
         raise TypeError(f"sweep must be a quadnet.harness.sweeps.Sweep, got {type(sweep).__name__}")
-    if sweep.name in SWEEPS and SWEEPS[sweep.name] != sweep:
-        raise ValueError(f"sweep {sweep.name!r} is registered twice")
-    SWEEPS[sweep.name] = sweep
+    registry.add_sweep(sweep)
     return sweep
 
 
 def available_sweeps() -> list[str]:
     """Names of the registered sweeps whose cell function can be imported, sorted."""
     out = []
-    for name in sorted(SWEEPS):
+    for name in registry.list_sweeps():
         try:
-            SWEEPS[name].cell_function()
+            registry.get_sweep(name).cell_function()
         except SweepCellError:
             continue
         out.append(name)
@@ -214,10 +215,10 @@ def get_sweep(name: str) -> Sweep:
     """The registered sweep ``name``; ``ValueError`` listing the available ones otherwise."""
     if not isinstance(name, str):
         raise TypeError(f"name must be a sweep name (str), got {type(name).__name__}")
-    if name not in SWEEPS:
+    sweep = registry.get_sweep(name)
+    if sweep is None:
         raise ValueError(f"name: unknown sweep {name!r}; available: "
                          f"{', '.join(available_sweeps())}")
-    sweep = SWEEPS[name]
     sweep.cell_function()  # a clear error now rather than in every worker
     return sweep
 

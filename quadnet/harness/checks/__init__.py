@@ -2,7 +2,8 @@
 
 Every non-underscore module of this package is imported by :func:`available` and
 registers its check with :func:`quadnet.harness.register`. Checks that live outside the
-package are loaded by :mod:`quadnet.harness.discovery` into the same registry.
+package are loaded by :mod:`quadnet.harness.discovery` into the same registry
+(:data:`quadnet.harness._registry.registry`, which holds the checks, figure drawers and sweeps).
 """
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
+from quadnet.harness._registry import registry
 from quadnet.harness.checks._base import (
-    REGISTRY,
     CheckContext,
     CheckError,
     CheckResult,
@@ -41,6 +42,9 @@ def _load_all() -> None:
             importlib.import_module(f"{__name__}.{info.name}")
 
 
+registry.add_builtin_loader(_load_all)  # loaded before any check from elsewhere is added
+
+
 def available() -> list[str]:
     """Names of all registered checks, in the order ``quadnet verify`` runs them.
 
@@ -54,8 +58,8 @@ def available() -> list[str]:
     >>> {"geometry", "quotient"} <= set(available())
     True
     """
-    _load_all()
-    return [s.name for s in sorted(REGISTRY.values(), key=lambda s: (s.order, s.name))]
+    registry.load_builtins()
+    return registry.list_checks()
 
 
 def default_checks() -> list[str]:
@@ -68,15 +72,16 @@ def default_checks() -> list[str]:
     >>> "quotient" in default_checks() and "parity" not in default_checks()
     True
     """
-    return [n for n in available() if not REGISTRY[n].heavy]
+    return [n for n in available() if not registry.get_check(n).heavy]
 
 
 def get(name: str) -> CheckSpec:
     """The registered check ``name``; ``ValueError`` listing the available ones otherwise."""
     names = available()
-    if name not in REGISTRY:
+    spec = registry.get_check(name)
+    if spec is None:
         raise ValueError(f"unknown check {name!r}; available: {', '.join(names)}")
-    return REGISTRY[name]
+    return spec
 
 
 def run_check(name: str, ctx: CheckContext | None = None) -> CheckResult:

@@ -1,11 +1,14 @@
-"""Shared machinery of the checks: rows, results, the run context and the registries.
+"""Shared machinery of the checks: rows, results, the run context, register and figure.
 
 A *check* reproduces one group of claims. It is a function ``run(ctx: CheckContext) ->
 CheckResult`` registered with :func:`register`. The built-in checks live in the modules of
 ``quadnet.harness.checks`` (the package imports every such module); a check of your own lives
 in any Python file or module and is loaded by ``quadnet verify --checks FILE_OR_MODULE`` or
 by an installed package's ``quadnet.checks`` entry point (:mod:`quadnet.harness.discovery`).
-The public names are re-exported, as the same objects, by :mod:`quadnet.harness`.
+The public names are re-exported, as the same objects, by :mod:`quadnet.harness`. The checks
+and the drawers are kept by the one registry, :data:`quadnet.harness._registry.registry`
+(:data:`REGISTRY` and :data:`FIGURES` are its dicts); progress goes through
+:mod:`quadnet._progress`.
 
 Every measured number goes into a :class:`Row`: the claim, where the claim comes from
 (``source``: a citation such as Cheng (2026) "Quotient Dynamics, Effective Curvature, and
@@ -45,6 +48,7 @@ import numpy as np
 from quadnet import _progress
 from quadnet._validation import Boolean, Integer, validate_params
 from quadnet.harness._constraints import Text
+from quadnet.harness._registry import origin_label, registry
 
 __all__ = [
     "FIGURES",
@@ -459,8 +463,9 @@ def _plain(obj):
     return obj
 
 
-#: Figure drawers: stem -> ``draw(data) -> matplotlib Figure`` (see :func:`figure`).
-FIGURES: dict[str, Callable[[dict], Any]] = {}
+#: Figure drawers: stem -> ``draw(data) -> matplotlib Figure`` (see :func:`figure`); the dict
+#: owned by :data:`quadnet.harness._registry.registry` (``registry.figures``).
+FIGURES: dict[str, Callable[[dict], Any]] = registry.figures
 
 #: Single-column paper width in inches: every built-in figure is drawn at this width.
 COLUMN_WIDTH = 3.4
@@ -508,15 +513,10 @@ def figure(stem: str):
     ...     return fig
     >>> "demo-errors" in FIGURES
     True
-    >>> del FIGURES["demo-errors"]  # (the doctest cleans up after itself)
+    >>> _ = registry.remove_figure("demo-errors")  # (the doctest cleans up after itself)
     """
 
     def deco(fn):
-        if stem in FIGURES and FIGURES[stem].__qualname__ != fn.__qualname__:
-            raise ValueError(f"figure {stem!r} is registered twice (already drawn by "
-                             f"{FIGURES[stem].__module__}.{FIGURES[stem].__qualname__}); "
-                             "choose another stem")
-
         def styled(data):
             import matplotlib.pyplot as plt
             from cycler import cycler
@@ -527,7 +527,7 @@ def figure(stem: str):
         styled.__qualname__ = fn.__qualname__
         styled.__module__ = fn.__module__
         styled.__wrapped__ = fn
-        FIGURES[stem] = styled
+        registry.add_figure(stem, styled)
         return fn
 
     return deco
@@ -584,11 +584,12 @@ def render_figure(stem: str, data: dict, *, width: float | None = None,
     :func:`quadnet.harness.draw_figure`.
     """
     if style == "paper" and width is None and height is None:
-        return FIGURES[stem](data)
+        return registry.get_figure(stem)(data)
     import matplotlib.pyplot as plt
     from cycler import cycler
 
-    draw = getattr(FIGURES[stem], "__wrapped__", FIGURES[stem])
+    drawer = registry.get_figure(stem)
+    draw = getattr(drawer, "__wrapped__", drawer)
     with plt.rc_context({**STYLES[style], "axes.prop_cycle": cycler(color=list(OKABE_ITO))}):
         fig = draw(data)
         w0, h0 = fig.get_size_inches()
@@ -887,12 +888,9 @@ class CheckSpec:
     heavy: bool = False
 
 
-REGISTRY: dict[str, CheckSpec] = {}
-
-#: While :mod:`quadnet.harness.discovery` imports user code, :func:`register` appends the new
-#: specs here instead of writing :data:`REGISTRY` (discovery then refuses duplicate names,
-#: naming the file, without losing the file's other checks).
-_PENDING: list[CheckSpec] | None = None
+#: The registered checks, name -> :class:`CheckSpec`: the dict owned by
+#: :data:`quadnet.harness._registry.registry` (``registry.checks``), which alone changes it.
+REGISTRY: dict[str, CheckSpec] = registry.checks
 
 
 def _default_origin(fn) -> dict[str, Any]:
@@ -902,41 +900,8 @@ def _default_origin(fn) -> dict[str, Any]:
     return {"kind": "python", "module": module}
 
 
-def origin_label(origin: dict[str, Any]) -> str:
-    """Where a check comes from, in words (``quadnet verify --list``, error messages).
-
-    Parameters
-    ----------
-    origin : dict
-        A :class:`CheckSpec` origin.
-
-    Returns
-    -------
-    str
-
-    Examples
-    --------
-    >>> origin_label({"kind": "built-in"})
-    'built-in'
-    >>> origin_label({"kind": "file", "path": "/home/me/mychecks.py", "module": "mychecks"})
-    'file /home/me/mychecks.py'
-    >>> origin_label({"kind": "entry point", "dist": "mp-checks", "version": "1.0",
-    ...               "entry_point": "mp = mp_checks"})
-    'entry point mp = mp_checks of mp-checks 1.0'
-    """
-    kind = origin.get("kind", "unknown")
-    if kind == "file":
-        return f"file {origin.get('path', '?')}"
-    if kind in ("module", "python"):
-        return f"module {origin.get('module', '?')}"
-    if kind == "entry point":
-        dist = " ".join(str(x) for x in (origin.get("dist"), origin.get("version")) if x)
-        return f"entry point {origin.get('entry_point', '?')} of {dist or '?'}"
-    return str(kind)
-
-
 def _origin_of(name: str) -> dict[str, Any]:
-    spec = REGISTRY.get(name)
+    spec = registry.get_check(name)
     return dict(spec.origin) if spec is not None else {"kind": "unknown"}
 
 
@@ -981,23 +946,13 @@ def register(name: str, claim: str, order: int = 100, *, heavy: bool = False):
     ...     return res
     >>> run(CheckContext(quick=True)).status
     'PASS'
-    >>> del REGISTRY["demo-trace"]  # (the doctest cleans up after itself)
+    >>> _ = registry.remove_check("demo-trace")  # (the doctest cleans up after itself)
     """
 
     def deco(fn: Callable[[CheckContext], CheckResult]):
-        spec = CheckSpec(name, claim, fn, order, _default_origin(fn), heavy=heavy)
-        if _PENDING is not None:
-            _PENDING.append(spec)
-            return fn
-        if spec.origin["kind"] != "built-in":
-            # the built-in checks first, so that a clash is found here and not later
-            from quadnet.harness.checks import _load_all
-
-            _load_all()
-        if name in REGISTRY and REGISTRY[name].run is not fn:
-            raise ValueError(f"check {name!r} is registered twice (first by "
-                             f"{REGISTRY[name].run.__module__})")
-        REGISTRY[name] = spec
+        # collected instead while discovery loads a file (see Registry.collecting); a check
+        # not of quadnet first has the built-in checks loaded, so that a clash is found here
+        registry.add_check(CheckSpec(name, claim, fn, order, _default_origin(fn), heavy=heavy))
         return fn
 
     return deco
