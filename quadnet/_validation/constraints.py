@@ -223,13 +223,15 @@ class Options(Constraint):
 
     def __init__(self, *choices):
         self.choices = tuple(choices)
+        self._strings = all(isinstance(c, str) for c in self.choices)
 
     def _listing(self) -> str:
         return ", ".join(repr(c) for c in self.choices)
 
     def convert(self, value, name, dims):
-        strings = all(isinstance(c, str) for c in self.choices)
-        if strings and not isinstance(value, str):
+        if type(value) is str and value in self.choices:  # the common case
+            return value
+        if self._strings and not isinstance(value, str):
             raise TypeError(f"{name} must be one of {self._listing()}, got "
                             f"{type(value).__name__}")
         try:
