@@ -148,3 +148,56 @@ def test_variadic_callables_use_the_generic_binder():
 def test_an_unknown_constraint_name_is_refused_at_decoration():
     with pytest.raises(TypeError, match=r"no parameter named nope"):
         v.validate_params({"nope": v.Real()})(lambda x: x)
+
+
+def test_the_wrapper_binds_like_python_and_keeps_the_signature():
+    """The closure of validate_params binds arguments by hand: every way of passing them that
+    Python accepts gives the same converted call, and the calls Python refuses are refused
+    with Signature.bind's TypeError naming the callable."""
+    @v.validate_params({"a": v.Real(), "b": v.Integer(0)})
+    def f(a, b=1, *, c=None):
+        return a, b, c
+
+    assert f(2, 3) == f(2, b=3) == f(a=2, b=3) == f(b=3, a=2) == (2.0, 3, None)
+    assert f(2) == (2.0, 1, None) and f(2, c="x") == (2.0, 1, "x")
+    assert type(f(2)[0]) is float
+    for call, match in [(lambda: f(), r"f\(\): missing a required argument: 'a'"),
+                        (lambda: f(1.0, 2, 3), r"f\(\): too many positional arguments"),
+                        (lambda: f(1.0, a=2.0), r"f\(\): multiple values for argument 'a'"),
+                        (lambda: f(1.0, d=3), r"f\(\): got an unexpected keyword argument 'd'")]:
+        with pytest.raises(TypeError, match=match):
+            call()
+    assert str(inspect.signature(f)) == "(a, b=1, *, c=None)"
+    assert f.__name__ == "f" and f.__wrapped__(1, 2) == (1, 2, None)
+
+    @v.validate_params({"a": v.Real()})
+    def g(a, /, b=0):
+        return a, b
+
+    assert g(1, 2) == g(1, b=2) == (1.0, 2)
+    with pytest.raises(TypeError, match=r"g\(\):"):
+        g(a=1)
+
+
+def test_an_estimator_table_is_checked_in_fit_only():
+    class Machine:
+        _parameter_constraints = {"iters": v.Integer(0), "warm": v.Integer(0)}
+        _parameter_relations = (v.Relation(("iters", "warm"), lambda a: None if a["warm"] <=
+                                           a["iters"] else "warm must be <= iters",
+                                           "warm <= iters"),)
+
+        def __init__(self, iters=1, warm=0):
+            self.iters, self.warm = iters, warm
+
+        @v.fit_context
+        def fit(self):
+            return v.nested()
+
+    m = Machine(iters=-1)                       # stored, not checked
+    with pytest.raises(ValueError, match=r"iters must be >= 0, got -1"):
+        m.fit()
+    with pytest.raises(ValueError, match=r"warm must be <= iters"):
+        Machine(iters=1, warm=2).fit()
+    with v.count_validations() as seen:
+        assert Machine().fit() is True         # the body runs nested
+    assert seen == [(Machine.__qualname__, "iters"), (Machine.__qualname__, "warm")]

@@ -281,11 +281,15 @@ def validate_params(constraints: dict, *, relations=(), finite_result: bool = Tr
         n_pos, n_params = len(positional), len(params)
 
         def bind(args, kwargs):
-            """``(args, kwargs, values)`` for ``fn``: ``values`` maps every parameter to its
-            argument, ``args``/``kwargs`` call ``fn`` with the values after conversion (the
-            same dict unless ``fn`` has positional-only or variadic parameters)."""
+            """``(bound, kwargs, values)``: ``values`` maps every parameter to its argument
+            (converted in place later); ``fn`` is called with ``**kwargs``, the same dict, or,
+            when it has positional-only or variadic parameters, through ``bound`` (the
+            ``BoundArguments`` of ``Signature.bind``; ``kwargs`` is then ``None``)."""
             if varargs or posonly:
-                bound = sig.bind(*args, **kwargs)
+                try:
+                    bound = sig.bind(*args, **kwargs)
+                except TypeError as exc:
+                    raise TypeError(f"{qualname}(): {exc}") from None
                 bound.apply_defaults()
                 return bound, None, dict(bound.arguments)
             values = dict(zip(positional, args))
