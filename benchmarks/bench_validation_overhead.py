@@ -15,7 +15,10 @@ Prints the load (``uptime``) and a markdown table of new / old per size and oper
 ``--control`` times quadnet 0.2 against a second copy of itself (``DIR/quadnet_old2``, made
 with ``quadnet_old2`` in place of ``quadnet_old``): identical code, so its spread of ratios is
 the resolution of the measurement (code placement and cache effects move a call by several per
-cent). ``--stat min`` takes the least disturbed round instead of the median.
+cent). ``--stat min`` takes the least disturbed round instead of the median. ``--wrapped``
+times, instead, public callables checked by a ``validate_params`` table at tiny sizes (the
+wrapper's own cost: binding, one converter per argument, the result check), against the same
+callables of the old copy.
 """
 
 from __future__ import annotations
@@ -39,6 +42,22 @@ def _calls(M, U, V, Z):
             "norm": lambda: M.norm(U, Z)}
 
 
+def _wrapped_calls(q):
+    """Table-checked public callables at tiny sizes, where the wrapper is most of the time."""
+    rng = np.random.default_rng(0)
+    U, V, K = (rng.standard_normal(shape) for shape in ((5, 2), (5, 2), (2, 2)))
+    K = K - K.T
+    solvers = q.features.solvers
+    return {
+        "horizontal_dimension": lambda: q.geometry.horizontal_dimension(5, 2),
+        "align": lambda: q.geometry.align(U, V),
+        "lyapunov_skew": lambda: q.geometry.lyapunov_skew(U, K),
+        "choose_solver": lambda: solvers.choose_solver(1000, 10, 1, ridge=1e-3,
+                                                       memory_limit=10**9),
+        "kernel_memory_estimate": lambda: solvers.kernel_memory_estimate(1000, 10, 1, "direct"),
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=7)
@@ -48,6 +67,8 @@ def main() -> None:
     ap.add_argument("--control", action="store_true",
                     help="A/A control: time quadnet_old against a second copy of itself "
                          "(DIR/quadnet_old2, made like quadnet_old), to measure the resolution")
+    ap.add_argument("--wrapped", action="store_true",
+                    help="time table-checked public callables (validate_params) instead")
     args = ap.parse_args()
     import importlib
 
@@ -58,8 +79,20 @@ def main() -> None:
     print(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
     print(f"new {quadnet.__version__} ({quadnet.__file__}), old {quadnet_old.__version__}")
     rows = []
+    if args.wrapped:
+        new, old = _wrapped_calls(quadnet), _wrapped_calls(quadnet_old)
+        times = {op: {"new": [], "old": []} for op in new}
+        with threadpool_limits(1):
+            for k in range(args.rounds):
+                for op in new:
+                    for which in (("old", "new") if k % 2 == 0 else ("new", "old")):
+                        fn = (new if which == "new" else old)[op]
+                        times[op][which].append(_per_call(fn, args.budget))
+        for op in new:
+            tn, to = stat(times[op]["new"]), stat(times[op]["old"])
+            rows.append(("tiny", op, to * 1e6, tn * 1e6, tn / to))
     with threadpool_limits(1):
-        for d, r in SIZES:
+        for d, r in (() if args.wrapped else SIZES):
             rng = np.random.default_rng(d)
             U, V, Z = (rng.standard_normal((d, r)) for _ in range(3))
             new = _calls(quadnet.PSDQuotient(d, r), U, V, Z)
