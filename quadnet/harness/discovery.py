@@ -26,9 +26,9 @@ when the file is still there with the same SHA-256 (otherwise it says which ``--
 pass).
 
 Sources are loaded into the one registry of the harness,
-:data:`quadnet.harness._registry.registry` (:meth:`~quadnet.harness._registry.Registry.load_file`,
-``load_module``, ``load_entry_point``, ``adopt``, ``unload_module``); this module decides
-what to load and how to report it, and changes no table itself.
+:data:`quadnet.harness._registry.registry`, by its own methods (``load_file``,
+``load_module``, ``load_entry_points``, ``unload``); this module chooses what to load, checks
+the arguments and reports the errors, and changes no table itself.
 
 A source that cannot be loaded (it raises on import, or a check in it has the name of a
 built-in check or of a check loaded before) gives an error naming the file or module. From
@@ -38,26 +38,17 @@ other checks still run and the exit status is non-zero; :func:`load_checks` rais
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import importlib
-import importlib.metadata
-import importlib.util
 import json
-import keyword
 import os
-import re
 import sys
 import textwrap
-import traceback
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from quadnet._validation import declare_params
 from quadnet.harness import checks as _checks
 from quadnet.harness._constraints import Source
-from quadnet.harness._registry import origin_label, registry
+from quadnet.harness._registry import LoadResult, origin_label, registry, sha256_of
 from quadnet.harness.checks._base import CheckError, CheckResult, CheckSpec
 
 __all__ = [
@@ -76,128 +67,13 @@ GROUP = "quadnet.checks"
 #: Set this environment variable (to anything but ``""`` or ``0``) to load no entry points.
 AUTOLOAD_ENV = "QUADNET_DISABLE_CHECK_AUTOLOAD"
 
-
-@dataclass
-class LoadResult:
-    """What loading one source did: the checks it registered and the errors it met.
-
-    ``source`` is the file, module or entry point as given; ``origin`` the dict recorded
-    with its checks; ``error_check`` the name of the failed report entry standing for its
-    errors (command line only).
-    """
-
-    source: str
-    origin: dict[str, Any]
-    checks: list[str] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    traceback: str = ""
-    error_check: str | None = None
-    exception: BaseException | None = field(default=None, repr=False)
-    added_path: str | None = field(default=None, repr=False)
-
-
 #: Every source loaded in this process (loading it again returns the same result): the dict
 #: ``registry.sources`` of :data:`quadnet.harness._registry.registry`.
 _LOADED: dict[tuple, LoadResult] = registry.sources
 
 
-# ------------------------------------------------------------------------------ internals
-def _sha256(path: str | os.PathLike | None) -> str | None:
-    try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest() if path else None
-    except OSError:
-        return None
-
-
-def _adopt(specs: list[CheckSpec], res: LoadResult) -> None:
-    """Add the collected ``specs`` to the registry with ``res.origin``; note the names
-    refused."""
-    added, errors = registry.adopt(specs, res.origin)
-    res.errors += errors
-    res.checks += [n for n in added if n not in res.checks]
-
-
-def _import_failed(res: LoadResult, exc: BaseException) -> None:
-    res.exception = exc
-    res.traceback = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-    res.errors.append(f"could not load {origin_label(res.origin)}: {type(exc).__name__}: {exc}")
-
-
 def _is_file_source(source: str) -> bool:
     return source.endswith(".py") or os.sep in source or "/" in source or Path(source).is_file()
-
-
-# ------------------------------------------------------------------------------ loading
-def _load_file(source: str) -> LoadResult:
-    path = Path(source).expanduser().resolve()
-    key = ("file", str(path))
-    if key in registry.sources:
-        return registry.sources[key]
-    modname = path.stem
-    res = LoadResult(source, {"kind": "file", "path": str(path), "module": modname,
-                              "sha256": _sha256(path)})
-    if not path.is_file():
-        raise ValueError(f"--checks source: no such file {source!r}")
-    if path.suffix != ".py":
-        raise ValueError(f"--checks source: {source!r} is not a Python file (.py)")
-    if not modname.isidentifier() or keyword.iskeyword(modname):
-        res.errors.append(f"could not load {origin_label(res.origin)}: its name must be a "
-                          f"Python module name (letters, digits and _), so that its cell "
-                          f"functions can be imported; rename it, e.g. to "
-                          f"{re.sub(r'[^0-9A-Za-z_]', '_', modname)}.py")
-        return registry.record_source(key, res)
-    existing = sys.modules.get(modname)
-    if existing is not None:
-        where = getattr(existing, "__file__", None)
-        if where and Path(where).resolve() == path:  # imported before (e.g. by a test)
-            _adopt(registry.checks_of_module(modname), res)
-        else:
-            res.errors.append(f"could not load {origin_label(res.origin)}: the module name "
-                              f"{modname!r} is already taken by "
-                              f"{where or 'a built-in module'}; rename the file")
-        return registry.record_source(key, res)
-    found = importlib.util.find_spec(modname)
-    if found is not None and found.origin and Path(found.origin).resolve() != path:
-        res.errors.append(f"could not load {origin_label(res.origin)}: its module name "
-                          f"{modname!r} is also the name of the installed module "
-                          f"{found.origin}; rename the file")
-        return registry.record_source(key, res)
-    folder = str(path.parent)
-    added = folder not in sys.path
-    if added:
-        sys.path.insert(0, folder)
-        res.added_path = folder
-    pending, exc = registry.load_file(path, modname)
-    if exc is not None:  # reported with the file's name
-        if added:
-            with contextlib.suppress(ValueError):
-                sys.path.remove(folder)
-            res.added_path = None
-        _import_failed(res, exc)
-    _adopt(pending, res)
-    return registry.record_source(key, res)
-
-
-def _load_module(source: str) -> LoadResult:
-    key = ("module", source)
-    if key in registry.sources:
-        return registry.sources[key]
-    if not all(part.isidentifier() for part in source.split(".")):
-        raise ValueError(f"--checks source: {source!r} is neither a .py file nor a module name")
-    res = LoadResult(source, {"kind": "module", "module": source})
-    before = source in sys.modules
-    module, pending, exc = registry.load_module(source)
-    if isinstance(exc, ModuleNotFoundError) and exc.name is not None and (
-            source == exc.name or source.startswith(exc.name + ".")):
-        raise ValueError(f"--checks source: no file and no importable module {source!r} "
-                         f"({exc})") from None
-    if exc is not None:  # reported with the module's name
-        _import_failed(res, exc)
-    if module is not None:
-        res.origin["path"] = getattr(module, "__file__", None)
-        res.origin["sha256"] = _sha256(res.origin["path"])
-        _adopt(pending + (registry.checks_of_module(source) if before else []), res)
-    return registry.record_source(key, res)
 
 
 _SOURCE = Source()
@@ -207,7 +83,8 @@ def _load(source: str | os.PathLike) -> LoadResult:
     source = os.fspath(source)
     if not isinstance(source, str) or not source:
         raise ValueError(f"--checks expects a .py file or a module name, got {source!r}")
-    return _load_file(source) if _is_file_source(source) else _load_module(source)
+    return registry.load_file(source) if _is_file_source(source) else \
+        registry.load_module(source)
 
 
 # declared, checked inline: a validated wrapper would switch off the checks of the
@@ -292,29 +169,11 @@ def unload_checks(source: str | os.PathLike) -> list[str]:
     source = _SOURCE.convert(source, "source", {})
     key = (("file", str(Path(source).expanduser().resolve())) if _is_file_source(source)
            else ("module", source))
-    res = registry.forget_source(key)
-    if res is None:
-        return []
-    module = res.origin.get("module")
-    removed = [n for n in res.checks if registry.remove_check(n) is not None]
-    if res.error_check:
-        registry.remove_check(res.error_check)
-    if module:
-        registry.unload_module(module)
-        if res.origin.get("kind") == "file":
-            sys.modules.pop(module, None)
-    if res.added_path:
-        with contextlib.suppress(ValueError):
-            sys.path.remove(res.added_path)
-    return removed
+    return registry.unload(key)
 
 
 def _autoload_disabled() -> bool:
     return os.environ.get(AUTOLOAD_ENV, "").strip() not in ("", "0")
-
-
-def _canonical(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def load_entry_points() -> list[LoadResult]:
@@ -334,33 +193,7 @@ def load_entry_points() -> list[LoadResult]:
     >>> all(r.origin["kind"] == "entry point" for r in load_entry_points())
     True
     """
-    if _autoload_disabled():
-        return []
-    out, seen = [], set()
-    for dist in list(importlib.metadata.distributions()):
-        name = dist.metadata["Name"] or "?"
-        if _canonical(name) in seen:  # a second copy further down sys.path is shadowed
-            continue
-        seen.add(_canonical(name))
-        for ep in dist.entry_points:
-            if ep.group != GROUP:
-                continue
-            key = ("entry point", _canonical(name), ep.name)
-            if key in registry.sources:
-                out.append(registry.sources[key])
-                continue
-            res = LoadResult(f"{ep.name} = {ep.value}", {
-                "kind": "entry point", "dist": name, "version": dist.version,
-                "entry_point": f"{ep.name} = {ep.value}", "module": ep.module})
-            pending, exc = registry.load_entry_point(ep)
-            if exc is not None:  # reported with the dist's name
-                _import_failed(res, exc)
-            mod = sys.modules.get(ep.module)
-            res.origin["path"] = getattr(mod, "__file__", None)
-            res.origin["sha256"] = _sha256(res.origin["path"])
-            _adopt(pending, res)
-            out.append(registry.record_source(key, res))
-    return out
+    return [] if _autoload_disabled() else registry.load_entry_points(GROUP)
 
 
 def check_origin(name: str) -> dict[str, Any]:
@@ -409,8 +242,7 @@ def _error_check(res: LoadResult) -> str:
         return CheckResult(_name, _claim, metrics={"error": _message})
 
     registry.add_error_check(CheckSpec(name, claim, run, -10**9,
-                                       {**res.origin, "load_error": message}))
-    res.error_check = name
+                                       {**res.origin, "load_error": message}), res)
     return name
 
 
@@ -488,7 +320,7 @@ def load_for_report(sources: list[str] | None, report: dict) -> list[str] | None
                 print(f"[quadnet] check {name!r} came from {path}, which no longer exists; "
                       f"pass --checks FILE to redraw its figures", file=sys.stderr)
                 continue
-            if sha and _sha256(path) != sha:
+            if sha and sha256_of(path) != sha:
                 print(f"[quadnet] check {name!r} came from {path}, which changed since the "
                       f"report was written; pass --checks {path} to redraw its figures with "
                       "the current code", file=sys.stderr)
