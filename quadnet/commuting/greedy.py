@@ -338,7 +338,7 @@ class _Monitor:
 
 
 def _descend(loss, U, eta, max_steps, check_every, mon, progress, desc):
-    from tqdm.auto import tqdm
+    from quadnet._progress import tqdm
 
     bar = tqdm(total=max_steps, desc=desc, disable=not progress, leave=False)
     k = 0
@@ -362,7 +362,7 @@ def _descend(loss, U, eta, max_steps, check_every, mon, progress, desc):
 
 
 def _flow(loss, U, max_time, mon, rtol, progress, desc):
-    from tqdm.auto import tqdm
+    from quadnet._progress import tqdm
 
     d, r = U.shape
     atol = 1e-3 * rtol * float(np.max(np.abs(U)))

@@ -327,7 +327,7 @@ def bw_barycenter(Us, weights=None, *, inputs: str | None = None, init=None, tol
     scale = float(np.sqrt(np.sum(w * np.sum(S ** 2, axis=(1, 2)))))
 
     if progress:
-        from tqdm.auto import tqdm
+        from quadnet._progress import tqdm
     else:
         tqdm = _NoBar
 
