@@ -26,7 +26,7 @@ when the file is still there with the same SHA-256 (otherwise it says which ``--
 pass).
 
 Sources are loaded into the one registry of the harness,
-:data:`quadnet.harness._registry.registry`, by its own methods (``load_file``,
+``quadnet.harness._registry.registry``, by its own methods (``load_file``,
 ``load_module``, ``load_entry_points``, ``unload``); this module chooses what to load, checks
 the arguments and reports the errors, and changes no table itself.
 
@@ -68,7 +68,7 @@ GROUP = "quadnet.checks"
 AUTOLOAD_ENV = "QUADNET_DISABLE_CHECK_AUTOLOAD"
 
 #: Every source loaded in this process (loading it again returns the same result): the dict
-#: ``registry.sources`` of :data:`quadnet.harness._registry.registry`.
+#: ``registry.sources`` of ``quadnet.harness._registry.registry``.
 _LOADED: dict[tuple, LoadResult] = registry.sources
 
 

@@ -187,7 +187,7 @@ def _cell_parameters(fn) -> set[str] | None:
 
 
 #: The registered sweeps, name -> :class:`Sweep`: the dict owned by
-#: :data:`quadnet.harness._registry.registry` (``registry.sweeps``), which alone changes it.
+#: ``quadnet.harness._registry.registry`` (``registry.sweeps``), which alone changes it.
 SWEEPS: dict[str, Sweep] = registry.sweeps
 
 

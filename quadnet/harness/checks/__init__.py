@@ -3,7 +3,7 @@
 Every non-underscore module of this package is imported by :func:`available` and
 registers its check with :func:`quadnet.harness.register`. Checks that live outside the
 package are loaded by :mod:`quadnet.harness.discovery` into the same registry
-(:data:`quadnet.harness._registry.registry`, which holds the checks, figure drawers and sweeps).
+(``quadnet.harness._registry.registry``, which holds the checks, figure drawers and sweeps).
 """
 
 from __future__ import annotations

@@ -6,9 +6,9 @@ CheckResult`` registered with :func:`register`. The built-in checks live in the 
 in any Python file or module and is loaded by ``quadnet verify --checks FILE_OR_MODULE`` or
 by an installed package's ``quadnet.checks`` entry point (:mod:`quadnet.harness.discovery`).
 The public names are re-exported, as the same objects, by :mod:`quadnet.harness`. The checks
-and the drawers are kept by the one registry, :data:`quadnet.harness._registry.registry`
+and the drawers are kept by the one registry, ``quadnet.harness._registry.registry``
 (:data:`REGISTRY` and :data:`FIGURES` are its dicts); progress goes through
-:mod:`quadnet._progress`.
+``quadnet._progress``.
 
 Every measured number goes into a :class:`Row`: the claim, where the claim comes from
 (``source``: a citation such as Cheng (2026) "Quotient Dynamics, Effective Curvature, and
@@ -464,7 +464,7 @@ def _plain(obj):
 
 
 #: Figure drawers: stem -> ``draw(data) -> matplotlib Figure`` (see :func:`figure`); the dict
-#: owned by :data:`quadnet.harness._registry.registry` (``registry.figures``).
+#: owned by ``quadnet.harness._registry.registry`` (``registry.figures``).
 FIGURES: dict[str, Callable[[dict], Any]] = registry.figures
 
 #: Single-column paper width in inches: every built-in figure is drawn at this width.
@@ -889,7 +889,7 @@ class CheckSpec:
 
 
 #: The registered checks, name -> :class:`CheckSpec`: the dict owned by
-#: :data:`quadnet.harness._registry.registry` (``registry.checks``), which alone changes it.
+#: ``quadnet.harness._registry.registry`` (``registry.checks``), which alone changes it.
 REGISTRY: dict[str, CheckSpec] = registry.checks
 
 

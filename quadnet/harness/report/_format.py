@@ -3,7 +3,7 @@
 Every table (``quadnet verify``, ``quadnet report``, ``quadnet compare``) prints a measured
 value or a tolerance with :func:`format_number`, and every duration a person reads (the
 quick-mode time of ``--help``, the ETA and elapsed time of the progress lines) with
-:func:`format_duration` (defined in :mod:`quadnet._progress`, beside the progress lines that
+:func:`format_duration` (defined in ``quadnet._progress``, beside the progress lines that
 use it, and re-exported here). The Markdown and LaTeX escapes of a table cell are here too.
 """
 
