@@ -19,7 +19,7 @@ Cells not in a store are computed here in increasing ``n`` unless
 * two consecutive grid sizes already reached 99% on every seed for that ``k`` and method (the
   larger sizes are then not needed for the threshold and are not run; a row counts them);
 * ``n`` exceeds ``QUADNET_PARITY_MAX_N`` (default 5,000: the sizes a full check computes by
-  itself; a direct fit at ``n = 10,000`` takes about 4 CPU-minutes), or no kernel solver fits
+  itself; a direct FACT-RFM fit at ``n = 10,000``, 12 updates, takes about 137 CPU-seconds on two cores), or no kernel solver fits
   in memory (``quadnet.features.solvers.choose_solver``, the estimator's own estimate); these
   cells are listed in a SKIPPED row with the command that runs them.
 
