@@ -19,9 +19,10 @@ Cells not in a store are computed here in increasing ``n`` unless
 * two consecutive grid sizes already reached 99% on every seed for that ``k`` and method (the
   larger sizes are then not needed for the threshold and are not run; a row counts them);
 * ``n`` exceeds ``QUADNET_PARITY_MAX_N`` (default 5,000: the sizes a full check computes by
-  itself; a direct FACT-RFM fit at ``n = 10,000``, 12 updates, takes about 137 CPU-seconds on two cores), or no kernel solver fits
-  in memory (``quadnet.features.solvers.choose_solver``, the estimator's own estimate); these
-  cells are listed in a SKIPPED row with the command that runs them.
+  itself; a direct FACT-RFM fit at ``n = 10,000``, 12 updates, takes about 137 CPU-seconds on
+  two cores), or no kernel solver fits in memory (``quadnet.features.solvers.choose_solver``,
+  the estimator's own estimate); these cells are listed in a SKIPPED row with the command that
+  runs them.
 
 Threshold (the smallest ``n`` reaching 99%): the smallest grid ``n`` at which every seed has
 test accuracy ``≥ 0.99`` and so does every seed at every larger grid ``n`` that ran.
