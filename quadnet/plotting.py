@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from quadnet._validation import Converted, Real, validate_params
+from quadnet._validation import Converted, Real, as_array, validate_params
 
 __all__ = ["psd_cone_coords", "draw_psd_cone", "NOTEBOOK_DPI"]
 
@@ -31,18 +31,9 @@ NOTEBOOK_DPI = 80
 
 
 def _two_by_two(value, name):
-    arr = np.asarray(value)
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number)
-                                   or arr.dtype == bool):
-        raise TypeError(f"{name} must be a real array of shape (..., 2, 2), "
-                        f"got {type(value).__name__}")
-    if np.iscomplexobj(arr):
-        raise TypeError(f"{name} must be real, got a complex array")
-    arr = arr.astype(np.float64)
+    arr = as_array(value, name)          # real, finite, float64 (quadnet's one coercion)
     if arr.ndim < 2 or arr.shape[-2:] != (2, 2):
         raise ValueError(f"{name} must have shape (..., 2, 2), got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite")
     scale = max(1.0, float(np.max(np.abs(arr))))
     if np.max(np.abs(arr[..., 0, 1] - arr[..., 1, 0]), initial=0.0) > 1e-10 * scale:
         raise ValueError(f"{name} must be symmetric (Q[..., 0, 1] == Q[..., 1, 0])")

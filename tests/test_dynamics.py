@@ -314,7 +314,8 @@ def test_a_factor_hvp_override_may_call_super():
             return super().factor_hvp(U, xi)
 
     rng = np.random.default_rng(0)
-    T = rng.standard_normal((4, 4)); T = T @ T.T
+    A = rng.standard_normal((4, 4))
+    T = A @ A.T
     U, xi = rng.standard_normal((4, 2)), rng.standard_normal((4, 2))
     plain, counting = FrobeniusLoss(T), Counting(T)
     assert np.array_equal(counting.factor_hvp(U, xi), plain.factor_hvp(U, xi))

@@ -136,7 +136,7 @@ def test_notebook_opens_with_what_it_assumes_teaches_and_uses(path: Path):
     labels = ["**Assumes.**", "**Learning outcomes.**", "**Theory.**"]
     where = [first.find(label) for label in labels]
     assert all(i >= 0 for i in where), (
-        f"{path.stem}: the first text cell lacks {[l for l, i in zip(labels, where) if i < 0]}")
+        f"{path.stem}: the first text cell lacks {[lab for lab, i in zip(labels, where) if i < 0]}")
     assert where == sorted(where), f"{path.stem}: the labels are out of order"
     outcomes = first[where[1]:where[2]]
     assert len(re.findall(r"^\s*[-*] ", outcomes, flags=re.M)) >= 3, (

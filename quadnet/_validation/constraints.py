@@ -294,6 +294,15 @@ def _bind(dims: dict, key, size: int, name: str) -> None:
                          f"(mismatched shapes)")
 
 
+def _bind_attributes(dims: dict, attrs: dict | None, obj, name: str) -> None:
+    """``_bind(dims, key, obj.<attr>)`` for each ``key: attr`` of ``attrs`` whose attribute is an
+    integer (the sizes an object carries: ``{"d": "d"}``)."""
+    for key, attr in (attrs or {}).items():
+        size = getattr(obj, attr, None)
+        if isinstance(size, numbers.Integral):
+            _bind(dims, key, int(size), name)
+
+
 def _shape_text(shape) -> str:
     return "(" + ", ".join("*" if s is None else str(s) for s in shape) + ")"
 
@@ -509,11 +518,7 @@ class Converted(Constraint):
 
     def convert(self, value, name, dims):
         out = self.fn(value, name)
-        if self.dims_of:
-            for key, attr in self.dims_of.items():
-                size = getattr(out, attr, None)
-                if isinstance(size, numbers.Integral):
-                    _bind(dims, key, int(size), name)
+        _bind_attributes(dims, self.dims_of, out, name)
         return out
 
     def describe(self) -> str:
@@ -542,11 +547,7 @@ class Instance(Constraint):
     def convert(self, value, name, dims):
         if not isinstance(value, self.cls):
             raise TypeError(f"{name} must be {self.description}, got {type(value).__name__}")
-        if self.dims_of:
-            for key, attr in self.dims_of.items():
-                size = getattr(value, attr, None)
-                if isinstance(size, numbers.Integral):
-                    _bind(dims, key, int(size), name)
+        _bind_attributes(dims, self.dims_of, value, name)
         return value
 
     def describe(self) -> str:
@@ -566,10 +567,7 @@ class Bind(Constraint):
         self.attrs = attrs
 
     def convert(self, value, name, dims):
-        for key, attr in self.attrs.items():
-            size = getattr(value, attr, None)
-            if isinstance(size, numbers.Integral):
-                _bind(dims, key, int(size), "the " + type(value).__name__)
+        _bind_attributes(dims, self.attrs, value, "the " + type(value).__name__)
         return value
 
     def describe(self) -> str:
