@@ -13,7 +13,7 @@ Usage::
     python scripts/build_notebooks.py --check         # do the committed cells match the sources?
 
 ``--check`` executes nothing; it exits 1 naming the first notebook and cell whose committed
-``.ipynb`` differs from its source. ``tests/test_notebooks.py`` runs the same comparison.
+``.ipynb`` differs from its source. ``tests/docs/test_notebooks.py`` runs the same comparison.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 Usage::
 
     nice -n 19 python scripts/mutation.py quadnet/geometry/_kernels.py \\
-        tests/test_quotient.py tests/test_geometry_properties.py [--max-children 2] [--keep DIR]
+        tests/geometry/test_quotient.py tests/geometry/test_kernel_properties.py [--max-children 2] [--keep DIR]
 
 The project is copied to a scratch directory (``quadnet/``, the chosen tests, ``conftest.py``)
 with a generated ``setup.cfg`` whose ``[mutmut]`` section mutates only the target file

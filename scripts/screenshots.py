@@ -10,7 +10,7 @@ formulas, and a notebook page scrolled to its first figure. The site is served f
 ``127.0.0.1`` (a throw-away HTTP server on a free port) so that MathJax loads its fonts as on
 any web host. Chromium runs headless with a fresh profile and background networking off, and
 is driven over the DevTools protocol on a pipe (``--remote-debugging-pipe``), so nothing but
-the Python standard library is needed. ``tests/test_docs.py`` uses the same helpers.
+the Python standard library is needed. ``tests/docs/test_docs.py`` uses the same helpers.
 """
 
 from __future__ import annotations

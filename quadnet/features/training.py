@@ -109,7 +109,7 @@ def _make_value_and_grad(net, X: np.ndarray, y: np.ndarray, lam: float):
     Quadratic net: ``∇_W J = 2 D_a W C + λW`` with ``C = (1/n) Σ r_i x_i x_iᵀ`` (the same
     ``C`` as FACT's closed form). Deep linear net: backpropagation through ``H_l = H_{l−1}W_lᵀ``,
     ``∇_{W_l} J = G_lᵀ H_{l−1} + λW_l``, ``G_{l−1} = G_l W_l``, ``G_L = (H_L − Y)/n``.
-    ``tests/test_fact.py`` checks both against autograd applied to :func:`_make_objective`.
+    ``tests/features/test_fact.py`` checks both against autograd applied to :func:`_make_objective`.
     """
 
     shapes = _shapes(net)

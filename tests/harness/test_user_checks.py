@@ -23,7 +23,7 @@ from quadnet.harness import compare, discovery
 from quadnet.harness.checks import _base
 from quadnet.harness.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 SNIPPET = '''\
 # mychecks.py

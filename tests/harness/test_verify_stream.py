@@ -23,7 +23,7 @@ from quadnet.harness.checks import CheckResult, register
 from quadnet.harness.checks._base import REGISTRY
 from quadnet.harness.cli import main, write_json_atomic
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ direction and its pseudo-inverse fallback, the LP warm start (dual feasibility a
 duality against an independent ``linprog``), the Farkas certificate, Newton's stopping
 reasons and budget, every field of a result (single-constraint problems have the closed form
 ``q = q0 y / sum(m q0)``, ``nu = log(y / sum(m q0))``; ``q1 = q2`` gives the geometric mean),
-and the validation relations with their messages. ``tests/test_bregman.py`` holds the
+and the validation relations with their messages. ``tests/commuting/test_bregman.py`` holds the
 randomised properties.
 """
 

@@ -23,7 +23,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 IN_CI = bool(os.environ.get("CI"))
 BUILD_TIMEOUT = 900  # seconds; the build takes well under a minute on two cores

@@ -17,7 +17,7 @@ import pytest
 
 import quadnet as qn
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 
 

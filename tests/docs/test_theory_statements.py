@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-THEORY = Path(__file__).resolve().parent.parent / "docs" / "theory"
+THEORY = Path(__file__).resolve().parents[2] / "docs" / "theory"
 PAGES = sorted(THEORY.glob("*.md"))
 
 _BLOCK = re.compile(r"^```python\n(.*?)^```", flags=re.S | re.M)

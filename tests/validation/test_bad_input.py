@@ -700,7 +700,7 @@ def _specs() -> dict[str, Spec]:
     S[f"{sw}.available_sweeps"] = Spec(qn.harness.available_sweeps)
     S[f"{sw}.get_sweep"] = Spec(qn.harness.get_sweep,
                                 {"name": qn.harness.available_sweeps()[0]})
-    # these write or read sweep stores on disk (valid calls: tests/test_sweeps.py); here only
+    # these write or read sweep stores on disk (valid calls: tests/harness/test_sweeps.py); here only
     # their argument checks run, which happen before any file is touched
     S[f"{sw}.read_results"] = Spec(qn.harness.read_results, valid=False,
                                    extra=[("store", 3), ("store", None)])
@@ -713,7 +713,7 @@ def _specs() -> dict[str, Spec]:
                                   {"sweep": qn.harness.available_sweeps()[0], "quick": True,
                                    "seed": 0}, kinds=CELL_SEED)
     # the public check API (quadnet.harness): its argument errors are asserted, message by
-    # message, in tests/test_user_checks.py, tests/test_figures.py and tests/test_cli.py
+    # message, in tests/harness/test_user_checks.py, tests/harness/test_figures.py and tests/harness/test_cli.py
     why = ("the public check API; its errors are asserted in test_user_checks.py, "
            "test_figures.py and test_cli.py")
     base = "quadnet.harness.checks._base"

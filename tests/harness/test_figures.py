@@ -21,7 +21,7 @@ from quadnet.harness.checks import CheckResult, register
 from quadnet.harness.checks._base import COLUMN_WIDTH, REGISTRY, SLIDES_SIZE, figure
 from quadnet.harness.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 H0 = 2.5  # the stand-in's own height, inches
 
 
