@@ -1,10 +1,12 @@
-"""The layout: layer contracts (import-linter), private imports, the public surface, aliases."""
+"""The layout: layer contracts (import-linter), private imports, the public surface, aliases,
+and the test tree, which mirrors the package."""
 
 from __future__ import annotations
 
 import ast
 import importlib
 import pathlib
+import re
 import subprocess
 import sys
 import warnings
@@ -130,3 +132,36 @@ def test_every_old_name_and_module_path_still_resolves():
         for path in _aliases.MODULES:
             mod = importlib.import_module(path)
             assert mod.__all__ and all(hasattr(mod, n) for n in mod.__all__), path
+
+
+#: test directories that are not a subpackage of quadnet: the cross-cutting argument checks of
+#: every public callable, and the statements of the documentation
+TEST_DIRS_OUTSIDE_THE_PACKAGE = {"validation", "docs"}
+#: words that name how a test file came about rather than what it tests
+CAMPAIGN_WORDS = {"parts", "findings", "campaign", "campaigns", "round", "batch", "misc",
+                  "extra", "more", "new", "fixes", "followup", "review", "todo", "wip"}
+
+
+def test_test_tree_mirrors_the_package():
+    """Every directory of tests/ is a subpackage of quadnet (or ``validation``, ``docs``), and
+    every top-level test file is named after a module of quadnet (or the architecture)."""
+    tests = ROOT / "tests"
+    subpackages = {p.name for p in PKG.iterdir() if (p / "__init__.py").is_file()}
+    dirs = {p.name for p in tests.iterdir() if p.is_dir() and p.name != "__pycache__"
+            and not p.name.startswith(".")}
+    assert dirs - subpackages - TEST_DIRS_OUTSIDE_THE_PACKAGE == set()
+    modules = {p.stem.lstrip("_") for p in PKG.glob("*.py")} | {"architecture"}
+    top = {p.stem.removeprefix("test_") for p in tests.glob("test_*.py")}
+    assert top - modules == set(), "top-level test files must be named after a quadnet module"
+
+
+def test_test_files_are_named_by_their_subject():
+    """No ``_parts``, ``_findings``, ``_campaign``, ``..._boundary`` names: a test file says
+    what it tests."""
+    offenders = []
+    for path in (ROOT / "tests").rglob("test_*.py"):
+        words = path.stem.removeprefix("test_").split("_")
+        if CAMPAIGN_WORDS & set(words) or words[-1] == "boundary" or re.search(r"\d+$",
+                                                                                path.stem):
+            offenders.append(str(path.relative_to(ROOT)))
+    assert offenders == []
