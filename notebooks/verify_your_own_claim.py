@@ -71,7 +71,9 @@ def sh(command, cwd="."):
 # `quadnet new-check NAME` writes a commented template of such a file (and a pytest file for
 # it); here is the finished one. The parts:
 #
-# * `@register(NAME, CLAIM)` makes `run(ctx)` the check `marchenko-pastur`;
+# * `@register(NAME, CLAIM)` makes `run(ctx, res)` the check `marchenko-pastur`: the name and
+#   the claim are written once, there, and `res` is the check's result (a `CheckResult` that
+#   already carries them), which `run` fills;
 # * every random draw comes from `ctx.rng(...)`, so the same `--seed` gives the same bits;
 # * `res.add(claim, measured, tolerance, kind="theorem", source=...)` is one row of the table:
 #   PASS or FAIL against the tolerance, with the source cited by name; `res.report(...)` is a
@@ -101,8 +103,7 @@ from pathlib import Path
 import numpy as np
 from scipy import integrate
 
-from quadnet.harness import (CheckResult, Sweep, figure, read_results, register,
-                             register_sweep, run_sweep)
+from quadnet.harness import Sweep, figure, read_results, register, register_sweep, run_sweep
 
 NAME = "marchenko-pastur"
 CLAIM = ("the spectrum of X^T X / m follows the Marchenko-Pastur law and its largest "
@@ -189,8 +190,7 @@ def draw(data):
 
 
 @register(NAME, CLAIM)
-def run(ctx):
-    res = CheckResult(NAME, CLAIM)
+def run(ctx, res):
     d = 200 if ctx.quick else 800
     m = round(d / GAMMA)
     X = ctx.rng("X").standard_normal((m, d))
@@ -220,7 +220,6 @@ def run(ctx):
     res.metrics.update(sweep_cells=rep.n_cells, sweep_cells_resumed=rep.skipped)
     ctx.draw(res, "marchenko-pastur", {"eigenvalues": eig, "gamma": d / m, "d": d, "m": m,
                                         "sweep_d": ds, "sweep_mean_rel_error": mean})
-    return res
 
 
 # %% [markdown]

@@ -127,6 +127,12 @@ def _import_failed(res: LoadResult, exc: BaseException) -> None:
     res.errors.append(f"could not load {origin_label(res.origin)}: {type(exc).__name__}: {exc}")
 
 
+def _same_run(a: Callable, b: Callable) -> bool:
+    """Whether two registered run functions are one check function (``register`` wraps the
+    function it decorates, so the same function registered twice gives two wrappers)."""
+    return a is b or getattr(a, "__wrapped__", a) is getattr(b, "__wrapped__", b)
+
+
 def _canonical(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
@@ -170,7 +176,7 @@ class Registry:
         if spec.origin.get("kind") != "built-in":
             self.load_builtins()
         old = self.checks.get(spec.name)
-        if old is not None and old.run is not spec.run:
+        if old is not None and not _same_run(old.run, spec.run):
             raise ValueError(f"check {spec.name!r} is registered twice (first by "
                              f"{old.run.__module__})")
         self.checks[spec.name] = spec
@@ -209,7 +215,7 @@ class Registry:
                 self.checks.setdefault(spec.name, spec)
                 continue
             old = self.checks.get(spec.name)
-            if old is not None and old.run is not spec.run:
+            if old is not None and not _same_run(old.run, spec.run):
                 what = ("a built-in check" if old.origin.get("kind") == "built-in"
                         else f"a check already loaded from {origin_label(old.origin)}")
                 errors.append(f"check {spec.name!r} in {label} has the name of {what}; "

@@ -72,9 +72,11 @@ def draw_errors(data: dict):
 
 
 @register(NAME, CLAIM)
-def run(ctx: CheckContext) -> CheckResult:
-    """The check: measure, add one row per claim, store the figure's data."""
-    res = CheckResult(NAME, CLAIM)
+def run(ctx: CheckContext, res: CheckResult) -> None:
+    """The check: measure, add one row per claim to ``res``, store the figure's data.
+
+    ``register`` makes ``res``, the check's result, with the name and the claim given
+    there; ``quadnet verify`` reports what ``run`` adds to it."""
     sizes = (4, 8, 16) if ctx.quick else (4, 8, 16, 32, 64, 128)  # --quick: seconds
     tolerance = 1e-13  # float64 rounding of a sum of d r products stays far below this
     errors = []
@@ -88,7 +90,6 @@ def run(ctx: CheckContext) -> CheckResult:
     # a measurement without a claim is REPORTED (it never makes the check fail)
     res.report("largest dimension", sizes[-1], source=SOURCE)
     ctx.draw(res, FIGURE, {{"d": list(sizes), "error": errors, "tolerance": tolerance}})
-    return res
 '''
 
 _TEST = '''\

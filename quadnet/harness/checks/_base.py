@@ -1,7 +1,9 @@
 """Shared machinery of the checks: rows, results, the run context, register and figure.
 
-A *check* reproduces one group of claims. It is a function ``run(ctx: CheckContext) ->
-CheckResult`` registered with :func:`register`. The built-in checks live in the modules of
+A *check* reproduces one group of claims. It is a function ``run(ctx: CheckContext, res:
+CheckResult)`` registered with :func:`register`, which makes ``res`` with the check's name
+and claim (so they are written once); ``run`` fills it. (A function ``run(ctx) ->
+CheckResult`` that builds its own result is accepted too.) The built-in checks live in the modules of
 ``quadnet.harness.checks`` (the package imports every such module); a check of your own lives
 in any Python file or module and is loaded by ``quadnet verify --checks FILE_OR_MODULE`` or
 by an installed package's ``quadnet.checks`` entry point (:mod:`quadnet.harness.discovery`).
@@ -31,7 +33,9 @@ saved report without recomputing, byte for byte the same.
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
+import inspect
 import io
 import json
 import math
@@ -203,17 +207,19 @@ def _json_number(x):
 
 @dataclass
 class CheckResult:
-    """What a check returns: its rows, free-form metrics and the figures it drew.
+    """What a check produces: its rows, free-form metrics and the figures it drew.
 
-    ``figure_data`` holds, per figure stem, the JSON-able data its drawer needs (so a saved
-    report redraws the figure); ``figure_notes`` says why a figure was not written. It is a
-    builder, mutable on purpose: :meth:`add`, :meth:`report`, :meth:`skip` and
-    :meth:`CheckContext.draw` fill it while the check runs.
+    :func:`register` makes it, with the check's name and claim, and passes it to the check's
+    ``run(ctx, res)``. ``figure_data`` holds, per figure stem, the JSON-able data its drawer
+    needs (so a saved report redraws the figure); ``figure_notes`` says why a figure was not
+    written. It is a builder, mutable on purpose: :meth:`add`, :meth:`report`, :meth:`skip`
+    and :meth:`CheckContext.draw` fill it while the check runs.
 
     Parameters
     ----------
     name : str
-        The check's registered name (:func:`register`); ``run_check`` refuses another.
+        The check's registered name (:func:`register` sets it); ``run_check`` refuses
+        another.
     claim : str
         The check's one-line claim.
     rows : list of Row, optional
@@ -233,13 +239,23 @@ class CheckResult:
 
     Examples
     --------
+    The result a check fills (``register`` makes it; the name and claim are written once):
+
     >>> import numpy as np
-    >>> res = CheckResult("my-identity", "tr(U U^T) equals the squared Frobenius norm of U")
-    >>> U = np.random.default_rng(0).standard_normal((6, 2))
-    >>> row = res.add("trace identity", abs(np.trace(U @ U.T) - np.sum(U * U)), 1e-12,
-    ...               kind="theorem", source="a textbook identity")
-    >>> row.status, res.status
-    ('PASS', 'PASS')
+    >>> @register("my-identity", "tr(U U^T) equals the squared Frobenius norm of U")
+    ... def run(ctx, res):
+    ...     U = ctx.rng("U").standard_normal((6, 2))
+    ...     row = res.add("trace identity", abs(np.trace(U @ U.T) - np.sum(U * U)), 1e-12,
+    ...                   kind="theorem", source="a textbook identity")
+    >>> res = run(CheckContext(quick=True))
+    >>> res.name, [row.status for row in res.rows], res.status
+    ('my-identity', ['PASS'], 'PASS')
+    >>> _ = registry.remove_check("my-identity")  # (the doctest cleans up after itself)
+
+    Made directly, e.g. to try a row:
+
+    >>> CheckResult("demo", "a claim").add("error", 1e-14, 1e-12).status
+    'PASS'
     """
 
     name: str
@@ -905,10 +921,89 @@ def _origin_of(name: str) -> dict[str, Any]:
     return dict(spec.origin) if spec is not None else {"kind": "unknown"}
 
 
+def _function_name(fn) -> str:
+    return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
+
+
+def _takes_result(name: str, fn) -> bool:
+    """True for ``run(ctx, res)``, False for ``run(ctx)`` (decided by the signature);
+    ``TypeError`` naming the function for any other signature."""
+    if not callable(fn):
+        raise TypeError(f"register({name!r}): the check must be a function run(ctx, res) or "
+                        f"run(ctx), got {type(fn).__name__}")
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):  # no inspectable signature: called as run(ctx)
+        return False
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    required = [p for p in params if p.kind in positional and p.default is p.empty]
+    keyword = [p.name for p in params
+               if p.kind is inspect.Parameter.KEYWORD_ONLY and p.default is p.empty]
+    if len(required) > 2 or keyword:
+        raise TypeError(f"register({name!r}): the check function {_function_name(fn)} must "
+                        f"take (ctx, res) or (ctx), but its signature is "
+                        f"{inspect.signature(fn)}")
+    return len(required) == 2
+
+
+def _checked_result(name: str, fn, out, *, takes_result: bool, origin: dict | None = None
+                    ) -> CheckResult:
+    """``out`` if it is a :class:`CheckResult` named ``name``, else a :class:`CheckError`
+    naming the check, where it comes from and its run function ``fn``."""
+    if isinstance(out, CheckResult) and out.name == name:
+        return out
+    if origin is None:
+        spec = registry.get_check(name)
+        origin = spec.origin if spec is not None and getattr(spec.run, "__wrapped__", None) \
+            is fn else _default_origin(fn)
+    where = f"check {name!r} ({origin_label(origin)})"
+    how = ("fill the res it is given and return it or None" if takes_result else
+           "return the CheckResult it builds, or be written run(ctx, res) and fill the res "
+           "that register makes")
+    if isinstance(out, CheckResult):
+        err = CheckError(f"{where} returned a result named {out.name!r}: its run function "
+                         f"{_function_name(fn)} must {how}")
+    else:
+        err = CheckError(f"{where} returned {type(out).__name__}, not a CheckResult: its run "
+                         f"function {_function_name(fn)} must {how}")
+    err.check = name  # raised for this check's result (run_check passes it on as it is)
+    raise err
+
+
+def _check_runner(name: str, claim: str, fn) -> Callable[..., CheckResult]:
+    """``fn`` as the registered run function: ``run(ctx) -> CheckResult`` whichever form
+    ``fn`` has; for ``fn(ctx, res)`` it makes ``res = CheckResult(name, claim)`` first."""
+    takes_result = _takes_result(name, fn)
+
+    @functools.wraps(fn)
+    def run(ctx: CheckContext, res: CheckResult | None = None) -> CheckResult:
+        if takes_result:
+            res = CheckResult(name, claim) if res is None else res
+            out = fn(ctx, res)
+            out = res if out is None else out
+        elif res is not None:
+            raise TypeError(f"check {name!r}: its run function {_function_name(fn)} takes "
+                            "(ctx) and makes its own CheckResult; call it as run(ctx)")
+        else:
+            out = fn(ctx)
+        return _checked_result(name, fn, out, takes_result=takes_result)
+
+    run.takes_result = takes_result
+    return run
+
+
 @validate_params({"name": Text(), "claim": Text(), "order": Integer(), "heavy": Boolean()},
                  finite_result=False)
 def register(name: str, claim: str, order: int = 100, *, heavy: bool = False):
-    """Decorator: register ``run(ctx) -> CheckResult`` as the check ``name``.
+    """Decorator: register ``run(ctx, res)`` (or ``run(ctx) -> CheckResult``) as the check
+    ``name``.
+
+    The check's name and claim are written once, here: ``register`` makes the result,
+    ``res = CheckResult(name, claim)``, and passes it to ``run(ctx, res)``, which fills it
+    (:meth:`CheckResult.add`, :meth:`~CheckResult.report`, :meth:`~CheckResult.skip`,
+    :meth:`CheckContext.draw`) and returns it or ``None``. A function of one argument,
+    ``run(ctx)``, builds and returns its own :class:`CheckResult` (the older form, still
+    accepted); the form is told by the signature.
 
     ``quadnet verify NAME`` then runs it like a built-in check: its rows go into the table,
     the JSON, Markdown and LaTeX reports, and its figures can be redrawn from a report.
@@ -932,27 +1027,46 @@ def register(name: str, claim: str, order: int = 100, *, heavy: bool = False):
     Returns
     -------
     callable
-        The decorator; it returns ``run`` unchanged.
+        The decorator. It returns the registered run function, ``run(ctx) ->
+        CheckResult`` in both forms (``functools.wraps`` of the one decorated, which is its
+        ``__wrapped__``).
+
+    Raises
+    ------
+    TypeError
+        When the decorated function takes neither ``(ctx, res)`` nor ``(ctx)``.
+    CheckError
+        When the run function returns something else than a :class:`CheckResult` of the
+        check's name (``None`` is the result ``res`` of the two-argument form); the message
+        names the check, its origin and the function.
 
     Examples
     --------
     >>> import numpy as np
     >>> @register("demo-trace", "tr(U U^T) equals the squared Frobenius norm of U")
-    ... def run(ctx):
-    ...     res = CheckResult("demo-trace", "tr(U U^T) equals the squared Frobenius norm of U")
+    ... def run(ctx, res):
     ...     U = ctx.rng("U").standard_normal((6, 2))
     ...     res.add("trace identity", abs(np.trace(U @ U.T) - np.sum(U * U)), 1e-12,
     ...             kind="theorem", source="a textbook identity")
-    ...     return res
-    >>> run(CheckContext(quick=True)).status
-    'PASS'
-    >>> _ = registry.remove_check("demo-trace")  # (the doctest cleans up after itself)
+    >>> res = run(CheckContext(quick=True))
+    >>> res.name, res.claim, res.status
+    ('demo-trace', 'tr(U U^T) equals the squared Frobenius norm of U', 'PASS')
+    >>> @register("demo-dict", "returns the wrong thing")
+    ... def run_dict(ctx):
+    ...     return {"rows": []}
+    >>> run_dict(CheckContext())  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    quadnet.harness.checks._base.CheckError: check 'demo-dict' (built-in) returned dict, ...
+    >>> for n in ("demo-trace", "demo-dict"):  # (the doctest cleans up after itself)
+    ...     _ = registry.remove_check(n)
     """
 
-    def deco(fn: Callable[[CheckContext], CheckResult]):
+    def deco(fn: Callable[..., CheckResult | None]) -> Callable[..., CheckResult]:
+        run = _check_runner(name, claim, fn)
         # collected instead while discovery loads a file (see Registry.collecting); a check
         # not of quadnet first has the built-in checks loaded, so that a clash is found here
-        registry.add_check(CheckSpec(name, claim, fn, order, _default_origin(fn), heavy=heavy))
-        return fn
+        registry.add_check(CheckSpec(name, claim, run, order, _default_origin(fn), heavy=heavy))
+        return run
 
     return deco
