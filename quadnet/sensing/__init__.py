@@ -9,6 +9,7 @@ from quadnet.sensing.gaussian import (
     GaussianSensing as GaussianSensing,
     inverse_population_normal_operator as inverse_population_normal_operator,
     population_normal_operator as population_normal_operator,
+    spectral_init as spectral_init,
 )
 from quadnet.sensing.population import (
     PopulationInverse as PopulationInverse,

@@ -37,11 +37,11 @@ from quadnet._validation import (
     Bind,
     Boolean,
     Integer,
+    Instance,
     Options,
     Real,
     Relation,
     Seed,
-    Symmetric,
     as_directions,
     as_factor,
     declare_params,
@@ -50,6 +50,7 @@ from quadnet._validation import (
     validate_params,
 )
 from quadnet.losses import FACTOR_U, TANGENT_XI, Loss, finite_result
+from quadnet.sensing._fields import FIELD, HERMITIAN_OR_SYMMETRIC, field_matches
 from quadnet.sensing.population import PopulationInverse
 
 from quadnet.exceptions import SpectralInitWarning
@@ -58,6 +59,7 @@ __all__ = [
     "GaussianSensing",
     "inverse_population_normal_operator",
     "population_normal_operator",
+    "spectral_init",
 ]
 
 
@@ -80,21 +82,36 @@ HVP_SCRATCH_ENTRIES = 1 << 22
 HVP_ROW_BLOCK_BYTES = 1 << 23
 
 
-@validate_params({"H": Symmetric("d")})
-def population_normal_operator(H) -> np.ndarray:
+@validate_params({"field": FIELD, "H": HERMITIAN_OR_SYMMETRIC},
+                 relations=[field_matches(("H",))])
+def population_normal_operator(H, *, field: str = "real") -> np.ndarray:
     r"""The population normal operator of Gaussian rank-one sensing (quadnet theory §4).
 
     .. math:: T(H) = \mathbb E\left[(x^\top H x)\, x x^\top\right] = 2H + \operatorname{tr}(H) I,
-              \qquad x \sim N(0, I_d)
+              \qquad x \sim N(0, I_d) \quad (\texttt{field="real"}),
+
+    .. math:: T(H) = \mathbb E\left[(a^* H a)\, a a^*\right] = H + \operatorname{tr}(H) I,
+              \qquad a \sim CN(0, I_d) \quad (\texttt{field="complex"}).
+
+    Both are Isserlis' theorem (Isserlis 1918; Wick 1950). Real: the fourth moment
+    ``E[x_a x_b x_c x_e]`` is the sum over the three pairings, giving
+    ``tr(H) delta_ce + H_ce + H_ec``. Complex (``a = (g + i h)/sqrt 2``, ``g, h ~ N(0, I)``
+    independent, so ``E a a^* = I`` and ``E a a^T = 0``): only pairings of an ``a`` with an
+    ``conj(a)`` survive, ``E[conj(a_i) a_j a_p conj(a_q)] = delta_ij delta_pq +
+    delta_iq delta_jp``, one pairing fewer, hence ``H`` once instead of twice.
 
     Parameters
     ----------
     H : array_like, shape (d, d)
-        Symmetric.
+        Symmetric (``field="real"``) or Hermitian (``field="complex"``; a real symmetric
+        ``H`` is accepted there too).
+    field : {"real", "complex"}, default "real"
+        The field of the design. A complex ``H`` with ``field="real"`` is refused naming ``H``.
 
     Returns
     -------
     numpy.ndarray, shape (d, d)
+        float64 for a real ``H``, complex128 for a complex one.
 
     Examples
     --------
@@ -102,22 +119,33 @@ def population_normal_operator(H) -> np.ndarray:
     >>> population_normal_operator(np.eye(2))
     array([[4., 0.],
            [0., 4.]])
+    >>> population_normal_operator(np.array([[1.0, 1j], [-1j, 0.0]]), field="complex")
+    array([[2.+0.j, 0.+1.j],
+           [0.-1.j, 1.+0.j]])
     """
-    return 2.0 * H + np.trace(H) * np.eye(H.shape[0])
+    scale = 2.0 if field == "real" else 1.0
+    return scale * H + np.trace(H) * np.eye(H.shape[0])
 
 
-@validate_params({"Y": Symmetric("d")})
-def inverse_population_normal_operator(Y) -> np.ndarray:
+@validate_params({"field": FIELD, "Y": HERMITIAN_OR_SYMMETRIC},
+                 relations=[field_matches(("Y",))])
+def inverse_population_normal_operator(Y, *, field: str = "real") -> np.ndarray:
     r"""Inverse of the population normal operator (quadnet theory §4).
 
     .. math:: T^{-1}(Y) = \tfrac12 \left(Y - \frac{\operatorname{tr} Y}{d+2} I\right)
+              \quad (\texttt{field="real"}), \qquad
+              T^{-1}(Y) = Y - \frac{\operatorname{tr} Y}{d+1} I
+              \quad (\texttt{field="complex"}).
 
-    From ``tr T(H) = (d+2) tr H``: ``tr H = tr Y / (d+2)`` and ``H = (Y - tr(H) I) / 2``.
+    Real: ``tr T(H) = (d+2) tr H``, so ``tr H = tr Y / (d+2)`` and ``H = (Y - tr(H) I) / 2``.
+    Complex: ``tr T(H) = (d+1) tr H``, so ``H = Y - tr(Y)/(d+1) I``.
 
     Parameters
     ----------
     Y : array_like, shape (d, d)
-        Symmetric.
+        Symmetric (``field="real"``) or Hermitian (``field="complex"``).
+    field : {"real", "complex"}, default "real"
+        The field of the design (see :func:`population_normal_operator`).
 
     Returns
     -------
@@ -129,13 +157,24 @@ def inverse_population_normal_operator(Y) -> np.ndarray:
     >>> H = np.array([[1.0, 2.0], [2.0, -1.0]])
     >>> bool(np.allclose(inverse_population_normal_operator(population_normal_operator(H)), H))
     True
+    >>> Hc = np.array([[1.0, 2j], [-2j, -1.0]])
+    >>> Tc = population_normal_operator(Hc, field="complex")
+    >>> bool(np.allclose(inverse_population_normal_operator(Tc, field="complex"), Hc))
+    True
     """
+    if field == "complex":
+        return _inverse_population_normal_operator_complex(Y)
     return _inverse_population_normal_operator(Y)
 
 
 def _inverse_population_normal_operator(Y: np.ndarray) -> np.ndarray:
     d = Y.shape[0]
     return 0.5 * (Y - (np.trace(Y) / (d + 2)) * np.eye(d))
+
+
+def _inverse_population_normal_operator_complex(Y: np.ndarray) -> np.ndarray:
+    d = Y.shape[0]
+    return Y - (np.trace(Y) / (d + 1)) * np.eye(d)
 
 
 def _nonzero_star(args) -> str | None:
@@ -157,6 +196,18 @@ def relative_error(Q, Q_star) -> float:
     return rel_diff(Q, Q_star)
 
 
+#: The preprocessings of the spectral initialiser (``spectral_init(preprocessing=...)``).
+PREPROCESSINGS = ("identity", "optimal")
+
+
+def _real_preprocessing(args) -> str | None:
+    if args["preprocessing"] == "identity":
+        return None
+    return ("preprocessing='optimal' (Luo, Alghamdi & Lu 2019) is implemented for complex "
+            "Gaussian designs (field='complex'); a real design takes "
+            "preprocessing='identity'")
+
+
 def _one_y_per_row(args) -> str | None:
     m, n = args["X"].shape[0], args["y"].shape[0]
     if m != n:
@@ -172,7 +223,8 @@ def _r_le_d(args) -> str | None:
 def _random_bytes(args) -> float:
     d, r, m = args["d"], args["r"], args["m"]
     # X (m x d), X U* (m x r), y and the noise (m each), U* and Q* (d x r, d x d), as float64
-    return 8.0 * (m * d + m * r + 2 * m + d * r + d * d)
+    words = 8.0 * (m * d + m * r + 2 * m + d * r + d * d)
+    return 2.0 * words if args.get("field") == "complex" else words
 
 
 class GaussianSensing(Loss):
@@ -184,12 +236,21 @@ class GaussianSensing(Loss):
     with the predictor-level loss ``ell(Q) = (1/(2m)) ||A(Q) - y||^2``. No ``m x d x d`` array
     and no per-measurement ``d x d`` matrix is ever formed.
 
+    With ``field="complex"`` the design is complex, rows ``a_i^*``, and the instance is the
+    complex problem ``y_i = a_i^* Q a_i = ||U^* a_i||^2`` with Hermitian ``Q = U U^*``
+    (:class:`quadnet.sensing.complex_gaussian.ComplexGaussianSensing`, a subclass; same
+    loss normalisation ``1/(2m)``, gradients for the real inner product ``Re tr(xi^* eta)``).
+
     Parameters
     ----------
     X : array_like, shape (m, d)
-        Design, rows ``x_i`` (finite). Stored C-contiguous float64, not copied when already so.
+        Design, rows ``x_i`` (finite). Stored C-contiguous float64, not copied when already so
+        (complex128 for ``field="complex"``). A complex ``X`` with ``field="real"`` is refused
+        naming ``X``.
     y : array_like, shape (m,)
-        Measurements (finite).
+        Measurements (finite, real).
+    field : {"real", "complex"}, default "real"
+        The field of the design.
 
     Attributes
     ----------
@@ -208,12 +269,34 @@ class GaussianSensing(Loss):
     0.0
     >>> bool(np.allclose(prob.factor_gradient(prob.U_star), 0.0))
     True
+    >>> pr = GaussianSensing.random(5, 1, 40, seed=0, field="complex")   # phase retrieval
+    >>> pr.field, pr.X.dtype, pr.factor_value(pr.U_star * 1j)            # U(1) invariance
+    ('complex', dtype('complex128'), 0.0)
     """
 
-    @validate_params({"X": Array(shape=("m", "d")), "y": Array(ndim=1)},
+    #: The field of the design (``"real"`` here; ``"complex"`` for a complex design).
+    field = "real"
+
+    def __new__(cls, *args, **kwargs):
+        # GaussianSensing(X, y, field="complex") is the complex problem (quadnet.sensing.
+        # complex_gaussian); pickling calls __new__(cls) alone, so arguments are optional
+        if cls is GaussianSensing:
+            field = kwargs.get("field", "real")
+            if field == "complex":
+                from quadnet.sensing.complex_gaussian import ComplexGaussianSensing
+
+                return object.__new__(ComplexGaussianSensing)
+            X = args[0] if args else kwargs.get("X")
+            if field == "real" and isinstance(X, np.ndarray) and np.iscomplexobj(X):
+                raise TypeError(f"GaussianSensing: X is complex (dtype {X.dtype}) but "
+                                f"field='real' is declared; pass field='complex' for a "
+                                f"complex design")
+        return object.__new__(cls)
+
+    @validate_params({"field": FIELD, "X": Array(shape=("m", "d")), "y": Array(ndim=1)},
                      relations=[Relation(("X", "y"), _one_y_per_row,
                                          "``len(y)`` equals the number of rows of ``X``")])
-    def __init__(self, X, y):
+    def __init__(self, X, y, *, field: str = "real"):
         self.X = np.ascontiguousarray(X, dtype=float)   # checked once (also when nested)
         self.y = np.ascontiguousarray(y, dtype=float)
         self.m, self.d = m, d = self.X.shape
@@ -223,17 +306,25 @@ class GaussianSensing(Loss):
 
     @classmethod
     @validate_params({"d": Integer(1), "r": Integer(1), "m": Integer(1), "seed": Seed(),
-                      "noise": Real(0)},
+                      "noise": Real(0), "field": FIELD},
                      relations=[Relation(("r", "d"), _r_le_d, "``r <= d``"),
                                 memory_guard(("d", "r", "m"), _random_bytes,
                                              "the design X (m x d float64) and the planted "
                                              "truth")])
-    def random(cls, d: int, r: int, m: int, *, seed=None, noise: float = 0.0) -> GaussianSensing:
+    def random(cls, d: int, r: int, m: int, *, seed=None, noise: float = 0.0,
+               field: str = "real") -> GaussianSensing:
         r"""A planted instance: ``U*`` with i.i.d. ``N(0, 1/d)`` entries, ``X`` i.i.d. ``N(0, 1)``.
 
         ``y_i = ||U*^T x_i||^2 + noise * g_i`` with ``g_i ~ N(0, 1)`` (quadnet theory §4). Draw
         order from the stream of ``seed``: ``U*``, then ``X``, then the noise (only if
         ``noise > 0``), so the same seed gives the same bits.
+
+        ``field="complex"``: ``U*`` has i.i.d. ``CN(0, 1/d)`` entries and the rows of ``X`` are
+        ``a_i^*`` with ``a_i ~ CN(0, I_d)`` (real and imaginary parts i.i.d. ``N(0, 1/2)``,
+        so ``E a a^* = I`` and ``E ||U*||_F^2 = r`` as in the real case); ``y_i =
+        ||U*^* a_i||^2 + noise * g_i``, still real. Each complex array is drawn as one block
+        of ``2 n`` standard normals read as interleaved (real, imaginary) pairs, in the same
+        order ``U*``, ``X``, noise.
 
         Parameters
         ----------
@@ -243,6 +334,8 @@ class GaussianSensing(Loss):
             The random stream (:func:`quadnet._validation.as_rng`).
         noise : float, default 0.0
             Noise standard deviation ``>= 0``.
+        field : {"real", "complex"}, default "real"
+            The field of ``U*`` and of the design.
 
         Returns
         -------
@@ -256,6 +349,10 @@ class GaussianSensing(Loss):
         (True, (10, 4))
         """
         rng = seed
+        if field == "complex":
+            from quadnet.sensing.complex_gaussian import random_complex_instance
+
+            return random_complex_instance(d, r, m, rng, noise)
         U_star = rng.standard_normal((d, r)) / np.sqrt(d)
         X = rng.standard_normal((m, d))
         XU = X @ U_star
@@ -540,9 +637,13 @@ class GaussianSensing(Loss):
         return self._adjoint(self.y)
 
     @validate_params({"self": Bind(d="d"), "r": Integer(1), "strict": Boolean(),
-                      "method": Options("auto", "lanczos", "dense")},
-                     relations=[Relation(("r",), _r_le_d, "``r <= d``")])
-    def spectral_init(self, r: int, *, strict: bool = True, method: str = "auto") -> np.ndarray:
+                      "method": Options("auto", "lanczos", "dense"),
+                      "preprocessing": Options(*PREPROCESSINGS)},
+                     relations=[Relation(("r",), _r_le_d, "``r <= d``"),
+                                Relation(("preprocessing",), _real_preprocessing,
+                                         "``preprocessing='identity'`` for a real design")])
+    def spectral_init(self, r: int, *, strict: bool = True, method: str = "auto",
+                      preprocessing: str = "identity") -> np.ndarray:
         r"""Spectral (moment) initialiser ``U_0 = V_r diag(sqrt(lambda_r))`` (quadnet theory §4).
 
         ``(lambda_r, V_r)`` are the top-``r`` eigenpairs of ``Q_hat = T^{-1}(M)``, with the
@@ -587,6 +688,11 @@ class GaussianSensing(Loss):
             Raise (rather than pad) when fewer than ``r`` eigenvalues are positive.
         method : {"auto", "lanczos", "dense"}
             The eigensolver route.
+        preprocessing : {"identity"}, default "identity"
+            The weights ``T(y_i)`` of the moment matrix: ``"identity"`` is ``T(y) = y`` (the
+            estimator above). ``"optimal"`` (Luo, Alghamdi & Lu 2019) is implemented for
+            complex designs only (``field="complex"``) and refused here naming
+            ``preprocessing``.
 
         Returns
         -------
@@ -606,6 +712,9 @@ class GaussianSensing(Loss):
         >>> U0.shape, bool(np.allclose(U0 @ U0.T, Ud @ Ud.T, atol=1e-9))
         ((6, 1), True)
         """
+        refused = _real_preprocessing({"preprocessing": preprocessing})
+        if refused:   # also inside validated callers, where the table is skipped
+            raise ValueError(refused)
         if method == "auto":
             method = "lanczos" if self.d >= LANCZOS_MIN_D and r < self.d - 1 else "dense"
         if method == "lanczos" and r >= self.d - 1:
@@ -657,3 +766,65 @@ class GaussianSensing(Loss):
         if nested():
             return U
         return as_factor(U, "U", d=self.d, full_rank=False)
+
+
+def _preprocessing_field(args) -> str | None:
+    if args["problem"].field == "real":
+        return _real_preprocessing(args)
+    from quadnet.sensing.complex_gaussian import _preprocessing_ok
+
+    return _preprocessing_ok({"self": args["problem"], "preprocessing": args["preprocessing"]})
+
+
+@validate_params({"problem": Instance(GaussianSensing, "a GaussianSensing instance",
+                                      dims={"d": "d"}),
+                  "r": Integer(1), "preprocessing": Options(*PREPROCESSINGS),
+                  "strict": Boolean(), "method": Options("auto", "lanczos", "dense")},
+                 relations=[Relation(("r", "problem"), lambda a: _r_le_d(
+                     {"r": a["r"], "d": a["problem"].d}), "``r <= d``"),
+                            Relation(("problem", "preprocessing"), _preprocessing_field,
+                                     "``preprocessing='optimal'`` needs a complex design with "
+                                     "``m > d``")])
+def spectral_init(problem: GaussianSensing, r: int, *, preprocessing: str = "identity",
+                  strict: bool = True, method: str = "auto") -> np.ndarray:
+    r"""The spectral start of a sensing problem: ``problem.spectral_init(r, ...)`` as a function.
+
+    ``preprocessing="identity"`` weights the moment matrix by ``y_i`` and inverts the
+    population operator (real: :meth:`GaussianSensing.spectral_init`; complex:
+    ``T^{-1}(M) = M - tr(M)/(d+1) I``). ``preprocessing="optimal"`` (complex designs, ``m > d``)
+    weights it by ``(y - 1)/(y + sqrt(m/d) - 1)`` with ``y`` divided by its mean (Luo,
+    Alghamdi & Lu 2019), the preprocessing that reaches the weak-recovery threshold
+    ``m/d = 1`` of complex Gaussian designs (Mondelli & Montanari 2019), and fits the
+    magnitudes to the data on the eigenvectors it gives
+    (:meth:`quadnet.sensing.complex_gaussian.ComplexGaussianSensing.spectral_init`).
+
+    Parameters
+    ----------
+    problem : GaussianSensing
+        A real or complex sensing problem.
+    r : int
+        Rank, ``1 <= r <= d``.
+    preprocessing : {"identity", "optimal"}, default "identity"
+        The weights of the spectral matrix.
+    strict : bool, default True
+        Raise (rather than pad) when fewer than ``r`` eigenvalues are positive.
+    method : {"auto", "lanczos", "dense"}
+        The eigensolver route.
+
+    Returns
+    -------
+    numpy.ndarray, shape (d, r)
+        float64 for a real problem, complex128 for a complex one.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> prob = GaussianSensing.random(16, 1, 128, seed=0, field="complex")
+    >>> u = spectral_init(prob, 1, preprocessing="optimal")
+    >>> x = prob.U_star
+    >>> bool(abs(np.vdot(u, x)) ** 2 > 0.5 * np.vdot(u, u).real * np.vdot(x, x).real)
+    True
+    >>> spectral_init(GaussianSensing.random(4, 1, 40, seed=0), 1).dtype
+    dtype('float64')
+    """
+    return problem.spectral_init(r, strict=strict, method=method, preprocessing=preprocessing)

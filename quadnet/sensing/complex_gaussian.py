@@ -1,0 +1,587 @@
+r"""Complex rank-one Gaussian sensing; ``r = 1`` is phase retrieval (quadnet theory §4, complex case).
+
+Data ``a_i ~ CN(0, I_d)`` i.i.d. (real and imaginary parts i.i.d. ``N(0, 1/2)``: ``E a a^* = I``,
+``E a a^T = 0``); the design ``X`` (``m x d``, complex) has rows ``a_i^*``; measurement
+matrices ``A_i = a_i a_i^*`` (Hermitian, rank one) and, for a Hermitian PSD ``Q* = U* U*^*``,
+
+    y_i = a_i^* Q* a_i = ||U*^* a_i||^2 = ||(X U*)_i||^2    (real).
+
+The loss keeps the normalisation of the real case (quadnet theory §4, binding):
+
+    L(U) = (1/(2m)) sum_i (||U^* a_i||^2 - y_i)^2,    res_i = ||(X U)_i||^2 - y_i,
+
+for complex ``d x r`` factors ``U``; ``L(U W) = L(U)`` for every unitary ``W`` (the fibre is
+``U(r)``, connected). Derivatives are taken for the real inner product
+``<xi, eta> = Re tr(xi^* eta)`` on ``C^{d x r}`` (``C^{d x r}`` as ``R^{2dr}``; the float view of
+a complex array is its real coordinate vector), so that ``dL(U + t xi)/dt = Re tr(grad^* xi)``:
+
+* ``dres_i[xi] = a_i^*(xi U^* + U xi^*) a_i = 2 Re <(X xi)_i, (X U)_i>``, the sum over ``k``
+  of ``Re((X xi)_ik conj((X U)_ik))``;
+* ``S = (1/m) sum_i res_i A_i = (1/m) X^* diag(res) X`` (Hermitian) and
+  ``grad L(U) = 2 S U = (2/m) X^* (res * (X U))`` -- the Wirtinger gradient ``2 dL/d conj(U)``;
+* ``D^2 L(U)[xi] = (2/m) X^* (res * (X xi) + dres[xi] * (X U))``, self-adjoint for
+  ``Re tr(xi^* eta)``.
+
+Only the thin products ``X U``, ``X xi`` and ``X^* W`` are formed (``X^* W`` as
+``conj(X^T conj(W))``: no conjugate copy of ``X``), ``O(m d r)`` complex work per call -- a
+complex multiply-add is four real ones -- and never an ``A_i``, a ``d x d`` matrix or an
+``m x d x d`` array on the factor paths.
+
+Population operator (complex Isserlis): ``T(H) = E[(a^* H a) a a^*] = H + tr(H) I``
+(:func:`quadnet.population_normal_operator` with ``field="complex"``).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import scipy.linalg
+
+from quadnet._validation import (
+    Array,
+    Bind,
+    Boolean,
+    Converted,
+    Integer,
+    Options,
+    Relation,
+    declare_params,
+    finite_result,
+    memory_guard,
+    nested,
+    validate_params,
+)
+from quadnet.exceptions import SpectralInitWarning
+from quadnet.sensing._fields import (
+    COMPLEX_FACTOR,
+    as_complex,
+    as_complex_directions,
+    as_complex_factor,
+    as_hermitian,
+    herm,
+)
+from quadnet.sensing.gaussian import (
+    HVP_ROW_BLOCK_BYTES,
+    HVP_SCRATCH_ENTRIES,
+    LANCZOS_MIN_D,
+    LANCZOS_ROWS,
+    PREPROCESSINGS,
+    GaussianSensing,
+    _one_y_per_row,
+    _r_le_d,
+)
+
+__all__ = ["ComplexGaussianSensing", "optimal_preprocessing", "random_complex_instance"]
+
+_DESIGN = Converted(lambda v, name: as_complex(v, name, ndim=2),
+                    "a finite complex m x d array (rows a_i^*)",
+                    bad=[("string", "abc"), ("None", None), ("1-d", np.ones(3)),
+                         ("nan", np.full((2, 2), np.nan))])
+_DIRECTION = Converted(lambda v, name: as_complex(v, name, ndim=2),
+                       "a finite complex d x r array",
+                       bad=[("string", "abc"), ("None", None), ("1-d", np.ones(3))])
+
+
+def _fview(A: np.ndarray) -> np.ndarray:
+    """The real coordinates of a C-contiguous complex array: last axis doubled (re, im)."""
+    return A.view(A.real.dtype)
+
+
+def _xh(X: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """``X^* W`` as ``conj(X^T conj(W))``, conjugating the ``m x k`` scratch ``W`` in place."""
+    np.conjugate(W, out=W)
+    out = X.T @ W
+    np.conjugate(out, out=out)
+    return out
+
+
+def optimal_preprocessing(y, delta: float) -> np.ndarray:
+    r"""The optimal spectral preprocessing of Luo, Alghamdi & Lu (2019), complex Gaussian design.
+
+    .. math:: \mathcal T^*(\hat y) = \frac{\hat y - 1}{\hat y + \sqrt\delta - 1},
+              \qquad \hat y_i = \frac{\max(y_i, 0)}{\operatorname{mean}(y)},
+              \qquad \delta = m / d > 1 .
+
+    The formula is stated for a unit-norm signal and ``a_i ~ CN(0, I/d)``-type normalisations
+    in which ``E y = 1``; dividing by the sample mean puts any scale in that form
+    (``E y_i = tr Q*``). Mondelli & Montanari (2019) show that no preprocessing gives a
+    spectral estimator correlated with the signal below ``delta = 1`` for complex Gaussian
+    designs (``1/2`` for real ones), and that this one does above it; Luo, Alghamdi & Lu (2019)
+    show it maximises the limiting overlap at every ``delta``. For ``delta > 1`` the
+    denominator is at least ``sqrt(delta) - 1 > 0``: the weights lie in
+    ``[-1/(sqrt(delta) - 1), 1)``.
+
+    Parameters
+    ----------
+    y : numpy.ndarray, shape (m,)
+        Measurements with a positive mean.
+    delta : float
+        ``m / d``, larger than 1.
+
+    Returns
+    -------
+    numpy.ndarray, shape (m,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> optimal_preprocessing(np.array([1.0, 3.0]), 4.0).tolist()   # y/mean = 0.5, 1.5
+    [-0.3333333333333333, 0.2]
+    """
+    yhat = np.maximum(y, 0.0) / float(np.mean(y))
+    return (yhat - 1.0) / (yhat + np.sqrt(delta) - 1.0)
+
+
+def random_complex_instance(d: int, r: int, m: int, rng, noise: float):
+    """The body of ``GaussianSensing.random(..., field="complex")`` (arguments checked there)."""
+    U_star = rng.standard_normal(2 * d * r).view(np.complex128).reshape(d, r) / np.sqrt(2 * d)
+    X = rng.standard_normal(2 * m * d).view(np.complex128).reshape(m, d) / np.sqrt(2.0)
+    v = _fview(X @ U_star)
+    y = np.einsum("ij,ij->i", v, v)
+    if noise > 0:
+        y = y + noise * rng.standard_normal(m)
+    prob = ComplexGaussianSensing(X, y)
+    prob.U_star, prob.Q_star, prob.noise = U_star, U_star @ U_star.conj().T, noise
+    return prob
+
+
+def _preprocessing_ok(args) -> str | None:
+    prob, pre = args["self"], args["preprocessing"]
+    if pre == "optimal" and not prob.m > prob.d:
+        return (f"preprocessing='optimal' needs m > d (delta = m/d = {prob.m}/{prob.d} <= 1: "
+                f"the weights (y - 1)/(y + sqrt(delta) - 1) have a pole, and no spectral "
+                f"estimator correlates with the signal below delta = 1, Mondelli & Montanari "
+                f"2019); use preprocessing='identity'")
+    if pre == "optimal" and not float(np.mean(prob.y)) > 0:
+        return "preprocessing='optimal' needs mean(y) > 0 to normalise the measurements"
+    return None
+
+
+class ComplexGaussianSensing(GaussianSensing):
+    r"""Complex rank-one Gaussian sensing (phase retrieval for ``r = 1``), ``O(m d r)`` per call.
+
+    .. math:: L(U) = \frac{1}{2m} \sum_{i=1}^m \left(\|U^* a_i\|^2 - y_i\right)^2,
+              \qquad A_i = a_i a_i^*, \quad U \in \mathbb C^{d\times r},
+
+    the loss normalisation of the real case; gradients and Hessian-vector products are for
+    the real inner product ``Re tr(xi^* eta)`` (module docstring). Made by
+    ``GaussianSensing(X, y, field="complex")`` or
+    ``GaussianSensing.random(d, r, m, seed=..., field="complex")``; it is a
+    :class:`quadnet.GaussianSensing` (every method of the real problem, on complex arrays).
+
+    Parameters
+    ----------
+    X : array_like, shape (m, d)
+        Complex design, rows ``a_i^*`` (finite; a real ``X`` is cast). Stored C-contiguous
+        complex128.
+    y : array_like, shape (m,)
+        Real measurements (finite).
+    field : {"complex"}
+        The field (this class is the complex one).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from quadnet import GaussianSensing
+    >>> prob = GaussianSensing.random(6, 1, 48, seed=0, field="complex")
+    >>> type(prob).__name__, prob.factor_value(prob.U_star * np.exp(0.7j))
+    ('ComplexGaussianSensing', 0.0)
+    >>> bool(np.allclose(prob.y, prob.measure(prob.Q_star)))
+    True
+    """
+
+    field = "complex"
+
+    @validate_params({"field": Options("complex"), "X": _DESIGN, "y": Array(ndim=1)},
+                     relations=[Relation(("X", "y"), _one_y_per_row,
+                                         "``len(y)`` equals the number of rows of ``X``")])
+    def __init__(self, X, y, *, field: str = "complex"):
+        self.X = np.ascontiguousarray(X, dtype=np.complex128)
+        self.y = np.ascontiguousarray(y, dtype=float)
+        self.m, self.d = self.X.shape
+        self.U_star: np.ndarray | None = None
+        self.Q_star: np.ndarray | None = None
+        self.noise = 0.0
+
+    # ------------------------------------------------------------ checks (complex)
+    def _factor(self, U) -> np.ndarray:
+        if nested():
+            return U
+        return as_complex_factor(U, "U", d=self.d)
+
+    def _tangent(self, xi, U: np.ndarray) -> np.ndarray:
+        if nested():
+            return xi
+        return as_complex(xi, "xi", ndim=2, shape=U.shape)
+
+    def _gram(self, U: np.ndarray) -> np.ndarray:
+        return U @ U.conj().T
+
+    def _predictor(self, Q) -> np.ndarray:
+        if nested():
+            return Q
+        return as_hermitian(Q, "Q", self.d)
+
+    def _sym_direction(self, H, name: str = "H") -> np.ndarray:
+        if nested():
+            return H
+        return as_hermitian(H, name, self.d)
+
+    # ------------------------------------------------------------ measurement map
+    def measure(self, Q) -> np.ndarray:
+        """``A(Q)_i = a_i^* Q a_i`` for Hermitian ``Q`` (real; ``O(m d^2)``).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from quadnet import GaussianSensing
+        >>> prob = GaussianSensing(np.array([[1.0, 1j]]), np.array([2.0]), field="complex")
+        >>> prob.measure(np.eye(2)).tolist()        # ||a||^2
+        [2.0]
+        """
+        return self._measure(self._predictor(Q))
+
+    def _measure(self, Q: np.ndarray) -> np.ndarray:
+        # a_i^* Q a_i = sum_k (X Q)_ik conj(X_ik); its real part is a dot of float views
+        XQ = np.ascontiguousarray(self.X @ Q, dtype=np.complex128)
+        return np.einsum("ij,ij->i", _fview(XQ), _fview(self.X))
+
+    def _adjoint(self, w: np.ndarray) -> np.ndarray:
+        """``(1/m) sum_i w_i a_i a_i^* = (1/m) X^* diag(w) X`` (Hermitian to the last bit)."""
+        X, b = self.X, 8 * LANCZOS_ROWS
+        G = np.zeros((self.d, self.d), dtype=np.complex128)
+        for s in range(0, self.m, b):   # X^T diag(w) conj(X) = conj(X^* diag(w) X), w real
+            Wb = w[s:s + b, None] * X[s:s + b]
+            np.conjugate(Wb, out=Wb)
+            G += X[s:s + b].T @ Wb
+        np.conjugate(G, out=G)
+        return herm(G / self.m)
+
+    def normal_operator(self, H) -> np.ndarray:
+        """Empirical normal operator ``T_m(H) = (1/m) sum_i (a_i^* H a_i) a_i a_i^*``.
+
+        Its expectation is ``T(H) = H + tr(H) I`` (``population_normal_operator(H,
+        field="complex")``).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from quadnet import GaussianSensing
+        >>> prob = GaussianSensing(np.array([[1.0, 1j]]), np.array([2.0]), field="complex")
+        >>> prob.normal_operator(np.eye(2))         # 2 a a^*, a = (1, -i)
+        array([[2.+0.j, 0.+2.j],
+               [0.-2.j, 2.+0.j]])
+        """
+        return self._adjoint(self._measure(self._sym_direction(H)))
+
+    # --------------------------------------------------------------- factor level
+    def _residual(self, U: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        XU = np.ascontiguousarray(self.X @ U, dtype=np.complex128)
+        v = _fview(XU)
+        res = np.einsum("ij,ij->i", v, v)
+        res -= self.y
+        return XU, res
+
+    @declare_params({"U": COMPLEX_FACTOR})
+    @finite_result("U")
+    def factor_value(self, U) -> float:
+        """``L(U) = (1/(2m)) sum_i (||U^* a_i||^2 - y_i)^2`` in ``O(m d r)``."""
+        _, res = self._residual(self._factor(U))
+        return float(res @ res) / (2 * self.m)
+
+    @declare_params({"U": COMPLEX_FACTOR})
+    @finite_result("U")
+    def factor_gradient(self, U) -> np.ndarray:
+        """``grad L(U) = (2/m) X^* (res * (X U))`` for ``Re tr(xi^* eta)``, in ``O(m d r)``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from quadnet import GaussianSensing
+        >>> prob = GaussianSensing.random(4, 1, 30, seed=1, field="complex")
+        >>> U = prob.U_star + 0.1j
+        >>> xi = np.ones((4, 1)) * (1 - 2j)
+        >>> t = 1e-6                       # dL(U + t xi)/dt = Re tr(grad^* xi)
+        >>> fd = (prob.factor_value(U + t * xi) - prob.factor_value(U - t * xi)) / (2 * t)
+        >>> bool(np.isclose(fd, np.real(np.vdot(prob.factor_gradient(U), xi)), rtol=1e-6))
+        True
+        """
+        return self._value_and_gradient(self._factor(U))[1]
+
+    @declare_params({"U": COMPLEX_FACTOR})
+    @finite_result("U")
+    def factor_value_and_gradient(self, U) -> tuple[float, np.ndarray]:
+        """``(L(U), grad L(U))`` sharing the product ``X U``."""
+        return self._value_and_gradient(self._factor(U))
+
+    def _value_and_gradient(self, U: np.ndarray) -> tuple[float, np.ndarray]:
+        XU, res = self._residual(U)
+        val = float(res @ res) / (2 * self.m)
+        XU *= res[:, None]
+        G = _xh(self.X, XU)
+        G *= 2.0 / self.m
+        return val, G
+
+    @declare_params({"U": COMPLEX_FACTOR, "xi": _DIRECTION})
+    @finite_result("U")
+    def factor_hvp(self, U, xi) -> np.ndarray:
+        """``D^2 L(U)[xi] = (2/m) X^* (res * (X xi) + dres * (X U))``, ``dres_i = 2 Re <(X xi)_i, (X U)_i>``.
+
+        Self-adjoint for ``Re tr(xi^* eta)``; one direction of :meth:`hvp_at`.
+        """
+        U = self._factor(U)
+        xi = self._tangent(xi, U)
+        return self._hvp_columns(*self._residual(U), np.asarray(xi, dtype=np.complex128))
+
+    def _hvp_columns(self, XU: np.ndarray, res: np.ndarray, W: np.ndarray,
+                     X: np.ndarray | None = None) -> np.ndarray:
+        """:meth:`factor_hvp` on ``W = [xi_1 ... xi_c]`` (``d x c r``), in row blocks of ``X``
+        (complex64 ``X``, ``XU``, ``res``, ``W`` give a complex64 result)."""
+        m, r = self.m, XU.shape[1]
+        X = self.X if X is None else X
+        rows = max(256, HVP_ROW_BLOCK_BYTES // (X.itemsize * X.shape[1]))
+        out = None
+        for s in range(0, m, rows):
+            Xb, XUb = X[s:s + rows], XU[s:s + rows]
+            XW = Xb @ W
+            V = XW.reshape(len(Xb), -1, r)                    # (rows, c, r) view
+            a = 2.0 * np.einsum("ick,ik->ic", _fview(V), _fview(XUb))
+            V *= res[s:s + rows, None, None]
+            V += a[:, :, None] * XUb[:, None, :]
+            part = _xh(Xb, XW)
+            if out is None:
+                out = part
+            else:
+                out += part
+        out *= 2.0 / m
+        return out
+
+    def _hvp_map(self, XU: np.ndarray, res: np.ndarray, X: np.ndarray | None = None):
+        d, r = self.d, XU.shape[1]
+        block = max(1, HVP_SCRATCH_ENTRIES // (2 * self.m * r))
+        low = X is not None and X.dtype == np.complex64
+
+        def apply(xi) -> np.ndarray:
+            if nested() and isinstance(xi, np.ndarray) and xi.ndim in (2, 3):
+                stack, single = (xi[None], True) if xi.ndim == 2 else (xi, False)
+            else:
+                stack, single = as_complex_directions(xi, "xi", (d, r))
+            if single and not low:
+                return self._hvp_columns(XU, res, stack[0].astype(np.complex128, copy=False))
+            out = np.empty(stack.shape, dtype=np.complex128)
+            for s in range(0, len(stack), block):
+                Z = stack[s:s + block].astype(np.complex64 if low else np.complex128)
+                G = self._hvp_columns(XU, res, Z.transpose(1, 0, 2).reshape(d, -1), X)
+                out[s:s + block] = G.reshape(d, len(Z), r).transpose(1, 0, 2)
+            return out[0] if single else out
+        return apply
+
+    @declare_params({"U": COMPLEX_FACTOR})
+    def hvp_at(self, U):
+        """``xi -> D^2 L(U)[xi]`` (:meth:`factor_hvp`) with ``X U`` and ``res`` computed once.
+
+        Takes one complex ``d x r`` direction or a stack ``(b, d, r)``; a stack runs in blocks
+        of directions with two complex GEMMs each.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from quadnet import GaussianSensing
+        >>> prob = GaussianSensing.random(4, 1, 30, seed=1, field="complex")
+        >>> xi = np.ones((2, 4, 1)) * np.array([1j, 1.0])[:, None, None]
+        >>> H = prob.hvp_at(prob.U_star)(xi)
+        >>> bool(np.allclose(H[0], prob.factor_hvp(prob.U_star, xi[0])))
+        True
+        """
+        U = self._factor(U)
+        return self._hvp_map(*self._residual(U))
+
+    @declare_params({"U": COMPLEX_FACTOR})
+    def single_precision_hvp_at(self, U):
+        """:meth:`hvp_at` with ``X``, ``X U``, the residuals and the directions in complex64.
+
+        The complex64 copy of ``X`` (``8 m d`` bytes) is made on the first call and kept;
+        results are complex128 (relative error a few float32 roundings).
+        """
+        U = self._factor(U)
+        if getattr(self, "_X64c", None) is None:
+            self._X64c = self.X.astype(np.complex64)
+        XU, res = self._residual(U)
+        return self._hvp_map(XU.astype(np.complex64), res.astype(np.float32), self._X64c)
+
+    @validate_params({"self": Bind(d="d"), "U": COMPLEX_FACTOR},
+                     relations=[memory_guard(("U",), lambda a: 32.0 * a["self"].m * a["U"].size,
+                                             "the Gram factor K (m x 2 d r float64)")])
+    def gram_factor(self, U) -> np.ndarray:
+        r"""The measurement Gram factor in real coordinates: ``K^T K`` is the Gauss-Newton part.
+
+        Row ``i`` is ``(2/sqrt m)`` times the real coordinates (float view) of
+        ``conj(X_i)^T (X U)_i``, the gradient of ``res_i`` for ``Re tr(xi^* eta)``, so
+        ``||K v||^2 = (1/m) sum_i dres_i[xi]^2`` for ``v`` the float view of ``xi``.
+
+        Returns
+        -------
+        numpy.ndarray, shape (m, 2 d r)
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from quadnet import GaussianSensing
+        >>> prob = GaussianSensing.random(3, 1, 20, seed=0, field="complex")
+        >>> K = prob.gram_factor(prob.U_star)           # at U*: D^2 L = K^T K
+        >>> xi = np.array([[1.0 + 2j], [0.5j], [-1.0]])
+        >>> hv = prob.factor_hvp(prob.U_star, xi)
+        >>> bool(np.allclose(K.T @ (K @ xi.view(float).ravel()), hv.view(float).ravel()))
+        True
+        """
+        XU = self.X @ U
+        m, d = self.X.shape
+        K = np.conj(self.X)[:, :, None] * XU[:, None, :]
+        K *= 2.0 / np.sqrt(m)
+        return _fview(np.ascontiguousarray(K)).reshape(m, 2 * d * U.shape[1])
+
+    @declare_params({"U": COMPLEX_FACTOR})
+    def default_preconditioner(self, U):
+        """``None``: no population inverse is implemented for the complex quotient (ARPACK)."""
+        self._factor(U)
+        return None
+
+    # ------------------------------------------------------------ initialisation
+    @validate_params({"self": Bind(d="d"), "r": Integer(1), "strict": Boolean(),
+                      "method": Options("auto", "lanczos", "dense"),
+                      "preprocessing": Options(*PREPROCESSINGS)},
+                     relations=[Relation(("r",), _r_le_d, "``r <= d``"),
+                                Relation(("self", "preprocessing"), _preprocessing_ok,
+                                         "``m > d`` and ``mean(y) > 0`` for "
+                                         "``preprocessing='optimal'``")])
+    def spectral_init(self, r: int, *, strict: bool = True, method: str = "auto",
+                      preprocessing: str = "identity") -> np.ndarray:
+        r"""Spectral initialiser of the complex problem (quadnet theory §4, complex case).
+
+        ``preprocessing="identity"``: the moment estimator, as in the real case with the
+        complex population inverse,
+
+        .. math:: \hat Q = T^{-1}(M) = M - c I, \qquad M = \frac1m \sum_i y_i a_i a_i^*,
+                  \qquad c = \frac{\operatorname{tr} M}{d+1},
+
+        unbiased (``E M = T(Q*) = Q* + tr(Q*) I``); ``U_0 = V_r diag(sqrt(lambda_r))`` from
+        its top-``r`` eigenpairs.
+
+        ``preprocessing="optimal"`` (Luo, Alghamdi & Lu 2019; weak threshold ``m/d = 1``,
+        Mondelli & Montanari 2019): the directions ``V_r`` are the top-``r`` eigenvectors of
+
+        .. math:: D = \frac1m \sum_i \mathcal T^*(\hat y_i)\, a_i a_i^*,
+
+        with the weights of :func:`optimal_preprocessing`; ``D`` is not an estimator of
+        ``Q*`` (its eigenvalues carry no scale), so the magnitudes are fitted to the data on
+        that subspace: ``B = argmin_B sum_i (a_i^* V_r B V_r^* a_i - y_i)^2`` over Hermitian
+        ``r x r`` ``B`` (a linear least-squares problem in ``r^2`` real unknowns,
+        ``O(m r^4)``), and ``U_0 = V_r W diag(sqrt(beta))`` from ``B = W diag(beta) W^*``.
+        Needs ``m > d``.
+
+        Routes (``method``): ``"dense"`` forms the ``d x d`` matrix by
+        ``X^* (w * X) / m`` (``O(m d^2)``) and calls ``scipy.linalg.eigh``; ``"lanczos"`` runs
+        ARPACK (``eigsh``, ``which="LA"``) on ``v -> X^* (w * (X v)) / m`` (``O(m d)`` per
+        product); ``"auto"`` takes Lanczos from ``d >= LANCZOS_MIN_D``. Fewer than ``r``
+        positive eigenvalues (of ``Q_hat`` or ``B``): ``ValueError`` naming ``r``, or with
+        ``strict=False`` a :class:`SpectralInitWarning` and padding by ``1e-6`` times the
+        largest, as in the real case.
+
+        Parameters
+        ----------
+        r : int
+            Rank, ``1 <= r <= d``.
+        strict : bool, default True
+            Raise (rather than pad) when fewer than ``r`` eigenvalues are positive.
+        method : {"auto", "lanczos", "dense"}
+            The eigensolver route.
+        preprocessing : {"identity", "optimal"}, default "identity"
+            The weights of the spectral matrix.
+
+        Returns
+        -------
+        numpy.ndarray, shape (d, r), complex128
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from quadnet import GaussianSensing
+        >>> prob = GaussianSensing.random(20, 1, 160, seed=0, field="complex")
+        >>> u = prob.spectral_init(1, preprocessing="optimal")
+        >>> x = prob.U_star
+        >>> overlap = abs(np.vdot(u, x)) ** 2 / (np.vdot(u, u).real * np.vdot(x, x).real)
+        >>> bool(overlap > 0.5)
+        True
+        """
+        refused = _preprocessing_ok({"self": self, "preprocessing": preprocessing})
+        if refused:   # also inside validated callers, where the table is skipped
+            raise ValueError(refused)
+        if preprocessing == "identity":
+            w, shift = self.y, float(self.y @ self._row_norms2()) / (self.m * (self.d + 1))
+        else:
+            w, shift = optimal_preprocessing(self.y, self.m / self.d), 0.0
+        lam, V = self._top_eigenpairs(w, shift, r, method)
+        if preprocessing == "optimal":
+            beta, Wb = self._fit_magnitudes(V)
+            lam, V = beta, V @ Wb
+        npos = int(np.sum(lam > 0))
+        if npos < r:
+            msg = (f"spectral initialiser: only {npos} positive eigenvalue(s) among the top "
+                   f"r = {r}; the measurements do not determine a rank-{r} start")
+            if strict or npos == 0:
+                raise ValueError(msg + (" (pass strict=False to pad)" if npos else ""))
+            warnings.warn(msg + "; padding with 1e-6 * lambda_max", SpectralInitWarning,
+                          stacklevel=2)
+            lam = np.where(lam > 0, lam, 1e-6 * lam[0])
+        return V * np.sqrt(lam)
+
+    def _row_norms2(self) -> np.ndarray:
+        v = _fview(self.X)
+        return np.einsum("ij,ij->i", v, v)
+
+    def _top_eigenpairs(self, w: np.ndarray, shift: float, r: int, method: str):
+        """Top-``r`` eigenpairs (decreasing) of ``X^* diag(w) X / m - shift I``."""
+        d = self.d
+        if method == "auto":
+            method = "lanczos" if d >= LANCZOS_MIN_D and r < d - 1 else "dense"
+        if method == "lanczos" and r >= d - 1:
+            method = "dense"   # ARPACK needs k < n - 1
+        if method == "dense":
+            lam, V = scipy.linalg.eigh(self._adjoint(w), subset_by_index=[d - r, d - 1])
+            lam = lam - shift
+        else:
+            lam, V = self._lanczos(w, shift, r)
+        order = np.argsort(lam)[::-1]
+        return lam[order], np.ascontiguousarray(V[:, order])
+
+    def _lanczos(self, w: np.ndarray, shift: float, r: int):
+        import scipy.sparse.linalg as spla
+
+        X, m, d, b = self.X, self.m, self.d, LANCZOS_ROWS
+
+        def matvec(v: np.ndarray) -> np.ndarray:
+            v = np.asarray(v, dtype=np.complex128).ravel()
+            out = np.zeros(d, dtype=np.complex128)
+            for s in range(0, m, b):
+                Xs = X[s:s + b]
+                t = w[s:s + b] * (Xs @ v)
+                out += Xs.T @ np.conj(t)
+            return np.conj(out) / m - shift * v
+
+        op = spla.LinearOperator((d, d), matvec=matvec, dtype=np.complex128)
+        ncv = min(d, max(2 * r + 1, 30))
+        return spla.eigsh(op, k=r, which="LA", tol=1e-10, v0=np.ones(d, dtype=np.complex128),
+                          ncv=ncv)
+
+    def _fit_magnitudes(self, V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``B = argmin sum_i (z_i^* B z_i - y_i)^2`` over Hermitian ``B``, ``z_i = V^* a_i``;
+        returns its eigenpairs, decreasing."""
+        r = V.shape[1]
+        Z = np.conj(self.X @ V)                       # row i: z_i^T = (V^* a_i)^T
+        F = np.conj(Z)[:, :, None] * Z[:, None, :]    # z_i^* B z_i = Re <conj(F_i), B>
+        A = np.concatenate([F.real.reshape(len(F), -1), F.imag.reshape(len(F), -1)], axis=1)
+        coef = np.linalg.lstsq(A, self.y, rcond=None)[0]
+        B = herm((coef[:r * r] - 1j * coef[r * r:]).reshape(r, r))   # Re(F B) = F_re B_re - F_im B_im
+        beta, Wb = np.linalg.eigh(B)
+        return beta[::-1], Wb[:, ::-1]
