@@ -66,7 +66,7 @@ def psd_cone_coords(Q) -> np.ndarray:
     >>> psd_cone_coords(np.eye(3))
     Traceback (most recent call last):
         ...
-    ValueError: Q must have shape (..., 2, 2), got shape (3, 3)
+    ValueError: psd_cone_coords: Q must have shape (..., 2, 2), got shape (3, 3)
     """
     return np.array([(Q[..., 0, 0] - Q[..., 1, 1]) / 2, Q[..., 0, 1],
                      (Q[..., 0, 0] + Q[..., 1, 1]) / 2])

@@ -15,6 +15,8 @@ package is split by job:
   nested-validation skip (:func:`nested`), the checks of a result and
   :func:`count_validations`;
 * :mod:`~quadnet._validation.docgen`: the ``Raises`` sections generated from a table;
+* :mod:`~quadnet._validation.badvalues`: :func:`bad_values`, the one bad-value generator of the
+  tests, driven by a table entry;
 * :mod:`~quadnet._validation.resources`: :func:`available_memory` (``/proc``, ``ulimit -v``)
   and :func:`memory_guard`, the relation that refuses sizes that cannot be allocated.
 
@@ -30,7 +32,7 @@ Examples
 >>> step(0)
 Traceback (most recent call last):
     ...
-ValueError: eta must be finite and > 0, got 0.0
+ValueError: step: eta must be finite and > 0, got 0.0
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from __future__ import annotations
 # private names that modules and tests elsewhere in quadnet import from here
 from quadnet._validation._context import NESTED as _NESTED  # noqa: F401
 from quadnet._validation._context import record as _record  # noqa: F401
+from quadnet._validation.badvalues import BadValue, accepted_values, bad_values, kind_of
 from quadnet._validation.coercion import (
     RANK_RTOL,
     as_array,
@@ -90,6 +93,7 @@ from quadnet._validation.decorator import (
     declare_params,
     finite_result,
     fit_context,
+    name_callable,
     nested,
     solver_failure,
     validate_estimator,
@@ -107,6 +111,7 @@ from quadnet.exceptions import (
 __all__ = [
     "RANK_RTOL",
     "Array",
+    "BadValue",
     "Bind",
     "Boolean",
     "Constraint",
@@ -129,6 +134,7 @@ __all__ = [
     "SolverFailure",
     "Symmetric",
     "TimeGrid",
+    "accepted_values",
     "as_array",
     "as_directions",
     "as_factor",
@@ -140,12 +146,15 @@ __all__ = [
     "as_square",
     "as_symmetric",
     "available_memory",
+    "bad_values",
     "count_validations",
     "declare_params",
     "finite_result",
     "fit_context",
     "installed_solvers",
+    "kind_of",
     "memory_guard",
+    "name_callable",
     "nested",
     "rank_deficiency",
     "raises_text",

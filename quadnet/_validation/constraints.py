@@ -554,7 +554,8 @@ class Instance(Constraint):
         return self.description
 
     def bad_values(self):
-        return [("string", "abc"), ("int", 3)]
+        return [(label, v) for label, v in (("string", "abc"), ("int", 3))
+                if not isinstance(v, self.cls)]
 
 
 class Bind(Constraint):

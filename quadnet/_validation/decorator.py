@@ -30,6 +30,7 @@ __all__ = [
     "declare_params",
     "finite_result",
     "fit_context",
+    "name_callable",
     "nested",
     "solver_failure",
     "validate_estimator",
@@ -185,11 +186,43 @@ def finite_result(arg: str):
     return deco
 
 
+def callable_name(qualname: str) -> str:
+    """The name an argument error gives a callable: its qualified name without the enclosing
+    function's ``<locals>``, a constructor under its class's name.
+
+    Examples
+    --------
+    >>> callable_name("test.<locals>.Box.__init__"), callable_name("PSDQuotient.exp")
+    ('Box', 'PSDQuotient.exp')
+    """
+    return qualname.rpartition("<locals>.")[2].removesuffix(".__init__")
+
+
+def name_callable(exc: BaseException, qualname: str) -> BaseException:
+    """Prefix the message of an argument error with the callable that refused it,
+    ``"qualname: ..."`` (scikit-learn's "The 'x' parameter of f must be ..."), in place: the
+    exception keeps its type, its attributes and the rest of its message.
+
+    Left as it is when its message already starts with ``qualname`` or is not one string.
+
+    Examples
+    --------
+    >>> str(name_callable(ValueError("eta must be > 0, got 0.0"), "step"))
+    'step: eta must be > 0, got 0.0'
+    """
+    qualname = callable_name(qualname)
+    args = exc.args
+    if len(args) >= 1 and isinstance(args[0], str) and not args[0].startswith(qualname):
+        exc.args = (f"{qualname}: {args[0]}",) + args[1:]
+    return exc
+
+
 def _check_table(constraints: dict, order: list, recorded: list, relations: tuple,
                  qualname: str, values: dict) -> dict:
     """Convert ``values[name]`` for each name of ``order`` in place, then check ``relations``;
     record the ``recorded`` names for :func:`count_validations` (not the helpers the converters
-    call). A LAPACK failure while checking becomes a ``LinAlgFailure`` naming the argument."""
+    call). A LAPACK failure while checking becomes a ``LinAlgFailure`` naming the argument.
+    Every error names the argument and starts with ``qualname`` (:func:`name_callable`)."""
     trace = _context.TRACE
     if trace is not None:
         _context.TRACE = None  # the helpers a converter calls are not counted again
@@ -203,8 +236,12 @@ def _check_table(constraints: dict, order: list, recorded: list, relations: tupl
                 name = ", ".join(rel.names)
                 rel(values)
         except np.linalg.LinAlgError as exc:
-            raise LinAlgFailure(f"{name}: checking it failed in LAPACK ({exc}); its "
-                                f"entries are extreme or not finite-conditioned") from exc
+            raise name_callable(LinAlgFailure(
+                f"{name}: checking it failed in LAPACK ({exc}); its entries are extreme or "
+                f"not finite-conditioned"), qualname) from exc
+        except (TypeError, ValueError) as exc:
+            name_callable(exc, qualname)
+            raise
     finally:
         if trace is not None:
             _context.TRACE = trace
@@ -256,7 +293,7 @@ def validate_params(constraints: dict, *, relations=(), finite_result: bool = Tr
     >>> run(-1.0)
     Traceback (most recent call last):
         ...
-    ValueError: eta must be finite and > 0, got -1.0
+    ValueError: run: eta must be finite and > 0, got -1.0
     >>> run.__quadnet_constraints__["steps"].describe()
     'an integer >= 0'
     """
@@ -415,7 +452,7 @@ def validate_estimator(estimator) -> dict:
     >>> validate_estimator(Machine(iters=3, warm=5))
     Traceback (most recent call last):
         ...
-    ValueError: warm must be <= iters
+    ValueError: Machine: warm must be <= iters
     """
     cls = type(estimator)
     constraints = cls._parameter_constraints
@@ -447,7 +484,7 @@ def fit_context(fit):
     >>> Machine(iters=-1).fit()
     Traceback (most recent call last):
         ...
-    ValueError: iters must be >= 0, got -1
+    ValueError: Machine: iters must be >= 0, got -1
     """
 
     @functools.wraps(fit)

@@ -96,7 +96,7 @@ def trace_min_sdp(problem: GaussianSensing, *, solver: str = "CLARABEL",
     >>> trace_min_sdp("abc")
     Traceback (most recent call last):
         ...
-    TypeError: problem must be a GaussianSensing instance, got str
+    TypeError: trace_min_sdp: problem must be a GaussianSensing instance, got str
     >>> prob = GaussianSensing.random(3, 1, 12, seed=0)
     >>> res = trace_min_sdp(prob)                                # doctest: +SKIP
     >>> bool(np.linalg.norm(res.Q - prob.Q_star) < 1e-3)         # doctest: +SKIP

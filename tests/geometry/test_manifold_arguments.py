@@ -136,9 +136,9 @@ def test_size_relations_name_both_sizes():
     assert mf._k_at_most_r({"k": None, "r": 2}) is None
     assert mf._k_at_most_r({"k": 2, "r": 2}) is None
     assert mf._k_at_most_r({"k": 3, "r": 2}) == "k must satisfy 0 <= k <= r, got k = 3 > r = 2"
-    with pytest.raises(ValueError, match=r"^r must satisfy 1 <= r <= d, got r = 4 > d = 3$"):
+    with pytest.raises(ValueError, match=r"^PSDQuotient: r must satisfy 1 <= r <= d, got r = 4 > d = 3$"):
         qn.PSDQuotient(3, 4)
-    with pytest.raises(ValueError, match=r"^k must satisfy 0 <= k <= r, got k = 3 > r = 2$"):
+    with pytest.raises(ValueError, match=r"^horizontal_dimension: k must satisfy 0 <= k <= r, got k = 3 > r = 2$"):
         mf.horizontal_dimension(4, 2, 3)
 
 

@@ -18,10 +18,10 @@ accepted.
 
 from __future__ import annotations
 
-import io
-
 import importlib
 import inspect
+import io
+import re
 import signal
 import warnings
 from dataclasses import dataclass, field, is_dataclass
@@ -31,7 +31,7 @@ import numpy as np
 import pytest
 
 import quadnet as qn
-from quadnet._validation import as_symmetric
+from quadnet._validation import BadValue, accepted_values, as_symmetric, bad_values
 
 SUBPACKAGES = ["geometry", "losses", "dynamics", "curvature", "sensing", "commuting",
                "features", "harness", "plotting"]
@@ -736,8 +736,11 @@ def _specs() -> dict[str, Spec]:
 SPECS = _specs()
 
 
-# ------------------------------------------------------------------- bad value recipes
+# ------------------------------------------------------------------- the kinds of arguments
 def _kind(name: str, value, spec: Spec) -> str | None:
+    """The kind of a hand-checked argument (one without a table entry), which picks the
+    perturbations :func:`quadnet._validation.bad_values` derives from its valid value: its
+    inline checks must refuse what the equivalent table entry would."""
     if name in spec.kinds:
         return spec.kinds[name]
     if name in ("seed", "rng"):
@@ -759,76 +762,6 @@ def _kind(name: str, value, spec: Spec) -> str | None:
     return "object"
 
 
-def bad_values(kind: str, value) -> list[tuple[str, Any]]:
-    """``(label, bad value)`` pairs for an argument of this kind whose valid value is ``value``."""
-    out: list[tuple[str, Any]] = []
-    if kind in ("array", "factor", "times", "labels"):
-        a = np.asarray(value, dtype=float)
-        out.append(("str", "abc"))
-        out.append(("none", None))
-        out.append(("object-array", a.astype(object)))
-        out.append(("complex-array", a + 1j))
-        out.append(("list-of-str", np.full(a.shape, "a").tolist()))
-        if kind != "labels":
-            if a.size:
-                nan = a.copy()
-                nan.flat[a.size // 2] = np.nan
-                inf = a.copy()
-                inf.flat[0] = np.inf
-                out += [("nan", nan), ("inf", inf)]
-        out.append(("ndim+2", a[None, None]))
-        out.append(("empty", np.empty((0,) + a.shape[1:])))
-        if a.ndim == 2:
-            out.append(("empty-cols", np.empty((a.shape[0], 0))))
-        if kind == "factor":
-            d, r = a.shape
-            out.append(("r>d", np.ones((r, d + r))))
-    elif kind in ("positive", "nonneg", "unit", "real"):
-        out += [("str", "x"), ("nan", np.nan), ("inf", np.inf), ("complex", 1 + 1j)]
-        if kind in ("positive", "unit"):
-            out += [("zero", 0.0), ("negative", -1.0)]
-        if kind == "nonneg":
-            out += [("negative", -1.0)]
-        if kind == "unit":
-            out += [("one-or-more", 1.5)]
-    elif kind in ("count", "int"):
-        out += [("str", "x"), ("float", 1.5), ("nan", np.nan)]
-        if kind == "count":
-            out += [("negative", -1)]
-    elif kind == "seed":
-        out += [("str", "abc"), ("negative", -1), ("float", 1.5)]
-    elif kind == "str":
-        out += [("unknown", "no-such-option"), ("int", 3)]
-    elif kind == "pair":
-        out += [("str", "abc"), ("none", None), ("one", (1.0,)), ("nan", (0.1, np.nan)),
-                ("str-entry", (0.1, "x"))]
-    elif kind == "intseed":
-        out += [("str", "abc"), ("negative", -1), ("float", 1.5)]
-    elif kind in ("object", "callable"):
-        out += [("str", "abc"), ("int", 3)]
-    return out
-
-
-def accepted_values(kind: str, value) -> list[tuple[str, Any]]:
-    """Variants of a valid value that must be accepted."""
-    if kind in ("array", "factor") and isinstance(value, np.ndarray) and value.size:
-        return [("list", value.tolist())]
-    if kind == "seed":
-        return [("generator", np.random.default_rng(0))]
-    return []
-
-
-def either_values(kind: str, value) -> list[tuple[str, Any]]:
-    """Variants that may be accepted or refused, but only with a clean error naming the
-    argument: int and bool arrays (their values may be invalid, e.g. a rank-deficient
-    rounding of a factor)."""
-    if kind in ("array", "factor") and isinstance(value, np.ndarray) and value.size:
-        a = np.asarray(value, dtype=float)
-        return [("int-array", np.round(3 * a).astype(np.int64)), ("bool-array", a > 0)]
-    return []
-
-
-
 #: Cases that fail today in modules maintained outside this file's scope. They run as
 #: non-strict xfails, so each shows up as XPASS once fixed and can then be deleted here; any
 #: other failing case fails the test. (congruence_step from a non-PSD Q is refused since the
@@ -846,48 +779,54 @@ def test_congruence_step_refuses_non_psd():
 
 
 # ---------------------------------------------------------------------- the cases
-def _param(key, arg, value, must_raise, label):
-    case_id = f"{key}:{arg}:{label}"
+def _param(key, arg, bad: BadValue):
+    case_id = f"{key}:{arg}:{bad.label}"
     marks = (pytest.mark.xfail(reason="known failure outside this scope", strict=False),) \
         if case_id in KNOWN_FAILURES else ()
-    return pytest.param(key, arg, value, must_raise, label, id=case_id, marks=marks)
+    return pytest.param(key, arg, bad, id=case_id, marks=marks)
 
 
-def _table(spec: Spec) -> dict:
-    """The constraint table of the callable a spec calls (``__quadnet_constraints__``)."""
+def _table(spec: Spec) -> tuple[dict, str | None]:
+    """The constraint table of the callable a spec calls, and the qualified name its argument
+    errors start with (None for a ``declare_params`` table: its checks are inline)."""
     target = spec.target if spec.target is not None else spec.fn
     target = getattr(target, "fget", target)
-    return dict(getattr(target, "__quadnet_constraints__", None) or {})
+    if inspect.isclass(target):
+        if "_parameter_constraints" in vars(target):       # an estimator: checked in fit
+            return dict(target._parameter_constraints), target.__qualname__
+        target = target.__init__
+    table = getattr(target, "__quadnet_constraints__", None)
+    if not table:
+        return {}, None
+    inline = getattr(target, "__quadnet_inline__", False)
+    return dict(table), (None if inline else target.__qualname__)
 
 
 def _cases():
+    """Every bad value of every argument of every valid call, from the one generator
+    (:func:`quadnet._validation.bad_values`): the table entry's own bad values and the
+    perturbations of the valid value; the ``extra`` values of a spec are written by hand."""
     cases = []
     for key, spec in SPECS.items():
         if spec.fn is None:
             continue
-        # bad values generated from the callable's own constraint table, when it has one
-        if spec.valid:
-            for arg, constraint in _table(spec).items():
-                if arg not in spec.kwargs or arg in spec.skip or not constraint.record:
-                    continue
-                for label, bad in constraint.bad_values():
-                    cases.append(_param(key, arg, bad, True, f"table-{label}"))
+        table, qualname = _table(spec) if spec.valid else ({}, None)
         for arg, value in spec.kwargs.items():
             if arg in spec.skip or not spec.valid:
                 continue
+            entry = table.get(arg)
             kind = _kind(arg, value, spec)
-            if kind is None:
+            if kind is None and entry is None:
                 continue
-            for label, bad in bad_values(kind, value):
-                if label == "none" and spec.optional(arg):
-                    continue
-                cases.append(_param(key, arg, bad, True, label))
+            for bad in bad_values(entry, arg, value, kind=kind, optional=spec.optional(arg),
+                                  qualname=qualname if entry is not None else None):
+                cases.append(_param(key, arg, bad))
             for label, ok in accepted_values(kind, value):
-                cases.append(_param(key, arg, ok, False, f"ok-{label}"))
-            for label, val in either_values(kind, value):
-                cases.append(_param(key, arg, val, None, f"either-{label}"))
+                cases.append(_param(key, arg, BadValue(f"ok-{label}", ok, (), "",
+                                                       refused=False)))
         for i, (arg, bad) in enumerate(spec.extra):
-            cases.append(_param(key, arg, bad, True, f"extra{i}"))
+            cases.append(_param(key, arg, BadValue(f"extra{i}", bad, (TypeError, ValueError),
+                                                   re.escape(arg), blame_other=True)))
     return cases
 
 
@@ -911,14 +850,11 @@ def _call(spec: Spec, kwargs: dict):
         signal.signal(signal.SIGALRM, old)
 
 
-def _names_argument(msg: str, arg: str, spec: Spec, label: str) -> bool:
-    if arg in msg:
+def _names_argument(msg: str, arg: str, spec: Spec, bad: BadValue) -> bool:
+    if re.search(bad.match, msg):
         return True
     # a shape that clashes with another argument may be blamed on that argument
-    if label.startswith(("empty", "ndim", "r>d", "extra", "either", "table-wrong ndim",
-                         "table-1-d", "table-r > d", "table-r = 0", "table-non-square")):
-        return any(other in msg for other in spec.kwargs)
-    return False
+    return bad.blame_other and any(other in msg for other in spec.kwargs)
 
 
 # ------------------------------------------------------------------------------ tests
@@ -962,27 +898,49 @@ def test_records_are_records():
                 assert is_dataclass(obj) or issubclass(obj, tuple), key
 
 
-@pytest.mark.parametrize("key, arg, value, must_raise, label", _cases())
-def test_bad_argument(key, arg, value, must_raise, label):
+_CASES = _cases()
+
+
+def test_every_table_checked_callable_names_itself_in_its_errors():
+    """Each public callable checked by its table (validate_params, an estimator's fit) has
+    cases from its table, and each of them requires the message to start with the callable's
+    name (quadnet target, after scikit-learn's "The 'x' parameter of f must be ...")."""
+    named = {case.values[0] for case in _CASES
+             if case.values[2].label.startswith("table-") and ": .*" in case.values[2].match}
+    checked = set()
+    for key, spec in SPECS.items():
+        if spec.fn is None or not spec.valid:
+            continue
+        table, qualname = _table(spec)
+        if qualname and any(a in spec.kwargs and a not in spec.skip and c.record
+                            and c.bad_values() for a, c in table.items()):
+            checked.add(key)
+    assert len(checked) >= 90
+    assert checked - named == set()
+
+
+@pytest.mark.parametrize("key, arg, bad", _CASES)
+def test_bad_argument(key, arg, bad):
     spec = SPECS[key]
     kwargs = dict(spec.kwargs)
-    kwargs[arg] = value
-    if must_raise is False:
+    kwargs[arg] = bad.value
+    if not bad.error:               # a variant that must be accepted
         _call(spec, kwargs)
         return
     try:
         out = _call(spec, kwargs)
-        if must_raise is None:
+        if not bad.refused:
             return
-    except (TypeError, ValueError) as exc:
+    except bad.error as exc:
         msg = str(exc)
-        assert _names_argument(msg, arg, spec, label), (
-            f"{type(exc).__name__} does not name {arg!r}: {msg}")
+        assert _names_argument(msg, arg, spec, bad), (
+            f"{type(exc).__name__} does not match {bad.match!r}: {msg}")
         return
     except _Timeout:
         pytest.fail(f"{key}({arg}=bad) ran past 20 s instead of raising")
     except Exception as exc:  # noqa: BLE001
-        pytest.fail(f"{key}({arg}=bad) raised {type(exc).__name__}: {exc}")
+        pytest.fail(f"{key}({arg}=bad) raised {type(exc).__name__}, not "
+                    f"{' or '.join(e.__name__ for e in bad.error)}: {exc}")
     pytest.fail(f"{key}({arg}=bad) returned {out!r:.200} instead of raising")
 
 

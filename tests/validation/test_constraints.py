@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import re
 
 import numpy as np
 import pytest
@@ -50,14 +51,59 @@ def test_signature_and_defaults_are_kept():
     assert np.array_equal(_target(**_valid()), np.ones((3, 2)))
 
 
+def _valid_values():
+    return _valid() | {"rtol": 1e-10, "steps": 3, "method": "a", "flag": False, "M": None,
+                       "seed": 0}
+
+
 @pytest.mark.parametrize("arg", sorted(_table()))
-def test_every_generated_bad_value_is_refused_naming_the_argument(arg):
+def test_every_generated_bad_value_is_refused_naming_the_callable_and_the_argument(arg):
+    """The one generator (v.bad_values): each bad value of each entry raises its error type,
+    and the message starts with the callable's name and names the argument."""
     constraint = _table()[arg]
-    for label, bad in constraint.bad_values():
-        kwargs = _valid() | {arg: bad}
-        with pytest.raises((TypeError, ValueError)) as info:
+    cases = list(v.bad_values(constraint, arg, _valid_values()[arg],
+                              qualname=_target.__qualname__, optional=arg == "M"))
+    assert len(cases) >= 3
+    for bad in cases:
+        kwargs = _valid() | {arg: bad.value}
+        if not bad.refused:         # an int or bool array: accepted, or refused naming arg
+            try:
+                _target(**kwargs)
+            except bad.error as exc:
+                assert re.search(bad.match, str(exc)), (bad.label, str(exc))
+            continue
+        with pytest.raises(bad.error) as info:
             _target(**kwargs)
-        assert arg in str(info.value), (label, str(info.value))
+        assert re.search(bad.match, str(info.value)), (bad.label, str(info.value))
+        if bad.label.startswith("table-"):
+            assert str(info.value).startswith("_target: "), str(info.value)
+
+
+def test_an_estimator_error_starts_with_the_class_name():
+    class Machine:
+        _parameter_constraints = {"iters": v.Integer(0)}
+
+        def __init__(self, iters=1):
+            self.iters = iters
+
+        @v.fit_context
+        def fit(self):
+            return self
+
+    with pytest.raises(ValueError, match=r"^Machine: iters must be >= 0, got -1$"):
+        Machine(iters=-1).fit()
+
+
+def test_a_constructor_error_starts_with_the_class_name():
+    class Box:
+        @v.validate_params({"size": v.Integer(1)})
+        def __init__(self, size):
+            self.size = size
+
+    with pytest.raises(ValueError, match=r"^Box: size must be >= 1, got 0$"):
+        Box(0)
+    with pytest.raises(TypeError, match=r"^Box: size must be an integer, got str$"):
+        Box("3")
 
 
 def test_symbolic_sizes_bind_across_arguments():

@@ -279,7 +279,7 @@ def test_taylor_slope_refuses_remainders_at_rounding_level_naming_errs(errs):
     ((np.ones(3), np.full((3, 3), np.nan)), ValueError, r"eig\[1\] \(the eigenvectors\) has 9 "
                                                         r"non-finite"),
     ((np.array([3.0, 2.0, 1.0]), np.eye(3)), ValueError,
-     r"^eig\[0\] \(the eigenvalues\) must be in ascending order, as numpy.linalg.eigh returns$"),
+     r"^lyapunov_skew: eig\[0\] \(the eigenvalues\) must be in ascending order, as numpy.linalg.eigh returns$"),
     ((np.ones(3), np.eye(2)), ValueError, r"eig must be \(values, vectors\) of shapes \(3,\) "
                                           r"and \(3, 3\) for U with r = 3, got \(3,\) and \(2, 2\)"),
     ((np.ones((3, 1)), np.eye(3)), ValueError, r"eig\[0\] \(the eigenvalues\) must be 1-d"),
