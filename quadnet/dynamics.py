@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 import scipy.linalg
-from scipy.integrate import solve_ivp
+from scipy.integrate import DOP853, RK23, RK45, solve_ivp
 
 from quadnet._linalg import sym
 from quadnet._validation import (
@@ -49,6 +49,8 @@ __all__ = [
     "gradient_descent",
     "gradient_flow",
     "predictor_flow",
+    "quadratic_factor_gradients",
+    "solve_flows",
 ]
 
 #: Factor (or predictor) entries beyond this in absolute value are treated as divergence, long
@@ -650,3 +652,201 @@ def factorization_flow(target, U0, times) -> Trajectory:
     ell = np.abs(L[piv, np.arange(k)]) if k else np.empty(0)
     return Trajectory(t.copy(), Us, vals, {"method": "closed form", "pivots": piv,
                                            "pivot_norms": ell, "eigenvalues": lam, "rank": k})
+
+
+# ----------------------------------------------------------------- independent flows at once
+class _FlowwiseNorm:
+    """Error norm of a Runge--Kutta pair on ``flows`` stacked systems: each flow's own norm
+    (exactly the formula of the scipy pair on that flow alone), the largest of them.
+
+    scipy's pairs accept a step when their error norm is ``< 1`` and scale the next step by
+    ``norm^(-1/(order+1))``. The norm of the stacked state would be the root mean square over
+    all flows, so one flow's error could hide behind the others' small ones (up to a factor
+    ``sqrt(flows)``); with the largest per-flow norm every flow meets its own ``rtol``/``atol``
+    on every accepted step, as it would when integrated alone (with smaller steps, where an
+    other flow needs them).
+    """
+
+    flows = 1
+
+    def _estimate_error_norm(self, K, h, scale):
+        B = self.flows
+        if isinstance(self, DOP853):   # scipy's DOP853 norm: 5th- and 3rd-order estimates
+            e5 = (K.T @ self.E5 / scale).reshape(B, -1)
+            e3 = (K.T @ self.E3 / scale).reshape(B, -1)
+            n5, n3 = np.einsum("ij,ij->i", e5, e5), np.einsum("ij,ij->i", e3, e3)
+            denom = (n5 + 0.01 * n3) * e5.shape[1]
+            pos = denom > 0
+            return float(np.max(np.abs(h) * n5[pos] / np.sqrt(denom[pos]), initial=0.0))
+        err = (self._estimate_error(K, h) / scale).reshape(B, -1)   # RK45, RK23: RMS norm
+        return float(np.sqrt(np.max(np.mean(err * err, axis=1))))
+
+
+_FLOWWISE = {name: type(f"_Flowwise{name}", (_FlowwiseNorm, base), {})
+             for name, base in (("DOP853", DOP853), ("RK45", RK45), ("RK23", RK23))}
+
+
+def _increasing_span(args) -> str | None:
+    t0, t1 = args["t_span"]
+    return None if t1 > t0 else f"t_span must be (t0, t1) with t1 > t0, got {tuple(args['t_span'])}"
+
+
+def _atol_per_flow(args) -> str | None:
+    atol, Y0 = args["atol"], args["y0"]
+    if atol.ndim > 2 or atol.ndim >= 1 and atol.shape[0] != Y0.shape[0] or \
+            atol.ndim == 2 and atol.shape[1] != Y0.shape[1]:
+        return (f"atol must be a scalar, one value per flow (shape ({Y0.shape[0]},)) or one per "
+                f"component (shape {Y0.shape}), got shape {atol.shape}")
+    if not np.all(atol > 0):
+        return "atol must be > 0 (a zero weight never accepts a step on a zero component)"
+    return None
+
+
+@validate_params({"rhs": IsCallable("a callable rhs(t, Y) -> array of Y's shape"),
+                  "t_span": Array(shape=(2,)), "y0": Array(ndim=2),
+                  "rtol": Real(0, 1, closed="neither"), "atol": Array(),
+                  "method": Options(*EXPLICIT_METHODS)},
+                 relations=[Relation(("t_span",), _increasing_span, "``t_span[1] > t_span[0]``"),
+                            Relation(("atol", "y0"), _atol_per_flow,
+                                     "``atol > 0``: a scalar, per flow or per component")])
+def solve_flows(rhs, t_span, y0, *, rtol: float = 1e-10, atol=1e-12,
+                method: str = "DOP853") -> tuple[np.ndarray, int]:
+    r"""Integrate ``B`` independent systems ``y_b' = f_b(t, y_b)`` as one ODE.
+
+    The rows of ``y0`` (``B x n``) are stacked into one state of size ``B n`` and handed to one
+    :func:`scipy.integrate.solve_ivp` call whose right-hand side ``rhs(t, Y)`` evaluates every
+    flow at once (``Y`` and the result are ``B x n``), so the solver's per-step work is paid
+    once for all ``B`` flows instead of once per flow.
+
+    Accuracy per flow. The explicit Runge--Kutta pair (Dormand & Prince: ``"DOP853"`` of order
+    8(5,3), ``"RK45"``, ``"RK23"``) estimates the local error of each component, weights it by
+    ``1 / (atol_bi + rtol |y_bi|)`` and accepts a step when the norm of the weighted errors is
+    below 1. Here that norm is taken per flow, with the formula scipy uses for one system, and
+    the step is accepted only when the largest of the ``B`` norms is below 1 (the next step is
+    sized from the largest). So every flow meets its own tolerances on every step, as it would
+    alone; a flow may take smaller steps than alone (those another flow needs), so the
+    trajectories agree with the one-at-a-time solutions to the solver tolerance, not bitwise.
+    ``atol`` may differ per flow (shape ``(B,)``) or per component (``B x n``), e.g. relative to
+    each flow's own scale.
+
+    Parameters
+    ----------
+    rhs : callable
+        ``rhs(t, Y) -> dY/dt`` on ``B x n`` arrays; row ``b`` depends on row ``b`` only.
+    t_span : (t0, t1)
+        Integrate from ``t0`` to ``t1 > t0``.
+    y0 : (B, n) array_like
+        The ``B`` starting states.
+    rtol : float
+        Relative tolerance, in ``(0, 1)``.
+    atol : float or array_like, shape (B,) or (B, n)
+        Absolute tolerances ``> 0``.
+    method : {"DOP853", "RK45", "RK23"}
+
+    Returns
+    -------
+    Y : (B, n) ndarray
+        The states at ``t1``.
+    nfev : int
+        Calls of ``rhs`` (each evaluates all ``B`` flows).
+
+    Raises
+    ------
+    DivergenceError
+        The integration failed or a state became non-finite.
+
+    Examples
+    --------
+    Two linear flows ``y' = -k y`` with rates 1 and 3, against ``exp(-k t)``:
+
+    >>> import numpy as np
+    >>> k = np.array([[1.0], [3.0]])
+    >>> Y, nfev = solve_flows(lambda t, Y: -k * Y, (0.0, 2.0), np.ones((2, 1)), rtol=1e-12,
+    ...                       atol=1e-15)
+    >>> bool(np.allclose(Y[:, 0], np.exp(-2.0 * k[:, 0]), rtol=1e-10, atol=0))
+    True
+    """
+    B, n = y0.shape
+    atol_v = np.broadcast_to(atol.reshape(atol.shape + (1,) * (2 - atol.ndim)), (B, n))
+
+    def fun(t, y):
+        return np.asarray(rhs(t, y.reshape(B, n)), dtype=float).reshape(-1)
+
+    solver = type(f"{_FLOWWISE[method].__name__}x{B}", (_FLOWWISE[method],), {"flows": B})
+    sol = solve_ivp(fun, (float(t_span[0]), float(t_span[1])), y0.reshape(-1), method=solver,
+                    rtol=rtol, atol=atol_v.reshape(-1))
+    Y = sol.y[:, -1].reshape(B, n) if sol.y.size else y0
+    if not sol.success or not np.all(np.isfinite(Y)):
+        raise DivergenceError(f"solve_flows: integration of {B} flows failed at "
+                              f"t <= {t_span[1]:g}: {sol.message}")
+    return Y, int(sol.nfev)
+
+
+#: Relative agreement a probe must show for :func:`quadratic_factor_gradients` to accept a
+#: loss as quadratic in ``Q``.
+_AFFINE_RTOL = 1e-10
+
+
+@validate_params({"loss": LOSS, "d": Integer(1)})
+def quadratic_factor_gradients(loss: Loss, d: int) -> Callable[[np.ndarray], np.ndarray] | None:
+    r"""Factor gradients ``grad L(U_b) = 2 S(U_b U_b^T) U_b`` of a stack of factors at once.
+
+    When ``ell`` is quadratic in ``Q`` (least squares on linear measurements: quadnet theory
+    §2, §4), ``S`` is affine, ``S(Q) = S(0) + DS[Q]``, and with the symmetric basis
+    ``E_kl + E_lk`` (``k < l``), ``E_kk``,
+
+    .. math:: S(Q) = S(0) + \sum_{k \le l} Q_{kl}\, DS[E_{kl} + E_{lk} - \delta_{kl} E_{kk}],
+
+    so ``S`` of ``B`` factors is one ``B x d(d+1)/2`` by ``d(d+1)/2 x d^2`` product. The
+    ``d(d+1)/2`` directions ``DS[.]`` are the loss's own ``hessian_vector`` at ``0``. The loss
+    is accepted as quadratic when ``gradient`` at a fixed probe ``Q_p`` (entries ``O(1)``)
+    agrees with the affine form to ``1e-10`` relative; otherwise ``None`` is returned (the
+    caller then evaluates the flows one by one), as it is for a loss over complex factors.
+
+    Parameters
+    ----------
+    loss : quadnet.Loss
+    d : int
+        Dimension of ``Q``.
+
+    Returns
+    -------
+    callable or None
+        ``grads(U)`` for ``U`` of shape ``(B, d, r)``, returning ``(B, d, r)``; ``None`` when
+        ``ell`` is not quadratic.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from quadnet import FrobeniusLoss
+    >>> loss = FrobeniusLoss(np.diag([1.0, 0.0]))
+    >>> U = np.array([[[2.0], [0.0]], [[0.0], [1.0]]])
+    >>> grads = quadratic_factor_gradients(loss, 2)
+    >>> bool(np.allclose(grads(U), [loss.factor_gradient(u) for u in U], rtol=1e-14, atol=0))
+    True
+    """
+    iu, ju = np.triu_indices(d)
+    S0 = np.asarray(loss.gradient(np.zeros((d, d))))
+    if S0.dtype.kind != "f":     # a complex field (Hermitian S): not this real form
+        return None
+    cols = []
+    for k, j in zip(iu, ju):
+        E = np.zeros((d, d))
+        E[k, j] = E[j, k] = 1.0
+        cols.append(np.asarray(loss.hessian_vector(np.zeros((d, d)), E), dtype=float).reshape(-1))
+    C = np.array(cols)                                             # (d(d+1)/2, d^2)
+    x = np.arange(1.0, d + 1.0)
+    Qp = np.eye(d) + 0.5 * np.outer(x, x) / d - 0.25 * np.outer(x[::-1], x) / d
+    Qp = 0.5 * (Qp + Qp.T)
+    S_probe = np.asarray(loss.gradient(Qp), dtype=float)
+    affine = S0 + (Qp[iu, ju] @ C).reshape(d, d)
+    if not np.all(np.isfinite(affine)) or np.linalg.norm(S_probe - affine) > _AFFINE_RTOL * max(
+            np.linalg.norm(S_probe), np.linalg.norm(S0), np.finfo(float).tiny):
+        return None
+
+    def grads(U: np.ndarray) -> np.ndarray:
+        Q = U @ np.swapaxes(U, 1, 2)
+        S = S0 + (Q[:, iu, ju] @ C).reshape(-1, d, d)
+        return 2.0 * (S @ U)
+
+    return grads

@@ -321,3 +321,148 @@ def test_a_factor_hvp_override_may_call_super():
     assert np.array_equal(counting.factor_hvp(U, xi), plain.factor_hvp(U, xi))
     assert np.array_equal(counting.hvp_at(U)(np.stack([xi, xi])), plain.hvp_at(U)(np.stack([xi, xi])))
     assert len(calls) == 3
+
+
+# ---------------------------------------------------------------- independent flows at once
+# solve_flows integrates B flows as one ODE, each held to its own tolerances (per-flow error
+# norm, the largest accepted). References: the same flows one by one through scipy's solve_ivp
+# at the same tolerances (two integrations, each accurate to ~rtol: agreement to 1e3 x rtol),
+# the closed-form factorization flow, and exp(-k t).
+
+def _measurement_loss(d, m, seed):
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((m, d, d))
+    A = 0.5 * (A + A.transpose(0, 2, 1))
+    U = rng.standard_normal((d, 2))
+    return qn.MeasurementLoss(A, np.einsum("mij,ij->m", A, U @ U.T))
+
+
+def test_solve_flows_one_flow_is_scipys_dop853_bit_for_bit():
+    from scipy.integrate import solve_ivp
+
+    loss = _measurement_loss(4, 6, 0)
+    U0 = 0.1 * np.eye(4)[:, :3]
+    f = lambda t, y: -loss.factor_gradient(y.reshape(4, 3)).reshape(-1)  # noqa: E731
+    ref = solve_ivp(f, (0.0, 3.0), U0.reshape(-1), method="DOP853", rtol=1e-10, atol=1e-12)
+    Y, nfev = qn.dynamics.solve_flows(lambda t, Y: f(t, Y[0])[None], (0.0, 3.0),
+                                      U0.reshape(1, -1), rtol=1e-10, atol=1e-12)
+    assert np.array_equal(Y[0], ref.y[:, -1]) and nfev == ref.nfev
+
+
+@pytest.mark.parametrize("method", ["DOP853", "RK45"])
+def test_solve_flows_matches_the_flows_one_by_one(method):
+    from scipy.integrate import solve_ivp
+
+    loss = _measurement_loss(5, 6, 1)
+    grads = qn.dynamics.quadratic_factor_gradients(loss, 5)
+    scales = [1e-1, 1e-4, 1e-9]
+    U0 = np.stack([s * np.eye(5) for s in scales])
+    rtol = 1e-10
+    atol = 1e-3 * rtol * np.array(scales)
+    Y, _ = qn.dynamics.solve_flows(lambda t, Y: -grads(Y.reshape(3, 5, 5)).reshape(3, -1),
+                                   (0.0, 20.0), U0.reshape(3, -1), rtol=rtol, atol=atol,
+                                   method=method)
+    for b in range(3):
+        ref = solve_ivp(lambda t, y: -loss.factor_gradient(y.reshape(5, 5)).reshape(-1),
+                        (0.0, 20.0), U0[b].reshape(-1), method=method, rtol=rtol, atol=atol[b])
+        Qb, Qr = Y[b].reshape(5, 5), ref.y[:, -1].reshape(5, 5)
+        assert np.linalg.norm(Qb @ Qb.T - Qr @ Qr.T) <= 1e3 * rtol * np.linalg.norm(Qr @ Qr.T)
+
+
+def test_solve_flows_matches_the_closed_form_factorization_flow():
+    rng = np.random.default_rng(2)
+    T = rng.standard_normal((4, 4))
+    T = T + T.T
+    starts = [1e-1 * rng.standard_normal((4, 2)), 1e-6 * rng.standard_normal((4, 2)),
+              rng.standard_normal((4, 2))]
+    U0 = np.stack(starts)
+    grads = qn.dynamics.quadratic_factor_gradients(qn.FrobeniusLoss(T), 4)
+    rtol = 1e-11
+    atol = 1e-3 * rtol * np.max(np.abs(U0), axis=(1, 2))
+    Y, _ = qn.dynamics.solve_flows(lambda t, Y: -grads(Y.reshape(3, 4, 2)).reshape(3, -1),
+                                   (0.0, 4.0), U0.reshape(3, -1), rtol=rtol, atol=atol)
+    for b, U in enumerate(starts):
+        exact = qn.dynamics.factorization_flow(T, U, [4.0]).Q[0]
+        got = Y[b].reshape(4, 2) @ Y[b].reshape(4, 2).T
+        assert np.linalg.norm(got - exact) <= 1e3 * rtol * np.linalg.norm(exact)
+
+
+def test_solve_flows_holds_each_flow_to_its_own_tolerance():
+    """A fast flow of size 1 beside a slow one of size 1e-20: with per-flow atol each meets its
+    relative tolerance; the root-mean-square norm of the stacked state would let the large
+    flow's error hide the small one's (and vice versa)."""
+    k = np.array([[8.0], [0.5]])
+    y0 = np.array([[1.0], [1e-20]])
+    rtol = 1e-9
+    atol = 1e-3 * rtol * y0[:, 0]
+    Y, _ = qn.dynamics.solve_flows(lambda t, Y: -k * Y, (0.0, 1.0), y0, rtol=rtol, atol=atol)
+    exact = y0[:, 0] * np.exp(-k[:, 0])
+    assert np.all(np.abs(Y[:, 0] - exact) <= 1e2 * (rtol * exact + atol))
+
+
+def test_quadratic_factor_gradients_equal_the_losses_own():
+    rng = np.random.default_rng(3)
+    U = rng.standard_normal((4, 5, 2))
+    X = rng.standard_normal((7, 5))
+    T = rng.standard_normal((5, 5))
+    for loss in (_measurement_loss(5, 6, 3), qn.GaussianSensing(X, rng.random(7)),
+                 qn.FrobeniusLoss(T + T.T)):
+        got = qn.dynamics.quadratic_factor_gradients(loss, 5)(U)
+        ref = np.stack([loss.factor_gradient(u) for u in U])
+        assert np.linalg.norm(got - ref) <= 1e-13 * np.linalg.norm(ref)
+
+
+def test_quadratic_factor_gradients_refuse_a_loss_that_is_not_quadratic():
+    class Quartic(qn.Loss):       # ell = 1/4 ||Q||_F^4: S = ||Q||^2 Q is not affine
+        d = 3
+
+        def value(self, Q):
+            return 0.25 * float(np.sum(Q * Q)) ** 2
+
+        def gradient(self, Q):
+            return float(np.sum(Q * Q)) * np.asarray(Q, dtype=float)
+
+        def hessian_vector(self, Q, H):
+            return float(np.sum(Q * Q)) * H + 2.0 * float(np.sum(Q * H)) * Q
+
+    assert qn.dynamics.quadratic_factor_gradients(Quartic(), 3) is None
+
+
+def test_solve_flows_bad_input():
+    f = lambda t, Y: -Y  # noqa: E731
+    y0 = np.ones((2, 3))
+    with pytest.raises(TypeError, match="rhs must be a callable"):
+        qn.dynamics.solve_flows("f", (0.0, 1.0), y0)
+    with pytest.raises(ValueError, match=r"t_span must be \(t0, t1\) with t1 > t0"):
+        qn.dynamics.solve_flows(f, (1.0, 0.0), y0)
+    with pytest.raises(ValueError, match=r"atol must be a scalar, one value per flow \(shape \(2,\)\)"):
+        qn.dynamics.solve_flows(f, (0.0, 1.0), y0, atol=np.ones(3))
+    with pytest.raises(ValueError, match="atol must be > 0"):
+        qn.dynamics.solve_flows(f, (0.0, 1.0), y0, atol=0.0)
+    with pytest.raises(ValueError, match="method"):
+        qn.dynamics.solve_flows(f, (0.0, 1.0), y0, method="BDF")
+    with pytest.raises(ValueError, match="y0"):
+        qn.dynamics.solve_flows(f, (0.0, 1.0), np.ones(3))
+
+
+def test_batched_small_init_flows_match_one_flow_at_a_time():
+    """The factor flows of commuting.experiments.limit_distances, batched over eps, against
+    small_init_limit per eps: same status, same number of monitor windows up to one, same
+    limit to ~1e3 x rtol (1e-11) on these converging instances."""
+    import warnings
+
+    from quadnet.commuting.experiments import gaussian_symmetric_instance
+    from quadnet.commuting.greedy import _flow_limits, small_init_limit
+    from quadnet.exceptions import ConvergenceWarning
+
+    loss = gaussian_symmetric_instance(0)
+    T = 5e3 / float(np.linalg.norm(loss.gradient(np.zeros((5, 5))), 2))
+    eps = np.array([1e-3, 1e-12])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        batched = _flow_limits(loss, 5, eps, max_time=T)
+        single = [small_init_limit(loss, 5, float(e), max_time=T) for e in eps]
+    for b, s in zip(batched, single):
+        assert b.report.status == s.report.status == "converged"
+        assert abs(b.report.checks - s.report.checks) <= 1
+        assert np.linalg.norm(b.Q - s.Q) <= 1e-8 * np.linalg.norm(s.Q)

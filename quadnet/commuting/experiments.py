@@ -39,6 +39,7 @@ from quadnet.commuting.algebra import CommutingSensing, random_commuting_instanc
 from quadnet.commuting.bregman import bregman_projection, min_trace_solution
 from quadnet.commuting.greedy import (
     FACTOR_EPS_MIN,
+    _flow_limits,
     greedy_low_rank_learning,
     min_trace_interpolant,
     small_init_limit,
@@ -194,8 +195,9 @@ def limit_distances(loss, d: int, eps_grid, *, m: int | None = None, glrl_eps: f
     rows = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        for eps in eps_grid:
-            res = small_init_limit(loss, d, float(eps), max_time=T, progress=progress)
+        flows = (_flow_limits(loss, d, eps_grid, max_time=T) if not progress else
+                 [small_init_limit(loss, d, float(e), max_time=T, progress=True) for e in eps_grid])
+        for eps, res in zip(eps_grid, flows):
             rep = res.report
             rows.append({"eps": float(eps), "dist_glrl": _rel(res.Q, g.Q),
                          "dist_min_trace": _rel(res.Q, mt.Q) if mt else math.nan,

@@ -43,6 +43,7 @@ from quadnet._validation import (
     validate_params,
 )
 from quadnet.commuting.algebra import CommutingSensing
+from quadnet.dynamics import quadratic_factor_gradients, solve_flows
 from quadnet.exceptions import ConvergenceWarning, DivergenceError
 from quadnet.losses import LOSS
 
@@ -479,14 +480,55 @@ def small_init_limit(loss, d, eps, *, eta=None, W=None, method: str = "auto",
              else int(min(_budget(eps, mon.scale, 1.0) / eta, MAX_STEPS)))
         U, k = _descend(loss, U0, eta, n, check_every, mon, progress, "small-init descent")
         hist = {"steps": k}
+    return _result(mon, U, eps, eta, hist)
+
+
+def _result(mon, U, eps, eta, hist) -> SmallInitResult:
+    """The :class:`SmallInitResult` of a finished run (warns unless converged)."""
     rep = mon.finish("budget used up before the convergence tests passed")
     if not rep.converged:
         warnings.warn(f"small_init_limit (eps = {eps:g}): {rep.status}: {rep.message}",
-                      ConvergenceWarning, stacklevel=2)
+                      ConvergenceWarning, stacklevel=3)
     Q = U @ U.T if mon.Q_limit is None or not rep.converged else mon.Q_limit
     if mon.Q_limit is not None and rep.converged:
         hist["Q_last"] = U @ U.T
     return SmallInitResult(Q, U, eps, eta, "factor", rep, hist)
+
+
+def _flow_limits(loss, d, eps_list, *, max_time, rtol: float = 1e-11) -> list[SmallInitResult]:
+    """``[small_init_limit(loss, d, eps, max_time=max_time) for eps in eps_list]`` (flow,
+    ``W = I``, default tolerances) with the factor flows integrated as one batched ODE.
+
+    Every flow has the same windows (``[t, t + max(tau, t/8)]``, ``tau = 0.5/||S_0||``, capped at
+    ``max_time``) and the same monitor as alone; the active flows of a window are one
+    :func:`quadnet.dynamics.solve_flows` call (each flow held to its own ``rtol`` and ``atol =
+    1e-3 rtol max|U_0|``), and a flow leaves the batch when its monitor converges. Falls back to
+    one :func:`small_init_limit` per ``eps`` when that takes the reduced route, when ``ell`` is
+    not quadratic in ``Q`` (:func:`quadnet.dynamics.quadratic_factor_gradients`) or without a
+    common ``max_time``.
+    """
+    grads = None if max_time is None or isinstance(loss, CommutingSensing) else \
+        quadratic_factor_gradients(loss, d)
+    if grads is None:
+        return [small_init_limit(loss, d, float(e), max_time=max_time, rtol=rtol)
+                for e in eps_list]
+    U0 = np.stack([math.sqrt(float(e)) * np.eye(d) for e in eps_list])
+    mons = [_Monitor(loss, U, full_width=True, qtol=1e-10, gtol=1e-9, rank_tol=1e-8,
+                     growth_tol=1e-3) for U in U0]
+    atol = 1e-3 * rtol * np.max(np.abs(U0), axis=(1, 2))
+    U, nfev = U0.copy(), np.zeros(len(U0), dtype=int)
+    active = np.arange(len(U0))
+    t, tau = 0.0, 0.5 / mons[0].scale
+    while t < max_time and active.size:
+        t1 = min(t + max(tau, t / 8.0), max_time)
+        Y, n = solve_flows(lambda _t, Y, k=active.size: -grads(Y.reshape(k, d, d)).reshape(k, -1),
+                           (t, t1), U[active].reshape(active.size, -1), rtol=rtol,
+                           atol=atol[active])
+        U[active], t = Y.reshape(-1, d, d), t1
+        nfev[active] += n
+        active = np.array([b for b in active if not mons[b].check(t, U[b]).converged], dtype=int)
+    return [_result(mon, U[b], float(eps_list[b]), None, {"nfev": int(nfev[b])})
+            for b, mon in enumerate(mons)]
 
 
 def _reduced_limit(loss: CommutingSensing, eps, eta, max_steps, max_time, qtol):
