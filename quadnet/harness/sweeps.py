@@ -67,6 +67,7 @@ __all__ = [
     "parse_grid",
     "read_results",
     "register_sweep",
+    "run_cells",
     "run_sweep",
     "sweep_cells",
 ]
@@ -479,6 +480,79 @@ def _worker_init(parent: int) -> None:
     except ImportError:  # pragma: no cover - threadpoolctl is a dependency
         pass
     _exit_with_parent(parent)
+
+
+def run_cells(fn: Callable[[Any], Any], cells: Iterable[Any], *, workers: int = 1,
+              progress: Callable[..., Iterable] | None = None, desc: str = "",
+              chunksize: int = 8) -> list[Any]:
+    """``[fn(cell) for cell in cells]``, each call with one BLAS thread: the runner of every
+    cell a check computes (``quadnet verify``; :class:`quadnet.harness.checks._sweep_cells.
+    SweepCells` computes the missing cells of a sweep through it).
+
+    With ``workers=1`` the cells run here, in order, inside
+    :func:`quadnet._threads.single_threaded`. With ``workers > 1`` they run on that many
+    local worker processes (``concurrent.futures.ProcessPoolExecutor``, the start method of
+    :func:`default_start_method`), each limited to one BLAS thread (two workers with two
+    BLAS threads each oversubscribe two cores, and spinning OpenBLAS threads then cost many
+    times the arithmetic) and ending when this process dies (a killed ``quadnet verify``
+    leaves no worker computing). The results come back in the order of ``cells`` whatever
+    the scheduling, so a pure ``fn`` gives the same list, bit for bit, for every
+    ``workers``. Inside a daemon process (a pool worker, which cannot have children) the
+    cells run here.
+
+    Parameters
+    ----------
+    fn : callable
+        ``fn(cell) -> result``; a module-level function when ``workers > 1`` (it travels to
+        the workers by name).
+    cells : iterable
+        The cells (picklable when ``workers > 1``).
+    workers : int, optional
+        Worker processes (``1``: this process).
+    progress : callable, optional
+        ``progress(iterable, desc, total=n)`` wraps the results as they arrive (e.g.
+        :meth:`quadnet.harness.CheckContext.progress`).
+    desc : str, optional
+        The name of the loop, for ``progress``.
+    chunksize : int, optional
+        Cells sent to a worker at a time (``workers > 1``).
+
+    Returns
+    -------
+    list
+        ``fn(cell)`` for every cell, in order.
+
+    Raises
+    ------
+    ValueError
+        For ``workers`` or ``chunksize`` below 1.
+
+    Examples
+    --------
+    >>> from quadnet.harness.cells import phase_transition_cell
+    >>> def cell(t):
+    ...     return phase_transition_cell(6, 1, 12, t, "spectral", "lbfgs", 0)["rel_error"]
+    >>> errors = run_cells(cell, range(3))
+    >>> errors == [cell(t) for t in range(3)]  # pure cells: the same bits in any order
+    True
+    """
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    from quadnet._threads import single_threaded
+
+    workers = as_int(workers, "workers", minimum=1)
+    chunksize = as_int(chunksize, "chunksize", minimum=1)
+    cells = list(cells)
+    show = progress if progress is not None else (lambda it, desc="", total=None: it)
+    if workers > 1 and not mp.current_process().daemon and len(cells) > 1:
+        with _single_threaded_children(), ProcessPoolExecutor(
+                workers, mp_context=mp.get_context(default_start_method()),
+                initializer=_worker_init, initargs=(os.getpid(),)) as pool:
+            return list(show(pool.map(fn, cells, chunksize=chunksize), desc,
+                             total=len(cells)))
+    with single_threaded():
+        return [fn(cell) for cell in show(cells, desc, total=len(cells))]
 
 
 def default_start_method() -> str:

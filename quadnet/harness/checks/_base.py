@@ -87,6 +87,8 @@ FACT_PAPER = ('Boix-Adsera et al. (2025) "The Features at Convergence Theorem" '
               "(arXiv:2507.05644)")
 RFM_PAPER = "Radhakrishnan et al. (2024), Science 383"
 QUADNET = "quadnet target"
+#: The keywords of a row that checks a quadnet target: ``res.add(..., **QUADNET_TARGET)``.
+QUADNET_TARGET = {"kind": "target", "source": QUADNET}
 
 
 @dataclass

@@ -18,8 +18,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from quadnet._threads import single_threaded
-from quadnet.harness.sweeps import _execute_cell, cell_key, finished_cells, get_sweep
+from quadnet.harness.sweeps import _execute_cell, cell_key, finished_cells, get_sweep, run_cells
 
 __all__ = ["SweepCells", "compute_missing", "sweeps_dir"]
 
@@ -54,6 +53,12 @@ class SweepCells:
         self.cpu_seconds = 0.0
         self.wall_seconds = 0.0
 
+    def metrics(self) -> dict[str, Any]:
+        """The report metrics of the cells: how many were read and computed, and the CPU and
+        wall seconds the computed ones took."""
+        return {"cells_from_store": self.from_store, "cells_computed": self.computed,
+                "cell_cpu_seconds": self.cpu_seconds, "cell_wall_seconds": self.wall_seconds}
+
     def key(self, params: Mapping[str, Any]) -> tuple[str, int]:
         return cell_key(self.name, params, self.seed)
 
@@ -71,24 +76,34 @@ class SweepCells:
     def run(self, params: Mapping[str, Any]) -> dict[str, Any] | None:
         """The result of the cell ``params``: from a store, or computed now (None: not in a
         store and not computed, ``QUADNET_CHECK_COMPUTE=0``; recorded in ``missing``)."""
-        got = self.get(params)
-        if got is not None:
-            return got
-        if not self.compute:
-            if dict(params) not in self.missing:
-                self.missing.append(dict(params))
-            return None
-        k = self.key(params)
-        t0, w0 = time.process_time(), time.perf_counter()
-        with single_threaded():
-            out = _execute_cell(self.sweep, dict(params), k[1])
-        self.cpu_seconds += time.process_time() - t0
-        self.wall_seconds += time.perf_counter() - w0
-        self.computed += 1
-        self.results[k] = out
-        return out
+        return self.run_all([params])[0]
 
-    def run_all(self, cells: Iterable[Mapping[str, Any]], progress: Callable = lambda x, **_: x,
+    def run_all(self, cells: Iterable[Mapping[str, Any]], progress: Callable | None = None,
                 desc: str = "") -> list[dict[str, Any] | None]:
-        cells = list(cells)
-        return [self.run(c) for c in progress(cells, desc=desc, total=len(cells))]
+        """The results of ``cells`` (as :meth:`run`, in order): the known ones read, the
+        others computed in this process by :func:`quadnet.harness.sweeps.run_cells`, one
+        BLAS thread, exactly as a sweep worker computes them."""
+        cells = [dict(c) for c in cells]
+        todo: dict[tuple[str, int], dict[str, Any]] = {}
+        for c in cells:
+            if self.get(c) is not None:
+                continue
+            if not self.compute:
+                if c not in self.missing:
+                    self.missing.append(c)
+                continue
+            todo.setdefault(self.key(c), c)
+        if todo:
+            t0, w0 = time.process_time(), time.perf_counter()
+            outs = run_cells(_compute_cell, [(self.sweep, c, k[1]) for k, c in todo.items()],
+                             progress=progress, desc=desc)
+            self.cpu_seconds += time.process_time() - t0
+            self.wall_seconds += time.perf_counter() - w0
+            self.computed += len(outs)
+            self.results.update(zip(todo, outs))
+        return [self.results.get(self.key(c)) for c in cells]
+
+
+def _compute_cell(job: tuple) -> dict[str, Any]:
+    sweep, params, seed = job
+    return _execute_cell(sweep, params, seed)

@@ -42,6 +42,7 @@ from quadnet.sensing.gaussian import GaussianSensing
 from quadnet.harness.checks._base import (
     COLUMN_WIDTH,
     OKABE_ITO,
+    QUADNET_TARGET,
     CheckContext,
     CheckResult,
     figure,
@@ -99,35 +100,33 @@ def _steep_family(s: float, X: np.ndarray, Qo: np.ndarray) -> GaussianSensing:
     return loss
 
 
-@register("curvature", CLAIM, order=30)
-@single_threaded()  # one BLAS thread: CPU seconds, see quadnet._threads
-def run(ctx: CheckContext) -> CheckResult:
-    res = CheckResult("curvature", CLAIM)
-    q = ctx.quick
-    Q = {"kind": "target", "source": "quadnet target"}
-    T3 = {"kind": "theorem", "source": "Cheng (2026) §3"}
-    T4 = {"kind": "theorem", "source": "Cheng (2026) §4"}
-    t_start = time.perf_counter()
+QT = QUADNET_TARGET
+T3 = {"kind": "theorem", "source": "Cheng (2026) §3"}
+T4 = {"kind": "theorem", "source": "Cheng (2026) §4"}
 
-    # (a) exactness against the explicit Jacobian in a null-space basis --------------
+
+def _exactness(ctx: CheckContext, res: CheckResult) -> None:
+    """(a) the effective Hessian against the explicit Jacobian in a null-space basis."""
     rng = ctx.rng("hessian")
     at_min, away = [], []
-    for _ in range(3 if q else 8):
+    for _ in range(3 if ctx.quick else 8):
         loss, d, r, m = _instance(rng, dr=((4, 9), (1, 4)), ratio=(1.0, 3.0))
         U = loss.U_star
         V = U + 0.3 * rng.standard_normal(U.shape)
         at_min.append(_rel_eig_diff(effective_hessian(loss, U), _jacobian_effective_hessian(loss, U)))
         away.append(_rel_eig_diff(effective_hessian(loss, V), _jacobian_effective_hessian(loss, V)))
     res.add("eff. Hessian eigenvalues vs explicit Jacobian in null-space basis, at minimisers "
-            "(max rel.)", max(at_min), 1e-10, paper="exact", **Q)
+            "(max rel.)", max(at_min), 1e-10, paper="exact", **QT)
     res.add("... away from minimisers, residual term included (max rel.)", max(away), 1e-10,
-            paper="exact", **Q)
+            paper="exact", **QT)
 
-    # (b) vertical zeros --------------------------------------------------------------
+
+def _vertical_zeros(ctx: CheckContext, res: CheckResult) -> None:
+    """(b) the r(r-1)/2 vertical zeros of the full factor Hessian, none in the effective one."""
     rng = ctx.rng("zeros")
     count_err, eff_min, zero_max = 0, math.inf, 0.0
     zero_rows = []
-    for _ in range(3 if q else 8):
+    for _ in range(3 if ctx.quick else 8):
         d = int(rng.integers(4, 9))
         r = int(rng.integers(2, min(4, d) + 1))
         n_h = horizontal_dimension(d, r)
@@ -146,13 +145,16 @@ def run(ctx: CheckContext) -> CheckResult:
             f"<= {zero_max:.0e})", eff_min, 1e-9, relation=">=", paper="none zero", **T3)
     res.metrics["vertical_zeros"] = {"instances": zero_rows, "largest_zero_rel": zero_max}
 
-    # (c) flow decay rate vs lambda_min -----------------------------------------------
+
+def _flow_rates(ctx: CheckContext, res: CheckResult) -> list:
+    """(c) the flow decay rate against lambda_min; the descent runs of (d) on the same
+    instances (returned)."""
     rng = ctx.rng("flow")
-    n_inst = 6 if q else 24
+    n_inst = 6 if ctx.quick else 24
     errs, naive, loglin, inst = [], [], [], []
     descents = []
     for i in ctx.progress(range(n_inst), desc="flow rates"):
-        loss, d, r, m = _instance(rng, dr=((6, 12), (1, 3)) if q else ((6, 20), (1, 4)))
+        loss, d, r, m = _instance(rng, dr=((6, 12), (1, 3)) if ctx.quick else ((6, 20), (1, 4)))
         curv = local_curvature(loss, loss.U_star)
         fr = flow_decay_rate(loss, loss.U_star, curvature=curv, seed=ctx.rng("start", i))
         errs.append(fr.relative_error)
@@ -161,7 +163,7 @@ def run(ctx: CheckContext) -> CheckResult:
         inst.append({"d": d, "r": r, "m": m, "lambda_min": fr.lambda_min, "rate": fr.rate,
                      "rel_err": fr.relative_error, "naive_rel_err": fr.naive_relative_error,
                      "gap_rel": (curv.lambda_2 - curv.lambda_min) / curv.lambda_min})
-        if i < (3 if q else 10):
+        if i < (3 if ctx.quick else 10):
             for eta in (1.0 / curv.lambda_max, 0.5 * (curv.best_step + curv.stable_step)):
                 dc = descent_contraction(loss, loss.U_star, eta, curvature=curv, seed=i)
                 descents.append(dc)
@@ -177,8 +179,11 @@ def run(ctx: CheckContext) -> CheckResult:
         "naive_log_slope_max_rel_err": float(np.max(naive)),
         "loglinear_projection_median_rel_err": float(np.median(loglin)),
     }
+    return descents
 
-    # (d) descent contraction -----------------------------------------------------------
+
+def _descent(res: CheckResult, descents: list) -> None:
+    """(d) the per-step contraction of gradient descent, and the surrogate it is not."""
     d_err = max(dc.relative_error for dc in descents)
     lmin = [dc for dc in descents if dc.dominant == "lambda_min"]
     log_err = max(abs(dc.log_rate - dc.log_prediction) / dc.log_prediction for dc in lmin)
@@ -189,19 +194,21 @@ def run(ctx: CheckContext) -> CheckResult:
     res.add("GD log-contraction vs log(1-eta lambda_min) (max rel.)", log_err, 1e-6,
             paper="log(1-eta lambda_min)", **T3)
     res.add("surrogate -eta lambda_min misses it by eta lambda_min/2: max |ratio - 1|",
-            surr_fit, 0.1, paper="O(eta^2) error", **Q)
+            surr_fit, 0.1, paper="O(eta^2) error", **QT)
     res.metrics["descent"] = [
         {"eta": dc.eta, "dominant": dc.dominant, "measured": dc.contraction,
          "predicted": dc.predicted, "rel_err": dc.relative_error, "steps": dc.steps,
          "norm_ratio": dc.norm_ratio} for dc in descents]
     res.metrics["descent_surrogate_rel_err_median"] = float(np.median(surr))
 
-    # (e) change the steepness --------------------------------------------------------------
+
+def _steepness(ctx: CheckContext, res: CheckResult) -> None:
+    """(e) along a family whose lambda_min changes by >= 10x the rate tracks it (figure)."""
     rng = ctx.rng("steepness")
     d, m = 10, 120
     X = rng.standard_normal((m, d))
     Qo = np.linalg.qr(rng.standard_normal((d, 2)))[0]
-    svals = np.geomspace(1.0, 0.2, 4 if q else 8)
+    svals = np.geomspace(1.0, 0.2, 4 if ctx.quick else 8)
     lam, rate, pop, traces = [], [], [], []
     for s in svals:
         loss = _steep_family(float(s), X, Qo)
@@ -212,7 +219,7 @@ def run(ctx: CheckContext) -> CheckResult:
         traces.append((fr.t, np.abs(fr.projection)))
     lam, rate = np.array(lam), np.array(rate)
     res.add("steepness family: lambda_min range max/min", float(lam.max() / lam.min()), 10.0,
-            relation=">=", paper="changed steepness", **Q)
+            relation=">=", paper="changed steepness", **QT)
     res.add("steepness family: rate tracks lambda_min (max rel. error)",
             float(np.max(np.abs(rate - lam) / lam)), 1e-5, paper="< 2.4e-4", **T3)
     res.metrics["steepness"] = {"s": svals, "lambda_min": lam, "rate": rate,
@@ -222,11 +229,13 @@ def run(ctx: CheckContext) -> CheckResult:
         "s": svals, "lambda_min": lam, "rate": rate, "population": pop,
         "t": [t for t, _ in traces], "projection": [p for _, p in traces]})
 
-    # (f) spectrum: empirical vs population, vertical zeros separate ----------------------
+
+def _spectrum(ctx: CheckContext, res: CheckResult) -> None:
+    """(f) the empirical spectrum against the population form; the vertical zeros (figure)."""
     rng = ctx.rng("spectrum")
-    d, r = (15, 3) if q else (30, 3)
+    d, r = (15, 3) if ctx.quick else (30, 3)
     n_h = horizontal_dimension(d, r)
-    loss = GaussianSensing.random(d, r, 10 * n_h if q else 20 * n_h, seed=rng)
+    loss = GaussianSensing.random(d, r, 10 * n_h if ctx.quick else 20 * n_h, seed=rng)
     U = loss.U_star
     H = effective_hessian(loss, U)
     w_emp = np.linalg.eigvalsh(H)
@@ -244,7 +253,7 @@ def run(ctx: CheckContext) -> CheckResult:
             paper="4||u||^2, 12||u||^2", **T4)
     sp = effective_spectrum(loss, U, k=1)
     res.add("matrix-free effective_spectrum lambda_min vs dense (rel.)",
-            abs(sp.eigenvalues[0] - w_emp[0]) / w_emp[0], 1e-10, paper="equal", **Q)
+            abs(sp.eigenvalues[0] - w_emp[0]) / w_emp[0], 1e-10, paper="equal", **QT)
     k0 = r * (r - 1) // 2
     zeros = np.sort(np.abs(w_full))[:k0]
     ctx.draw(res, "curvature_spectrum", {
@@ -255,8 +264,18 @@ def run(ctx: CheckContext) -> CheckResult:
         "lambda_max_emp": w_emp[-1], "lambda_max_pop": w_pop[-1],
         "vertical_zeros_rel": zeros / w_full[-1],
         "matrix_free_hvps": sp.n_hvp}
+
+
+@register("curvature", CLAIM, order=30)
+@single_threaded()  # one BLAS thread: CPU seconds, see quadnet._threads
+def run(ctx: CheckContext, res: CheckResult) -> None:
+    t_start = time.perf_counter()
+    _exactness(ctx, res)
+    _vertical_zeros(ctx, res)
+    _descent(res, _flow_rates(ctx, res))
+    _steepness(ctx, res)
+    _spectrum(ctx, res)
     res.metrics["seconds"] = time.perf_counter() - t_start
-    return res
 
 
 @figure("curvature_steepness")

@@ -42,6 +42,7 @@ from quadnet.features.training import fact_identity, gd_path, train
 from quadnet.harness.checks._base import (
     COLUMN_WIDTH,
     OKABE_ITO,
+    QUADNET_TARGET,
     CheckContext,
     CheckResult,
     figure,
@@ -51,7 +52,7 @@ from quadnet.harness.checks._base import (
 
 FT = {"kind": "theorem", "source": "Boix-Adsera et al. (2025)"}
 FN = {"kind": "target", "source": "Boix-Adsera et al. (2025)"}
-QT = {"kind": "target", "source": "quadnet target"}
+QT = QUADNET_TARGET
 
 CLAIM = "At convergence W^TW = FACT (quadratic, deep linear nets); the NFA needs s=1/L and can fail"
 
@@ -213,15 +214,13 @@ def _part_d(ctx, res, steps):
 
 @register("fact", CLAIM, order=50)
 @single_threaded()  # one BLAS thread: CPU seconds, see quadnet._threads
-def run(ctx: CheckContext) -> CheckResult:
-    res = CheckResult("fact", CLAIM)
+def run(ctx: CheckContext, res: CheckResult) -> None:
     quick = ctx.quick
     _part_a(ctx, res, 6 if quick else 50)
     powers, curves, _ = _part_b(ctx, res, 1 if quick else 5)
     example = _part_c(ctx, res, 1 if quick else 10)
     path = _part_d(ctx, res, 1500 if quick else 4000)
     _figures(ctx, res, powers, curves, example, path)
-    return res
 
 
 def _figures(ctx, res, powers, curves, example, path) -> None:

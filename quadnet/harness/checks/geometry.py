@@ -393,8 +393,7 @@ def _bad_input(res: CheckResult) -> None:
 
 @register("geometry", CLAIM, order=15)
 @single_threaded()  # one BLAS thread: CPU seconds, see quadnet._threads
-def run(ctx: CheckContext) -> CheckResult:
-    res = CheckResult("geometry", CLAIM)
+def run(ctx: CheckContext, res: CheckResult) -> None:
     q = ctx.quick
     routes = _curvature_routes(ctx, res, 25 if q else 200)
     ricci_shapes = [(3, 2), (4, 4), (5, 3)] if q else [(3, 2), (4, 4), (5, 3), (6, 4), (5, 5),
@@ -415,7 +414,6 @@ def run(ctx: CheckContext) -> CheckResult:
     ctx.draw(res, "geometry_triangles", tri)
     ctx.draw(res, "geometry_barycentre", {"history": bary["history"], "pot_err": bary["pot_err"],
                                           "resid": bary["resid"]})
-    return res
 
 
 # ------------------------------------------------------------------------- figures

@@ -42,6 +42,7 @@ from quadnet.dynamics import factorization_flow, gradient_descent, gradient_flow
 from quadnet.geometry.conformance import compare_pymanopt_optimisers, random_orthogonal
 from quadnet.harness.checks._base import (
     COLUMN_WIDTH,
+    QUADNET,
     CheckContext,
     CheckResult,
     figure,
@@ -53,8 +54,8 @@ from quadnet.sensing.recovery import recover
 
 CLAIM = ("Over-parameterised widths: closed-form flow, incremental-learning times, 1/(4t) "
          "excess law, structural zeros, exact recovery at r = d")
-Q = {"kind": "target", "source": "quadnet target (docs/overparam.md)"}
-EXPL = {"kind": "exploration", "source": "quadnet target (docs/overparam.md)"}
+Q = {"kind": "target", "source": f"{QUADNET} (docs/overparam.md)"}
+EXPL = {"kind": "exploration", "source": f"{QUADNET} (docs/overparam.md)"}
 
 
 def _rotated(lam, rng) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -88,28 +89,26 @@ def _learned_time(T, U0, k, lam_k, t_hi) -> float:
     return float(scipy.optimize.brentq(f, 1e-12, t_hi, xtol=1e-15, rtol=1e-15, maxiter=200))
 
 
-@register("overparam", CLAIM, order=35)
-@single_threaded()  # one BLAS thread: CPU seconds, see quadnet._threads
-def run(ctx: CheckContext) -> CheckResult:
-    res = CheckResult("overparam", CLAIM)
-    q = ctx.quick
-    t_start = time.perf_counter()
-    sections = {}
-    t_sec = t_start
-
-    # (a) closed form vs DOP853 and mpmath -------------------------------------------
+def _flow_problem(ctx: CheckContext) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The target of (a) and (b), eigenvalues 3, 2, 1, 0, 0, -1 in a random basis, and the
+    direction ``V`` of the small starts ``eps V``: ``(lam, P, T, V)``."""
     lam, P, T = _rotated([3.0, 2.0, 1.0, 0.0, 0.0, -1.0], ctx.rng("flow"))
-    V = ctx.rng("flow-start").standard_normal((6, 4))
-    ts = np.concatenate([[0.0], np.geomspace(1e-3, 200.0, 120 if q else 400)])
+    return lam, P, T, ctx.rng("flow-start").standard_normal((6, 4))
+
+
+def _closed_form(ctx: CheckContext, res: CheckResult, flow: tuple) -> None:
+    """(a) the closed-form flow against DOP853, mpmath and the Eckart-Young limit."""
+    lam, P, T, V = flow
+    ts = np.concatenate([[0.0], np.geomspace(1e-3, 200.0, 120 if ctx.quick else 400)])
     worst, nfev = 0.0, 0
-    for eps in ((1e-6,) if q else (1e-2, 1e-6, 1e-10)):
+    for eps in ((1e-6,) if ctx.quick else (1e-2, 1e-6, 1e-10)):
         ode = gradient_flow(FrobeniusLoss(T), eps * V, ts, rtol=1e-13, atol=1e-16 * eps)
         cf = factorization_flow(T, eps * V, ts)
         worst = max(worst, max(_rel(a, b) for a, b in zip(cf.Q, ode.Q)))
         nfev += ode.info["nfev"]
     res.add("(a) factorization_flow vs DOP853 gradient_flow (rtol 1e-13), max rel. over t in "
             "[0, 200] (plateaus included)", worst, 1e-10, paper="<= 1e-10", **Q)
-    mp_times = (0.5, 5.0, 60.0) if q else (0.01, 0.5, 5.0, 30.0, 100.0, 300.0)
+    mp_times = (0.5, 5.0, 60.0) if ctx.quick else (0.01, 0.5, 5.0, 30.0, 100.0, 300.0)
     cf = factorization_flow(T, 1e-6 * V, mp_times)
     mp_err = max(_rel(Qc, _mp_closed_form(lam, P, 1e-6 * V, t)) for Qc, t in zip(cf.Q, mp_times))
     res.add(f"(a) factorization_flow vs the closed form in mpmath at t = {mp_times} (max rel.)",
@@ -123,11 +122,12 @@ def run(ctx: CheckContext) -> CheckResult:
     res.add("(a) t = 1e3, 1e8, 1e300: finite, and vs the Eckart-Young limit on the reached span "
             "(max rel.)", lim_err if finite else math.inf, 1e-12, paper="rounding", **Q)
 
-    sections["a"], t_sec = time.perf_counter() - t_sec, time.perf_counter()
 
-    # (b) learned times ---------------------------------------------------------------
+def _learned_times(ctx: CheckContext, res: CheckResult, flow: tuple) -> None:
+    """(b) the derived learned times against the measured ones; the staircase figure."""
+    lam, P, T, V = flow
     ell = factorization_flow(T, V, [0.0]).info["pivot_norms"]
-    epss = [1e-1, 1e-2, 1e-3, 1e-6, 1e-9, 1e-12] if q else list(10.0 ** -np.arange(1, 13))
+    epss = [1e-1, 1e-2, 1e-3, 1e-6, 1e-9, 1e-12] if ctx.quick else list(10.0 ** -np.arange(1, 13))
     learned = {"eps": epss, "measured": [], "refined": [], "leading": []}
     for eps in ctx.progress(epss, desc="learned times"):
         row_m, row_r, row_l = [], [], []
@@ -163,13 +163,13 @@ def run(ctx: CheckContext) -> CheckResult:
                 for e in stair_eps],
         "refined": [tr[epss.index(e)] for e in stair_eps]})
 
-    sections["b"], t_sec = time.perf_counter() - t_sec, time.perf_counter()
 
-    # (c) excess law, structural zeros ---------------------------------------------------
+def _excess(ctx: CheckContext, res: CheckResult, flow: tuple) -> None:
+    """(c) the 1/(4t) and 1/(4 eta k) excess laws, structural zeros, the signal rate."""
     lam3, P3, T3 = _rotated([1.0, 0.5, 0.0, 0.0, 0.0, -1.0], ctx.rng("excess"))
     U0 = 0.3 * ctx.rng("excess-start").standard_normal((6, 4))
     Z = P3[:, 2:5]                                        # the zero eigenspace of T
-    t_end = 2e3 if q else 2e4
+    t_end = 2e3 if ctx.quick else 2e4
     tf = np.concatenate([[0.0], np.geomspace(1.0, t_end, 200)])
     fl = gradient_flow(FrobeniusLoss(T3), U0, tf, rtol=1e-12, atol=1e-15)
     qf = np.array([np.linalg.eigvalsh(Z.T @ Qt @ Z)[::-1][:2] for Qt in fl.Q])
@@ -180,7 +180,7 @@ def run(ctx: CheckContext) -> CheckResult:
             float(np.max(np.abs(4 * c_flow - 1))), 1e-3, paper="c = 1/4", **Q)
     res.report("(c) flow: t q_excess(t) at the last time (should approach 1/4)",
                float(np.max(tf[-1] * qf[-1])), **EXPL)
-    eta, steps = 0.05, (10_000 if q else 100_000)
+    eta, steps = 0.05, (10_000 if ctx.quick else 100_000)
     gd = gradient_descent(FrobeniusLoss(T3), U0, eta, steps, record_every=max(steps // 200, 1))
     qd = np.array([np.linalg.eigvalsh(Z.T @ (U @ U.T) @ Z)[::-1][:2] for U in gd.U])
     kk = gd.t
@@ -203,12 +203,12 @@ def run(ctx: CheckContext) -> CheckResult:
     ctx.draw(res, "overparam_excess", {"t": tf[1:], "tq": (tf[1:, None] * qf[1:]),
                                        "k": kk[1:], "kq": eta * kk[1:, None] * qd[1:]})
 
-    sections["c"], t_sec = time.perf_counter() - t_sec, time.perf_counter()
 
-    # (d) over-parameterised sensing -----------------------------------------------------
+def _sensing(ctx: CheckContext, res: CheckResult, flow: tuple) -> None:
+    """(d) over-parameterised Gaussian sensing at width r = d; the rank staircase."""
     d, rs = 30, 2
     m = 4 * rs * d
-    n_seeds = 2 if q else 10
+    n_seeds = 2 if ctx.quick else 10
     errs, width_errs, ranks, secs = [], [], [], []
     for s in ctx.progress(range(n_seeds), desc="sensing r = d"):
         prob = GaussianSensing.random(d, rs, m, seed=ctx.rng("sensing", s))
@@ -241,7 +241,7 @@ def run(ctx: CheckContext) -> CheckResult:
     star = np.array([2.0, 0.5])
     prob = GaussianSensing(X, np.sum((X @ W) ** 2 * star, axis=1))
     U0s = 1e-6 * rng.standard_normal((d, d))
-    g_steps = 1500 if q else 4000
+    g_steps = 1500 if ctx.quick else 4000
     stair = gradient_descent(prob, U0s, 0.02, g_steps, record_every=5)
     eig = np.array([np.linalg.eigvalsh(U @ U.T)[::-1][:6] for U in stair.U])
     res.report("(d) staircase: 3rd eigenvalue / 2nd at the last step", float(eig[-1, 2] / eig[-1, 1]),
@@ -249,12 +249,12 @@ def run(ctx: CheckContext) -> CheckResult:
     ctx.draw(res, "overparam_sensing", {"k": stair.t, "eig": np.maximum(eig, 1e-30),
                                         "star": star})
 
-    sections["d"], t_sec = time.perf_counter() - t_sec, time.perf_counter()
 
-    # (e) pymanopt through the boundary -------------------------------------------------
+def _pymanopt(ctx: CheckContext, res: CheckResult, flow: tuple) -> None:
+    """(e) pymanopt's optimisers on PSDQuotient through the rank boundary."""
     problems = [("T = diag(3, 1.5, 0.5, -0.5, -1, -1, -2), PSDQuotient(7, 4)",
                  np.diag([3.0, 1.5, 0.5, -0.5, -1.0, -1.0, -2.0]), 7, 4, True)]
-    if not q:
+    if not ctx.quick:
         _, _, T5 = _rotated([2.0, 1.0, -0.5, -1.0, -1.5, -2.0, -2.5, -3.0], ctx.rng("pyman"))
         problems.append(("rotated T, eigenvalues (2, 1, -0.5, ..., -3), PSDQuotient(8, 5)",
                          T5, 8, 5, True))
@@ -286,10 +286,25 @@ def run(ctx: CheckContext) -> CheckResult:
                     abs(mine["rel_cost_error"]), 1e-10, paper="<= 1e-10", **Q)
             res.add(f"(e) ... {it}: ratio", ratio, 2.0, paper="<= 2", **Q)
     res.metrics["pymanopt"] = table
-    sections["e"] = time.perf_counter() - t_sec
+
+
+#: The parts of the check, in the order they run (and their rows appear).
+PARTS = (("a", _closed_form), ("b", _learned_times), ("c", _excess), ("d", _sensing),
+         ("e", _pymanopt))
+
+
+@register("overparam", CLAIM, order=35)
+@single_threaded()  # one BLAS thread: CPU seconds, see quadnet._threads
+def run(ctx: CheckContext, res: CheckResult) -> None:
+    t_start = time.perf_counter()
+    flow = _flow_problem(ctx)
+    sections = {}
+    for key, part in PARTS:
+        t_sec = time.perf_counter()
+        part(ctx, res, flow)
+        sections[key] = time.perf_counter() - t_sec
     res.metrics["section_seconds"] = sections
     res.metrics["seconds"] = time.perf_counter() - t_start
-    return res
 
 
 # ----------------------------------------------------------------------------- figures

@@ -79,69 +79,72 @@ def _amplification(loss, Qs: np.ndarray, eta: float) -> float:
     return worst
 
 
-def run(ctx: CheckContext) -> CheckResult:
-    res = CheckResult("quotient", CLAIM)
-    sizes = [(5, 2), (8, 3)] if ctx.quick else [(4, 1), (6, 2), (8, 3), (10, 4), (5, 5), (12, 2)]
-    steps, eta, rtol, T = 1000, 0.1, 1e-13, 30.0
-    worst = {k: 0.0 for k in ("gd_equiv", "flow_equiv", "flow_vs_predictor", "congruence",
-                              "congruence_one_step",
-                              "congruence_split", "horizontality")}
-    per_instance = []
-    fig_data = None
-    for i, (d, r) in enumerate(ctx.progress(sizes, desc="quotient")):
-        rng = ctx.rng("quotient", i)
-        loss, U0 = _instance(d, r, rng)
-        M = PSDQuotient(d, r)
-        inst = {"d": d, "r": r, "m": loss.m}
-        times = np.linspace(0.0, T, 61)
-        flow = gradient_flow(loss, U0, times, rtol=rtol, atol=1e-15)
-        gd = gradient_descent(loss, U0, eta, steps)
-        for improper in (False, True):
-            R = random_orthogonal(r, rng, improper=improper)
-            gd_R = gradient_descent(loss, U0 @ R, eta, steps)
-            flow_R = gradient_flow(loss, U0 @ R, times, rtol=rtol, atol=1e-15)
-            key = "improper" if improper else "proper"
-            inst[f"gd_equiv_{key}"] = _max_rel(gd_R.Q, gd.Q)
-            inst[f"flow_equiv_{key}"] = _max_rel(flow_R.Q, flow.Q)
-            worst["gd_equiv"] = max(worst["gd_equiv"], inst[f"gd_equiv_{key}"])
-            worst["flow_equiv"] = max(worst["flow_equiv"], inst[f"flow_equiv_{key}"])
-        pf = predictor_flow(loss, U0 @ U0.T, times, rtol=rtol, atol=1e-15)
-        inst["flow_vs_predictor"] = _max_rel(flow.Q, pf.Q)
-        cong = congruence_recursion(loss, U0 @ U0.T, eta, steps)
-        # free running, rounding is propagated as delta -> C delta C^T: the error is
-        # tested relative to its first-order amplification bound (dynamics docstring)
-        inst["congruence_raw"] = _max_rel(cong.Q, gd.Q)
-        inst["amplification"] = _amplification(loss, gd.Q[:-1], eta)
-        inst["congruence"] = inst["congruence_raw"] / inst["amplification"]
-        one_step = np.stack([congruence_step(Q, loss.gradient(Q), eta) for Q in gd.Q[:-1]])
-        inst["congruence_one_step"] = _max_rel(one_step, gd.Q[1:])
-        # exact split: Q_{k+1} - [Q_k - 2 eta (S Q + Q S)] = 4 eta^2 S Q S
-        Qs = gd.Q
-        split, disc = [], []
-        for k in range(steps):
-            S = loss.gradient(Qs[k])
-            SQ = S @ Qs[k]
-            flow_part = Qs[k] - 2 * eta * (SQ + SQ.T)
-            term = 4 * eta**2 * SQ @ S
-            split.append(np.linalg.norm(Qs[k + 1] - flow_part - term) / np.linalg.norm(Qs[k + 1]))
-            disc.append(np.linalg.norm(term) / np.linalg.norm(Qs[k + 1]))
-        inst["congruence_split"] = float(np.max(split))
-        vel = [-loss.factor_gradient(U) for U in flow.U]
-        horiz = [np.linalg.norm(M.vertical_projection(U, v)) / np.linalg.norm(v)
-                 for U, v in zip(flow.U, vel)]
-        inst["horizontality"] = float(np.max(horiz))
-        for k in ("flow_vs_predictor", "congruence", "congruence_one_step", "congruence_split",
-                  "horizontality"):
-            worst[k] = max(worst[k], inst[k])
-        inst["final_loss_gd"] = float(gd.loss[-1])
-        per_instance.append(inst)
-        if fig_data is None:
-            fig_data = {"gd": gd, "gd_R": gd_R, "flow": flow, "flow_R": flow_R, "pf": pf,
-                        "cong": cong, "disc": np.array(disc), "horiz": np.array(horiz),
-                        "d": d, "r": r}
+#: The configuration of every instance: descent steps and step size, the DOP853 relative
+#: tolerance and the time horizon of the flows.
+STEPS, ETA, RTOL, HORIZON = 1000, 0.1, 1e-13, 30.0
+#: The worst-case measurements (max over the instances), in the order of the rows.
+WORST = ("gd_equiv", "flow_equiv", "flow_vs_predictor", "congruence", "congruence_one_step",
+         "congruence_split", "horizontality")
 
-    n = len(sizes)
+
+def _measure(ctx: CheckContext, i: int, d: int, r: int) -> tuple[dict, dict]:
+    """The measurements of instance ``i`` (shape ``d x r``) and its curves (for the figure)."""
+    steps, eta, rtol = STEPS, ETA, RTOL
+    rng = ctx.rng("quotient", i)
+    loss, U0 = _instance(d, r, rng)
+    M = PSDQuotient(d, r)
+    inst = {"d": d, "r": r, "m": loss.m}
+    times = np.linspace(0.0, HORIZON, 61)
+    flow = gradient_flow(loss, U0, times, rtol=rtol, atol=1e-15)
+    gd = gradient_descent(loss, U0, eta, steps)
+    for improper in (False, True):
+        R = random_orthogonal(r, rng, improper=improper)
+        gd_R = gradient_descent(loss, U0 @ R, eta, steps)
+        flow_R = gradient_flow(loss, U0 @ R, times, rtol=rtol, atol=1e-15)
+        key = "improper" if improper else "proper"
+        inst[f"gd_equiv_{key}"] = _max_rel(gd_R.Q, gd.Q)
+        inst[f"flow_equiv_{key}"] = _max_rel(flow_R.Q, flow.Q)
+    pf = predictor_flow(loss, U0 @ U0.T, times, rtol=rtol, atol=1e-15)
+    inst["flow_vs_predictor"] = _max_rel(flow.Q, pf.Q)
+    cong = congruence_recursion(loss, U0 @ U0.T, eta, steps)
+    # free running, rounding is propagated as delta -> C delta C^T: the error is
+    # tested relative to its first-order amplification bound (dynamics docstring)
+    inst["congruence_raw"] = _max_rel(cong.Q, gd.Q)
+    inst["amplification"] = _amplification(loss, gd.Q[:-1], eta)
+    inst["congruence"] = inst["congruence_raw"] / inst["amplification"]
+    one_step = np.stack([congruence_step(Q, loss.gradient(Q), eta) for Q in gd.Q[:-1]])
+    inst["congruence_one_step"] = _max_rel(one_step, gd.Q[1:])
+    # exact split: Q_{k+1} - [Q_k - 2 eta (S Q + Q S)] = 4 eta^2 S Q S
+    Qs = gd.Q
+    split, disc = [], []
+    for k in range(steps):
+        S = loss.gradient(Qs[k])
+        SQ = S @ Qs[k]
+        flow_part = Qs[k] - 2 * eta * (SQ + SQ.T)
+        term = 4 * eta**2 * SQ @ S
+        split.append(np.linalg.norm(Qs[k + 1] - flow_part - term) / np.linalg.norm(Qs[k + 1]))
+        disc.append(np.linalg.norm(term) / np.linalg.norm(Qs[k + 1]))
+    inst["congruence_split"] = float(np.max(split))
+    vel = [-loss.factor_gradient(U) for U in flow.U]
+    horiz = [np.linalg.norm(M.vertical_projection(U, v)) / np.linalg.norm(v)
+             for U, v in zip(flow.U, vel)]
+    inst["horizontality"] = float(np.max(horiz))
+    inst["final_loss_gd"] = float(gd.loss[-1])
+    curves = {"gd": gd, "gd_R": gd_R, "flow": flow, "flow_R": flow_R, "pf": pf, "cong": cong,
+              "disc": np.array(disc), "horiz": np.array(horiz), "d": d, "r": r}
+    return inst, curves
+
+
+def _worst_of(inst: dict, key: str) -> float:
+    """The measurement ``key`` of an instance (the equivalences: the worse of det = +1, -1)."""
+    if key in ("gd_equiv", "flow_equiv"):
+        return max(inst[f"{key}_proper"], inst[f"{key}_improper"])
+    return inst[key]
+
+
+def _rows(res: CheckResult, worst: dict, n: int) -> None:
     th = {"kind": "theorem", "source": "Cheng (2026) §1-2"}
+    steps, rtol = STEPS, RTOL
     res.add(f"(a) descent: Q(U0) = Q(U0 R), {steps} steps, {n} instances, R in O(r) (det = ±1)",
             worst["gd_equiv"], 1e-12, paper="equal up to rounding", **th)
     res.add(f"(a) flow: Q(U0) = Q(U0 R), DOP853 rtol {rtol:g} (tolerance 1e3 x rtol)",
@@ -156,20 +159,36 @@ def run(ctx: CheckContext) -> CheckResult:
             worst["congruence_split"], 1e-12, paper="exact discretisation error", **th)
     res.add("(c) flow velocity horizontal: max ||P_v U'|| / ||U'||", worst["horizontality"],
             1e-13, paper="exactly horizontal", **th)
-    res.metrics.update({"instances": per_instance, "worst": worst, "eta": eta, "steps": steps,
-                        "rtol": rtol, "T": T})
-    if fig_data is not None:
-        f = fig_data
 
-        def gap(a, b):
-            return np.linalg.norm(a.Q - b.Q, axis=(1, 2)) / np.linalg.norm(b.Q, axis=(1, 2))
 
-        ctx.draw(res, "quotient_identities", {
-            "d": f["d"], "r": f["r"], "eta": eta, "rtol": rtol, "k": f["gd"].t,
+def _figure_payload(f: dict) -> dict:
+    """The data of the figure: the gaps between the first instance's curves."""
+    def gap(a, b):
+        return np.linalg.norm(a.Q - b.Q, axis=(1, 2)) / np.linalg.norm(b.Q, axis=(1, 2))
+
+    return {"d": f["d"], "r": f["r"], "eta": ETA, "rtol": RTOL, "k": f["gd"].t,
             "gap_gd": gap(f["gd_R"], f["gd"]), "gap_cg": gap(f["cong"], f["gd"]),
             "t": f["flow"].t, "gap_fl": gap(f["flow_R"], f["flow"]),
-            "gap_pf": gap(f["pf"], f["flow"]), "horiz": f["horiz"], "disc": f["disc"]})
-    return res
+            "gap_pf": gap(f["pf"], f["flow"]), "horiz": f["horiz"], "disc": f["disc"]}
+
+
+@register("quotient", CLAIM, order=10)
+@single_threaded()  # one BLAS thread: CPU seconds, see quadnet._threads
+def run(ctx: CheckContext, res: CheckResult) -> None:
+    sizes = [(5, 2), (8, 3)] if ctx.quick else [(4, 1), (6, 2), (8, 3), (10, 4), (5, 5), (12, 2)]
+    worst = dict.fromkeys(WORST, 0.0)
+    per_instance, first = [], None
+    for i, (d, r) in enumerate(ctx.progress(sizes, desc="quotient")):
+        inst, curves = _measure(ctx, i, d, r)
+        for k in WORST:
+            worst[k] = max(worst[k], _worst_of(inst, k))
+        per_instance.append(inst)
+        first = curves if first is None else first
+    _rows(res, worst, len(sizes))
+    res.metrics.update({"instances": per_instance, "worst": worst, "eta": ETA, "steps": STEPS,
+                        "rtol": RTOL, "T": HORIZON})
+    if first is not None:
+        ctx.draw(res, "quotient_identities", _figure_payload(first))
 
 
 @figure("quotient_identities")
@@ -209,6 +228,3 @@ def _figure(f: dict):
            title=f"(b) exact discretisation error vs the flow, $\\eta$ = {f['eta']:g}")
     return fig
 
-
-# one BLAS thread: CPU seconds, see quadnet._threads
-register("quotient", CLAIM, order=10)(single_threaded()(run))

@@ -31,10 +31,8 @@ up to ``BEST_RESTARTS`` restarts from small random starts while ``L(U)/L(0) > 1e
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import time
-from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
@@ -45,6 +43,8 @@ from quadnet.harness.cells import phase_transition_cell
 from quadnet.harness.checks._base import (
     COLUMN_WIDTH,
     OKABE_ITO,
+    QUADNET,
+    QUADNET_TARGET,
     CheckContext,
     CheckResult,
     figure,
@@ -52,7 +52,7 @@ from quadnet.harness.checks._base import (
     register,
     rel_diff,
 )
-from quadnet.harness.sweeps import _worker_init
+from quadnet.harness.sweeps import run_cells
 from quadnet.sensing.bounds import sufficient_sample_size
 from quadnet.sensing.gaussian import (
     GaussianSensing,
@@ -101,12 +101,12 @@ def _exactness(ctx: CheckContext, result: CheckResult) -> None:
     e_v = abs(prob.factor_value(U) - value(U)) / value(U)
     result.metrics["exactness"] = {"d": d, "r": r, "m": m, "grad": e_g, "hvp": e_h, "T_m": e_t,
                                    "value": e_v}
-    q = {"kind": "target", "source": "quadnet target"}
     result.add("factor_gradient vs dense sum over A_i and 5-point FD (rel.)", e_g, 1e-10,
-               paper="exact", **q)
+               paper="exact", **QUADNET_TARGET)
     result.add("factor_hvp vs dense sum over A_i and 5-point FD (rel.)", e_h, 1e-10,
-               paper="exact", **q)
-    result.add("T_m(H) vs (1/m) sum <A_i,H> A_i (rel.)", e_t, 1e-10, paper="exact", **q)
+               paper="exact", **QUADNET_TARGET)
+    result.add("T_m(H) vs (1/m) sum <A_i,H> A_i (rel.)", e_t, 1e-10, paper="exact",
+               **QUADNET_TARGET)
 
 
 def _monte_carlo(ctx: CheckContext, result: CheckResult) -> dict:
@@ -144,8 +144,7 @@ def _monte_carlo(ctx: CheckContext, result: CheckResult) -> dict:
     big = ratios >= 16
     sslope = float(np.polyfit(np.log(ratios[big]), np.log(spec)[big], 1)[0])
     result.add("spectral start: |slope + 1/2| of log error vs log m (m >= 16 n_h)",
-               abs(sslope + 0.5), 0.15, paper="O(1/sqrt(m))", kind="target",
-               source="quadnet target")
+               abs(sslope + 0.5), 0.15, paper="O(1/sqrt(m))", **QUADNET_TARGET)
     mc = {"d": d, "m": ms.tolist(), "mean_rel_error": mean.tolist(), "slope": slope,
           "reps": reps, "spectral": {"d": ds, "r": rs, "n_h": nh, "m_over_nh": ratios.tolist(),
                                      "mean_rel_error": spec, "slope": sslope}}
@@ -174,24 +173,13 @@ def _sweep(ctx: CheckContext, seed: int, have_cvxpy: bool) -> list[dict]:
             nh = horizontal_dimension(20, r)
             for ratio in (1.5, 2.0, 2.5, 3.0, 4.0):
                 jobs += [(20, r, round(ratio * nh), t, "-", "sdp", 0) for t in range(8)]
-    workers = 1 if ctx.quick else min(2, os.cpu_count() or 1)
-    if multiprocessing.current_process().daemon:  # e.g. inside a pool worker: no children
-        workers = 1
     args = [(d, r, m, t, init, method, seed, restarts)
             for d, r, m, t, init, method, restarts in jobs]
-    if workers > 1:  # cells are pure functions: the result does not depend on scheduling
-        # one BLAS thread per worker (a cell's matrices are m x d with d <= 40: two workers
-        # with two BLAS threads each oversubscribe two cores, and OpenBLAS's spinning threads
-        # then cost ~15x the CPU time of the arithmetic, measured); workers exit when this
-        # process dies (a killed verify leaves no orphans computing)
-        with ProcessPoolExecutor(workers, initializer=_worker_init,
-                                 initargs=(os.getpid(),)) as pool:
-            cells = list(ctx.progress(pool.map(_cell, args, chunksize=8), "phase transition",
-                                      total=len(args)))
-    else:
-        with single_threaded():
-            cells = [_cell(a) for a in ctx.progress(args, "phase transition")]
-    return cells
+    # cells are pure functions: the result does not depend on scheduling (run_cells gives
+    # each worker one BLAS thread: a cell's matrices are m x d with d <= 40)
+    workers = 1 if ctx.quick else min(2, os.cpu_count() or 1)
+    return run_cells(_cell, args, workers=workers, progress=ctx.progress,
+                     desc="phase transition")
 
 
 def _cell(args) -> dict:
@@ -292,7 +280,7 @@ def _figure(data: dict):
             rs_seen += [s["r"]] if s["r"] not in rs_seen else []
         ax.axhline(0.9, color="0.6", lw=0.6)
         ax.axvline(2.5, color="0.3", lw=0.7, ls=(0, (1, 2)))
-        ax.text(2.52, 0.03, "quadnet target\n$m_{90}$ ≤ 2.5 $n_h$", fontsize=5.5, color="0.3")
+        ax.text(2.52, 0.03, f"{QUADNET}\n$m_{{90}}$ ≤ 2.5 $n_h$", fontsize=5.5, color="0.3")
         ax.set_ylabel("success rate")
         ax.set_ylim(-0.03, 1.03)
         ax.set_title(f"phase transition, d = {d} (success: rel. error ≤ 1e-6)")
@@ -306,11 +294,9 @@ def _figure(data: dict):
     return fig
 
 
-@register("recovery", "Gaussian rank-one sensing: exact O(mdr) derivatives, T_m -> T at 1/sqrt(m), "
-          "recovery from ~2 n_h samples, explicit bound orders of magnitude above", order=20)
+@register("recovery", "rank-one sensing: operators, phase transition, sample bound", order=20)
 @single_threaded()  # one BLAS thread here too; the sweep's workers have one each
-def run(ctx: CheckContext) -> CheckResult:
-    result = CheckResult("recovery", "rank-one sensing: operators, phase transition, sample bound")
+def run(ctx: CheckContext, result: CheckResult) -> None:
     t0 = time.perf_counter()
     _exactness(ctx, result)
     mc = _monte_carlo(ctx, result)
@@ -337,13 +323,13 @@ def run(ctx: CheckContext) -> CheckResult:
                                   "kappa": s["median_kappa"], "ratio": bound / m90}
         if d == claim_d:
             result.add(f"best method m_90 / n_h, d = {d}, r = {r}", s["threshold_m_over_nh"],
-                       2.5, paper="~2-2.5 n_h", kind="target", source="quadnet target")
+                       2.5, paper="~2-2.5 n_h", **QUADNET_TARGET)
     best_err = max(s["max_rel_error_success"] for s in summary.values() if s["curve"] == "best")
     result.add("max rel. error of successful trials (best method)", best_err, 1e-10,
-               paper="exact recovery", kind="target", source="quadnet target")
+               paper="exact recovery", **QUADNET_TARGET)
     result.metrics["max_rel_error_success_by_curve"] = {
         c: max(s["max_rel_error_success"] for s in summary.values() if s["curve"] == c)
-        for c in {s["curve"] for s in summary.values()}}
+        for c in dict.fromkeys(s["curve"] for s in summary.values())}  # first-seen order
     result.add("sufficient sample size / empirical m_90 (min over d, r)",
                min(b["ratio"] for b in bounds.values()), 1e3, relation=">=",
                paper="orders of magnitude (>= 1e3)", kind="target", source="Cheng (2026) §4")
@@ -370,4 +356,3 @@ def run(ctx: CheckContext) -> CheckResult:
              "its SDP curves need cvxpy (python -m pip install cvxpy)")
     result.metrics["seconds"] = {"operators": t1 - t0, "sweep": t2 - t1,
                                  "total": time.perf_counter() - t0}
-    return result

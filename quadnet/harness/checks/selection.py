@@ -39,6 +39,7 @@ from quadnet.harness.cells import selection_cell
 from quadnet.harness.checks._base import (
     COLUMN_WIDTH,
     OKABE_ITO,
+    QUADNET_TARGET,
     CheckContext,
     CheckResult,
     figure,
@@ -49,7 +50,7 @@ from quadnet.harness.checks._base import (
 from quadnet.losses import Loss, MeasurementLoss
 
 T5 = {"kind": "theorem", "source": "Cheng (2026) §5"}
-QT = {"kind": "target", "source": "quadnet target"}
+QT = QUADNET_TARGET
 NEEDS_CVXPY = "needs cvxpy; install: python -m pip install cvxpy"
 
 _CLAIM = ("commuting measurements: factor dynamics = entropy mirror flow/descent, limit = Bregman "
@@ -110,17 +111,15 @@ def _matrix_flow_limit(loss: Loss, U0: np.ndarray, t0: float, tol: float):
 
 @register("selection", _CLAIM, order=40)
 @single_threaded()  # one BLAS thread: CPU seconds, see quadnet._threads
-def run(ctx: CheckContext) -> CheckResult:
+def run(ctx: CheckContext, res: CheckResult) -> None:
     import matplotlib.pyplot as plt
 
-    res = CheckResult("selection", _CLAIM)
     quick = ctx.quick
     _part_a_b(ctx, res, quick)
     _part_c(ctx, res, quick, plt)
     _part_d(ctx, res)
     _part_e(ctx, res, quick, plt)
     _part_f(ctx, res, quick)
-    return res
 
 
 # ----------------------------------------------------------------------------- (a), (b)
