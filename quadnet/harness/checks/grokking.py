@@ -23,7 +23,8 @@ frequency (``quadnet.features.fourier``) where 50% is too little (``p = 31``, ``
 0.3, 0.35, 0.4 and 0.5 (add, FACT-RFM).
 
 Cells finished in a sweep store (``quadnet sweep grokking ...`` into ``sweeps/``) are read,
-the others computed here (``quadnet.harness.checks._sweep_cells``).
+the others computed here (``quadnet.harness.checks._sweep_cells``, through
+:func:`quadnet.harness.sweeps.run_cells`).
 
 Quick mode (``--quick``): ``p = 13, 23`` at 75% (the rows: ``p = 23``, 75%), all four
 operations, both methods, 24 iterations, nothing read from stores.
@@ -34,7 +35,14 @@ from __future__ import annotations
 import numpy as np
 
 from quadnet.harness.cells import GROKKING_FRAC
-from quadnet.harness.checks._base import COLUMN_WIDTH, CheckContext, CheckResult, figure, register
+from quadnet.harness.checks._base import (
+    COLUMN_WIDTH,
+    QUADNET_TARGET,
+    CheckContext,
+    CheckResult,
+    figure,
+    register,
+)
 from quadnet.harness.checks._sweep_cells import SweepCells
 from quadnet.harness.recipes import FACT_CFG, NFA_CFG, STAY
 from quadnet.harness.recipes import METHODS as METHOD_CFGS
@@ -45,7 +53,7 @@ METHODS = ("fact", "nfa")
 WHO = {"fact": "FACT-RFM", "nfa": "NFA-RFM"}
 SOURCE = {"fact": "Boix-Adsera et al. (2025)", "nfa": "Radhakrishnan et al. (2024)"}
 RECIPE = {"fact": FACT_CFG, "nfa": NFA_CFG}
-QT = {"kind": "target", "source": "quadnet target"}
+QT = QUADNET_TARGET
 #: FACT-RFM variants tried where 50% is marginal (p = 43, 47, 53), over two seeds
 RECIPE_VARIANTS = ("fact", "fact_ridge1e-3", "fact_L2", "fact_L4")
 RECIPE_OPS = ("add", "mul")
@@ -101,27 +109,16 @@ def frac_min(fracs, grokked) -> float | None:
     return None
 
 
-@register("grokking", "FACT-RFM and NFA-RFM grok a∘b mod p for add/sub/mul/div once frac·p is "
-          "large enough", order=61, heavy=True)
-def run(ctx: CheckContext) -> CheckResult:
-    res = CheckResult("grokking", "FACT-RFM and NFA-RFM grok a∘b mod p for add/sub/mul/div once "
-                      "frac·p is large enough")
-    q = ctx.quick
-    g = _grid(q)
-    it = g["iters"]
-    mode = f" [quick: {it} iterations, 1 seed]" if q else ""
-    cells = SweepCells("grokking", ctx.seed, read_stores=not q)
+def _head(m: str, op: str, p: int, split: int) -> str:
+    cfg = RECIPE[m]
+    return (f"{WHO[m]} ({cfg['kernel']}, L={cfg['bandwidth']:g}) on (x{SYMBOL[op]}y) mod {p}, "
+            f"{split}% split")
 
-    # (a) the rows at p = 61, 97 (quick: p = 23), 50% (quick: 75%)
-    row_cells = [_cell(op, p, g["rows_frac"], m, it) for p in g["rows_p"] for op in OPS
-                 for m in METHODS]
-    # (b) the phase diagram
-    phase_cells = [_cell(op, p, f, m, it) for p in g["phase_p"] for f in g["frac"] for op in OPS
-                   for m in METHODS]
-    todo = row_cells + [c for c in phase_cells if c not in row_cells]
-    todo.sort(key=lambda c: c["frac"] * c["p"] ** 2)  # cheap cells first
-    cells.run_all(todo, ctx.progress, desc="grokking cells")
 
+def _split_rows(res: CheckResult, cells: SweepCells, g: dict) -> dict:
+    """(a) per method, operation and ``p`` of the rows: the reach-and-stay iteration, or the
+    wrong test points at the end; returns the table of those runs."""
+    it, mode = g["iters"], g["mode"]
     split = int(round(100 * g["rows_frac"]))
     table: dict = {}
     for p in g["rows_p"]:
@@ -130,9 +127,8 @@ def run(ctx: CheckContext) -> CheckResult:
                 r = cells.get(_cell(op, p, g["rows_frac"], m, it))
                 paper = ("~75 iterations (Boix-Adsera et al. (2025))"
                          if (m, op, p, split) == ("fact", "add", 61, 50) else "no claim")
-                cfg = RECIPE[m]
-                head = (f"{WHO[m]} ({cfg['kernel']}, L={cfg['bandwidth']:g}) on (x{SYMBOL[op]}y) "
-                        f"mod {p}, {split}% split")
+                kind = "target" if paper != "no claim" else "exploration"
+                head = _head(m, op, p, split)
                 if r is None:
                     table[f"{m} {op} {p}"] = None
                     res.skip(f"{head}: iteration from which test accuracy is 100% and stays",
@@ -144,46 +140,43 @@ def run(ctx: CheckContext) -> CheckResult:
                 if r["reach"] >= 0:
                     res.report(f"{head}: iteration from which test accuracy is 100% and stays "
                                f"({STAY} more){mode}", r["reach"], paper=paper, source=SOURCE[m],
-                               kind="target" if paper != "no claim" else "exploration")
+                               kind=kind)
                 else:
                     res.report(f"{head}: 100% not reached in {it} iterations; wrong test points "
                                f"at the end (of {r['n_test']}){mode}", r["final_wrong"],
-                               paper=paper, source=SOURCE[m],
-                               kind="target" if paper != "no claim" else "exploration")
+                               paper=paper, source=SOURCE[m], kind=kind)
     res.metrics["rows"] = table
     fact_rows = [table[f"fact {op} {p}"] for p in g["rows_p"] for op in OPS]
     fact_ok = sum(r is not None and r["reach"] >= 0 for r in fact_rows)
     n_rows = len(OPS) * len(g["rows_p"])
-    ps = ", ".join(map(str, g["rows_p"]))
+    claim = (f"FACT-RFM reaches 100% test accuracy to stay within {it} iterations for all four "
+             f"operations at p = {', '.join(map(str, g['rows_p']))}, {split}% split")
     if None in fact_rows:
-        res.skip(f"FACT-RFM reaches 100% test accuracy to stay within {it} iterations for all four "
-                 f"operations at p = {ps}, {split}% split", "some of its cells did not run (the "
-                 "SKIPPED rows above)", tolerance=n_rows, relation=">=", **QT)
+        res.skip(claim, "some of its cells did not run (the SKIPPED rows above)",
+                 tolerance=n_rows, relation=">=", **QT)
     else:
-        res.add(f"FACT-RFM reaches 100% test accuracy to stay within {it} iterations for all four "
-                f"operations at p = {ps}, {split}% split{mode}", fact_ok, n_rows, relation=">=",
+        res.add(f"{claim}{mode}", fact_ok, n_rows, relation=">=",
                 paper=f"{n_rows}/{n_rows} runs", **QT)
+    return table
 
-    # (b) phase diagram: smallest grokking fraction per (op, method, p)
-    fracs = list(g["frac"])
+
+def _phase_diagram(res: CheckResult, cells: SweepCells, g: dict) -> dict:
+    """(b) the smallest grokking fraction per method, operation and ``p``."""
+    it, mode, fracs = g["iters"], g["mode"], list(g["frac"])
     phase: dict = {}
-    missing_phase: list[str] = []
+    missing: list[str] = []
     for m in METHODS:
         for op in OPS:
             for p in g["phase_p"]:
                 rs = [cells.get(_cell(op, p, f, m, it)) for f in fracs]
                 if None in rs:
                     phase[f"{m} {op} {p}"] = None
-                    missing_phase.append(f"{m} {op} {p}")
+                    missing.append(f"{m} {op} {p}")
                     continue
                 fm = frac_min(fracs, [r["reach"] >= 0 for r in rs])
-                phase[f"{m} {op} {p}"] = {
-                    "frac_min": fm, "reach": [r["reach"] for r in rs],
-                    "final_wrong": [r["final_wrong"] for r in rs],
-                    "n_test": [r["n_test"] for r in rs],
-                    "group_circulant": [r["group_circulant"] for r in rs],
-                    "coupled_frequencies": [r["coupled_frequencies"] for r in rs],
-                    "fourier_neff": [r["fourier_neff"] for r in rs]}
+                phase[f"{m} {op} {p}"] = {"frac_min": fm, **{k: [r[k] for r in rs] for k in (
+                    "reach", "final_wrong", "n_test", "group_circulant",
+                    "coupled_frequencies", "fourier_neff")}}
                 if fm is None:
                     res.report(f"{WHO[m]} on (x{SYMBOL[op]}y) mod {p}: no grid training fraction "
                                f"<= {fracs[-1]:g} groks in {it} iterations; wrong test points at "
@@ -193,16 +186,20 @@ def run(ctx: CheckContext) -> CheckResult:
                     res.report(f"{WHO[m]} on (x{SYMBOL[op]}y) mod {p}: smallest grid training "
                                f"fraction from which every larger one groks in {it} iterations"
                                f"{mode}", fm, paper="no claim", source=SOURCE[m])
-    if missing_phase:
-        res.skip(f"phase diagram: smallest grokking fraction for {len(missing_phase)} (method, op, "
-                 f"p): {', '.join(missing_phase)}",
-                 _missing_reason(None, ",".join(sorted({k.split()[2] for k in missing_phase},
-                                                       key=int)), None, None))
+    if missing:
+        ps = ",".join(sorted({k.split()[2] for k in missing}, key=int))
+        res.skip(f"phase diagram: smallest grokking fraction for {len(missing)} (method, op, "
+                 f"p): {', '.join(missing)}", _missing_reason(None, ps, None, None))
     res.metrics["phase"] = phase
     res.metrics["fractions"] = fracs
+    return phase
 
-    # scaling of the boundary with p: frac* p (training pairs per class) vs frac* p / log p,
-    # frac* = midpoint between frac_min and the grid fraction below it (which does not grok)
+
+def _boundary_scaling(res: CheckResult, phase: dict, g: dict) -> dict:
+    """The scaling of the boundary with ``p``: ``frac* p`` (training pairs per class) against
+    ``frac* p / log p``, ``frac*`` the midpoint between ``frac_min`` and the grid fraction
+    below it (which does not grok); the power law ``frac* = C p^b``."""
+    mode, fracs = g["mode"], list(g["frac"])
     scaling: dict = {}
     for m in METHODS:
         c1, c2, pts = [], [], []
@@ -214,110 +211,118 @@ def run(ctx: CheckContext) -> CheckResult:
                     c1.append(mid * p)
                     c2.append(mid * p / np.log(p))
                     pts.append((p, mid))
-        if len(c1) >= 2 and len({p for p, _ in pts}) >= 2:
-            cv1, cv2 = (float(np.std(c) / np.mean(c)) for c in (c1, c2))
-            lp, lf = np.log([p for p, _ in pts]), np.log([f for _, f in pts])
-            b, a = np.polyfit(lp, lf, 1)  # frac* = e^a p^b
-            scaling[m] = {"pairs_per_class": c1, "per_log": c2, "cv_c_over_p": cv1,
-                          "cv_c_log_p_over_p": cv2, "mean_pairs_per_class": float(np.mean(c1)),
-                          "mean_per_log": float(np.mean(c2)), "power": [float(a), float(b)]}
-            res.report(f"{WHO[m]}: exponent b of the least-squares fit frac* = C p^b over ops and "
-                       f"p (b = -1: a constant number of training pairs per class){mode}", b,
-                       paper="no claim", source="quadnet exploration")
-            res.report(f"{WHO[m]}: training pairs per output class frac*p at the grokking "
-                       f"boundary (frac* = midpoint of the last failing and first grokking grid "
-                       f"fraction), mean over ops and p{mode}", float(np.mean(c1)),
-                       paper="no claim", source="quadnet exploration")
-            res.report(f"{WHO[m]}: c = frac*p/log(p) at the boundary, mean over ops and p "
-                       f"(frac_min ~ c log(p)/p){mode}", float(np.mean(c2)), paper="no claim",
+        if len(c1) < 2 or len({p for p, _ in pts}) < 2:
+            continue
+        cv1, cv2 = (float(np.std(c) / np.mean(c)) for c in (c1, c2))
+        lp, lf = np.log([p for p, _ in pts]), np.log([f for _, f in pts])
+        b, a = np.polyfit(lp, lf, 1)  # frac* = e^a p^b
+        scaling[m] = {"pairs_per_class": c1, "per_log": c2, "cv_c_over_p": cv1,
+                      "cv_c_log_p_over_p": cv2, "mean_pairs_per_class": float(np.mean(c1)),
+                      "mean_per_log": float(np.mean(c2)), "power": [float(a), float(b)]}
+        for claim, value in (
+                (f"exponent b of the least-squares fit frac* = C p^b over ops and p (b = -1: a "
+                 f"constant number of training pairs per class){mode}", b),
+                (f"training pairs per output class frac*p at the grokking boundary (frac* = "
+                 f"midpoint of the last failing and first grokking grid fraction), mean over ops "
+                 f"and p{mode}", float(np.mean(c1))),
+                (f"c = frac*p/log(p) at the boundary, mean over ops and p (frac_min ~ c "
+                 f"log(p)/p){mode}", float(np.mean(c2))),
+                (f"spread (std/mean) of frac*p over ops and p; constant if frac_min ~ "
+                 f"c/p{mode}", cv1),
+                (f"spread (std/mean) of frac*p/log(p); constant if frac_min ~ c "
+                 f"log(p)/p{mode}", cv2)):
+            res.report(f"{WHO[m]}: {claim}", value, paper="no claim",
                        source="quadnet exploration")
-            res.report(f"{WHO[m]}: spread (std/mean) of frac*p over ops and p; constant if "
-                       f"frac_min ~ c/p{mode}", cv1, paper="no claim",
-                       source="quadnet exploration")
-            res.report(f"{WHO[m]}: spread (std/mean) of frac*p/log(p); constant if frac_min ~ "
-                       f"c log(p)/p{mode}", cv2, paper="no claim", source="quadnet exploration")
     res.metrics["scaling"] = scaling
+    return scaling
 
-    # (d) the boundary law fitted on p = 31 ... 53, tested at p = 61 and 97 (add, FACT-RFM)
-    if not q and "fact" in scaling:
-        pred_cells = [_cell("add", p, f, "fact", it) for p in PREDICT_P for f in PREDICT_FRAC]
-        got = cells.run_all(pred_cells, ctx.progress, desc="grokking boundary test")
-        c_log, c_p = scaling["fact"]["mean_per_log"], scaling["fact"]["mean_pairs_per_class"]
-        test = {}
-        for p in PREDICT_P:
-            rs = [r for c, r in zip(pred_cells, got) if c["p"] == p]
-            if None in rs:
-                res.skip(f"FACT-RFM on (x+y) mod {p}: smallest grokking fraction on "
-                         f"{', '.join(map(str, PREDICT_FRAC))}",
-                         _missing_reason("add", p, ",".join(map(str, PREDICT_FRAC)), "fact"))
-                continue
-            fm = frac_min(PREDICT_FRAC, [r["reach"] >= 0 for r in rs])
-            a, b = scaling["fact"]["power"]
-            test[p] = {"frac_min": fm, "reach": [r["reach"] for r in rs],
-                       "final_wrong": [r["final_wrong"] for r in rs],
-                       "predicted_log": c_log * np.log(p) / p, "predicted_const": c_p / p,
-                       "predicted_power": float(np.exp(a) * p ** b)}
-            res.report(f"FACT-RFM on (x+y) mod {p}: smallest training fraction in "
-                       f"{{{', '.join(f'{f:g}' for f in PREDICT_FRAC)}}} from which every larger "
-                       f"one groks in {it} iterations (the boundary law fitted on p = "
-                       f"{', '.join(map(str, g['phase_p']))}; 1 = none)",
-                       fm if fm is not None else 1.0,
-                       paper=f"boundary predicted at {c_p / p:.2f} (c/p), "
-                             f"{c_log * np.log(p) / p:.2f} (c log p/p), "
-                             f"{test[p]['predicted_power']:.2f} (C p^b)",
-                       source="quadnet exploration")
-        res.metrics["boundary_test"] = test
-    elif not q:
+
+def _boundary_test(ctx: CheckContext, res: CheckResult, cells: SweepCells, g: dict,
+                   scaling: dict) -> None:
+    """(d) the boundary law fitted on the phase diagram, tested at ``p = 61, 97`` (add)."""
+    it = g["iters"]
+    if "fact" not in scaling:
         res.skip(f"FACT-RFM on (x+y) mod {', '.join(map(str, PREDICT_P))}: the boundary law "
                  "tested", "the phase diagram it is fitted on did not run (the SKIPPED rows "
                  "above)")
+        return
+    pred_cells = [_cell("add", p, f, "fact", it) for p in PREDICT_P for f in PREDICT_FRAC]
+    got = cells.run_all(pred_cells, ctx.progress, desc="grokking boundary test")
+    c_log, c_p = scaling["fact"]["mean_per_log"], scaling["fact"]["mean_pairs_per_class"]
+    a, b = scaling["fact"]["power"]
+    test = {}
+    for p in PREDICT_P:
+        rs = [r for c, r in zip(pred_cells, got) if c["p"] == p]
+        if None in rs:
+            res.skip(f"FACT-RFM on (x+y) mod {p}: smallest grokking fraction on "
+                     f"{', '.join(map(str, PREDICT_FRAC))}",
+                     _missing_reason("add", p, ",".join(map(str, PREDICT_FRAC)), "fact"))
+            continue
+        fm = frac_min(PREDICT_FRAC, [r["reach"] >= 0 for r in rs])
+        test[p] = {"frac_min": fm, "reach": [r["reach"] for r in rs],
+                   "final_wrong": [r["final_wrong"] for r in rs],
+                   "predicted_log": c_log * np.log(p) / p, "predicted_const": c_p / p,
+                   "predicted_power": float(np.exp(a) * p ** b)}
+        res.report(f"FACT-RFM on (x+y) mod {p}: smallest training fraction in "
+                   f"{{{', '.join(f'{f:g}' for f in PREDICT_FRAC)}}} from which every larger "
+                   f"one groks in {it} iterations (the boundary law fitted on p = "
+                   f"{', '.join(map(str, g['phase_p']))}; 1 = none)",
+                   fm if fm is not None else 1.0,
+                   paper=f"boundary predicted at {c_p / p:.2f} (c/p), "
+                         f"{c_log * np.log(p) / p:.2f} (c log p/p), "
+                         f"{test[p]['predicted_power']:.2f} (C p^b)",
+                   source="quadnet exploration")
+    res.metrics["boundary_test"] = test
 
-    # the failures at 50%: feature learning (circulant M, coupled frequencies) vs data
-    if not q:
-        for p in (31, 47):
-            if p not in g["phase_p"]:
+
+def _failures_at_half(res: CheckResult, phase: dict, g: dict) -> None:
+    """Where 50% is too little (``p = 31, 47``): feature learning (circulant ``M``) vs data."""
+    fracs = list(g["frac"])
+    for p in (31, 47):
+        if p not in g["phase_p"]:
+            continue
+        i = fracs.index(0.5)
+        for m in METHODS:
+            if any(phase[f"{m} {op} {p}"] is None for op in OPS):
                 continue
-            i = fracs.index(0.5)
-            for m in METHODS:
-                if any(phase[f"{m} {op} {p}"] is None for op in OPS):
-                    continue
-                gc = [phase[f"{m} {op} {p}"]["group_circulant"][i] for op in OPS]
-                wr = [phase[f"{m} {op} {p}"]["final_wrong"][i] for op in OPS]
-                res.report(f"{WHO[m]} on mod {p}, 50% split: group-circulant score of the final M"
-                           f" (min over the four ops; wrong test points {wr})", min(gc),
-                           paper="block-circulant M", source=SOURCE[m])
-    # (c) recipes tried on p = 43, 47, 53 at 50%, two seeds each (not tuned to one)
-    if not q:
-        variants = {}
-        rec_cells = [dict(_cell(op, p, 0.5, v, it), trial=t) for v in RECIPE_VARIANTS
-                     for op in RECIPE_OPS for p in RECIPE_P for t in RECIPE_TRIALS]
-        cells.run_all(rec_cells, ctx.progress, desc="grokking recipes")
-        for v in RECIPE_VARIANTS:
-            rs = {(c["op"], c["p"], c["trial"]): cells.get(c) for c in rec_cells
-                  if c["method"] == v}
-            if None in rs.values():
-                res.skip(f"recipe {v} ({_describe(v)}), 50% split, p = 43, 47, 53",
-                         _missing_reason(None, None, None, v))
-                continue
-            ok = {k: r["reach"] >= 0 for k, r in rs.items()}
-            variants[v] = {f"{op} {p} {t}": [r["reach"], r["final_wrong"]]
-                           for (op, p, t), r in rs.items()}
-            n47 = sum(ok[op, 47, t] for op in RECIPE_OPS for t in RECIPE_TRIALS)
-            res.report(f"recipe {v} ({_describe(v)}), 50% split, ops {'/'.join(RECIPE_OPS)}, "
-                       f"p = {', '.join(map(str, RECIPE_P))}, {len(RECIPE_TRIALS)} seeds: runs at 100% test accuracy "
-                       f"to stay within {it} iterations (of {len(rs)}; p = 47: {n47} of "
-                       f"{len(RECIPE_TRIALS) * len(RECIPE_OPS)})", sum(ok.values()), paper="no claim",
-                       source="quadnet exploration")
-        res.metrics["recipes"] = variants
+            gc = [phase[f"{m} {op} {p}"]["group_circulant"][i] for op in OPS]
+            wr = [phase[f"{m} {op} {p}"]["final_wrong"][i] for op in OPS]
+            res.report(f"{WHO[m]} on mod {p}, 50% split: group-circulant score of the final M"
+                       f" (min over the four ops; wrong test points {wr})", min(gc),
+                       paper="block-circulant M", source=SOURCE[m])
 
-    res.metrics["cells_from_store"] = cells.from_store
-    res.metrics["cells_computed"] = cells.computed
-    res.metrics["cell_cpu_seconds"] = cells.cpu_seconds
-    res.metrics["cell_wall_seconds"] = cells.wall_seconds
 
-    ctx.draw(res, "grokking_phase", {
-        "quick": q, "iters": it, "fracs": fracs, "ps": list(g["phase_p"]), "ops": list(OPS),
-        "methods": list(METHODS), "phase": phase,
+def _recipes(ctx: CheckContext, res: CheckResult, cells: SweepCells, g: dict) -> None:
+    """(c) the recipes tried on ``p = 43, 47, 53`` at 50%, two seeds each (not tuned to one)."""
+    it = g["iters"]
+    variants = {}
+    rec_cells = [dict(_cell(op, p, 0.5, v, it), trial=t) for v in RECIPE_VARIANTS
+                 for op in RECIPE_OPS for p in RECIPE_P for t in RECIPE_TRIALS]
+    cells.run_all(rec_cells, ctx.progress, desc="grokking recipes")
+    for v in RECIPE_VARIANTS:
+        rs = {(c["op"], c["p"], c["trial"]): cells.get(c) for c in rec_cells
+              if c["method"] == v}
+        if None in rs.values():
+            res.skip(f"recipe {v} ({_describe(v)}), 50% split, p = 43, 47, 53",
+                     _missing_reason(None, None, None, v))
+            continue
+        ok = {k: r["reach"] >= 0 for k, r in rs.items()}
+        variants[v] = {f"{op} {p} {t}": [r["reach"], r["final_wrong"]]
+                       for (op, p, t), r in rs.items()}
+        n47 = sum(ok[op, 47, t] for op in RECIPE_OPS for t in RECIPE_TRIALS)
+        res.report(f"recipe {v} ({_describe(v)}), 50% split, ops {'/'.join(RECIPE_OPS)}, "
+                   f"p = {', '.join(map(str, RECIPE_P))}, {len(RECIPE_TRIALS)} seeds: runs at "
+                   f"100% test accuracy to stay within {it} iterations (of {len(rs)}; p = 47: "
+                   f"{n47} of {len(RECIPE_TRIALS) * len(RECIPE_OPS)})", sum(ok.values()),
+                   paper="no claim", source="quadnet exploration")
+    res.metrics["recipes"] = variants
+
+
+def _figure_payload(g: dict, table: dict, phase: dict, scaling: dict, test: dict) -> dict:
+    fracs = list(g["frac"])
+    return {
+        "quick": g["quick"], "iters": g["iters"], "fracs": fracs, "ps": list(g["phase_p"]),
+        "ops": list(OPS), "methods": list(METHODS), "phase": phase,
         "rows": {f"{m} {op} {p}": ([table[f"{m} {op} {p}"]["reach"],
                                      table[f"{m} {op} {p}"]["final_wrong"]]
                                     if table[f"{m} {op} {p}"] else None)
@@ -325,9 +330,34 @@ def run(ctx: CheckContext) -> CheckResult:
         "rows_p": list(g["rows_p"]), "rows_frac": g["rows_frac"],
         "boundary_law": {m: scaling.get(m, {}).get("power") for m in METHODS},
         "extra": {f"fact add {p} {f:g}": [t["reach"][i], t["final_wrong"][i]]
-                  for p, t in res.metrics.get("boundary_test", {}).items()
-                  for i, f in enumerate(PREDICT_FRAC) if f in fracs}})
-    return res
+                  for p, t in test.items() for i, f in enumerate(PREDICT_FRAC) if f in fracs}}
+
+
+@register("grokking", "FACT-RFM and NFA-RFM grok a∘b mod p for add/sub/mul/div once frac·p is "
+          "large enough", order=61, heavy=True)
+def run(ctx: CheckContext, res: CheckResult) -> None:
+    q = ctx.quick
+    g = {**_grid(q), "quick": q}
+    g["mode"] = f" [quick: {g['iters']} iterations, 1 seed]" if q else ""
+    cells = SweepCells("grokking", ctx.seed, read_stores=not q)
+    # (a) the rows at p = 61, 97 (quick: p = 23), 50% (quick: 75%), and (b) the phase diagram
+    row_cells = [_cell(op, p, g["rows_frac"], m, g["iters"]) for p in g["rows_p"] for op in OPS
+                 for m in METHODS]
+    phase_cells = [_cell(op, p, f, m, g["iters"]) for p in g["phase_p"] for f in g["frac"]
+                   for op in OPS for m in METHODS]
+    todo = row_cells + [c for c in phase_cells if c not in row_cells]
+    todo.sort(key=lambda c: c["frac"] * c["p"] ** 2)  # cheap cells first
+    cells.run_all(todo, ctx.progress, desc="grokking cells")
+    table = _split_rows(res, cells, g)
+    phase = _phase_diagram(res, cells, g)
+    scaling = _boundary_scaling(res, phase, g)
+    if not q:
+        _boundary_test(ctx, res, cells, g, scaling)
+        _failures_at_half(res, phase, g)
+        _recipes(ctx, res, cells, g)
+    res.metrics.update(cells.metrics())
+    ctx.draw(res, "grokking_phase", _figure_payload(g, table, phase, scaling,
+                                                     res.metrics.get("boundary_test", {})))
 
 
 @figure("grokking_phase")

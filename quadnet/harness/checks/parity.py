@@ -38,8 +38,15 @@ import os
 import numpy as np
 
 from quadnet.harness.cells import PARITY_N
-from quadnet.harness.checks._base import COLUMN_WIDTH, OKABE_ITO, CheckContext, CheckResult, \
-    figure, register
+from quadnet.harness.checks._base import (
+    COLUMN_WIDTH,
+    OKABE_ITO,
+    QUADNET_TARGET,
+    CheckContext,
+    CheckResult,
+    figure,
+    register,
+)
 from quadnet.harness.checks._sweep_cells import SweepCells
 from quadnet.harness.recipes import PARITY_CFG, PARITY_RIDGE, SOLVER_CFG
 
@@ -48,7 +55,7 @@ METHODS = ("fact", "nfa")
 WHO = {"fact": "FACT-RFM", "nfa": "NFA-RFM"}
 SOURCE = {"fact": "Boix-Adsera et al. (2025)", "nfa": "Radhakrishnan et al. (2024)"}
 LEVEL = 0.99
-QT = {"kind": "target", "source": "quadnet target"}
+QT = QUADNET_TARGET
 
 
 def _solver_plan(n: int, method: str):
@@ -107,26 +114,32 @@ def _fmt(n: float) -> str:
     return f"{int(n):,}" if math.isfinite(n) else "not reached"
 
 
-@register("parity", "FACT-RFM and NFA-RFM learn sparse parity k = 1..4 at d = 50 from a "
-          "sample size like the paper's", order=62, heavy=True)
-def run(ctx: CheckContext) -> CheckResult:
-    res = CheckResult("parity", "FACT-RFM and NFA-RFM learn sparse parity k = 1..4 at d = 50 "
-                      "from a sample size like the paper's")
-    q = ctx.quick
-    g = _grid(q)
-    mode = " [quick: k <= 3, n <= 2,000, 1 seed]" if q else ""
-    cells = SweepCells("parity", ctx.seed, read_stores=not q)
-    max_n = int(os.environ.get("QUADNET_PARITY_MAX_N", "5000"))
+def _known(cells: SweepCells, c: dict) -> float | None:
+    r = cells.get(c)
+    return None if r is None else r["test_acc"]
+
+
+def _why_not_run(cells: SweepCells, n: int, m: str, max_n: int) -> str | None:
+    """Why the cell of ``n`` points (method ``m``) is not computed here, or None."""
+    plan, err = _solver_plan(n, m)
+    if plan is None:
+        return f"no kernel solver fits in memory: {err}"
+    if n > max_n:
+        return (f"n > {max_n:,} (QUADNET_PARITY_MAX_N, the size this check runs by itself; this "
+                f"machine would use the {plan.solver} solver, ~{plan.estimate / 1e9:.1f} GB)")
+    if not cells.compute:
+        return "not in a sweep store and QUADNET_CHECK_COMPUTE=0"
+    return None
+
+
+def _measure(ctx: CheckContext, cells: SweepCells, g: dict, max_n: int) -> tuple:
+    """Test accuracies per method, ``k``, grid ``n`` and seed: every ``(k, method)`` in
+    increasing ``n``, until two consecutive sizes reached 99% on every seed; returns
+    ``(acc, not_needed, skipped)`` (the cells not needed, the cells not run by reason)."""
     sizes = list(g["n"])
     acc = {m: {k: [[] for _ in sizes] for k in g["k"]} for m in METHODS}
     not_needed: list[dict] = []
     skipped: dict[str, list[dict]] = {}
-
-    def known(c):
-        r = cells.get(c)
-        return None if r is None else r["test_acc"]
-
-    # runs every (k, method) in increasing n; stops once two consecutive sizes reached
     jobs = [(k, m) for k in g["k"] for m in METHODS]
     confirmed = {job: False for job in jobs}
     for i, n in enumerate(ctx.progress(sizes, desc="parity n")):
@@ -136,112 +149,112 @@ def run(ctx: CheckContext) -> CheckResult:
                 confirmed[k, m] = True
             for t in g["trials"]:
                 c = _cell(k, n, t, m, PARITY_RIDGE)
-                a = known(c)
+                a = _known(cells, c)
                 if a is None:
                     if confirmed[k, m]:
                         not_needed.append(c)
                         continue
-                    why = None
-                    plan, err = _solver_plan(n, m)
-                    if plan is None:
-                        why = f"no kernel solver fits in memory: {err}"
-                    elif n > max_n:
-                        why = (f"n > {max_n:,} (QUADNET_PARITY_MAX_N, the size this check runs "
-                               f"by itself; this machine would use the {plan.solver} solver, "
-                               f"~{plan.estimate / 1e9:.1f} GB)")
-                    if why is None and not cells.compute:
-                        why = "not in a sweep store and QUADNET_CHECK_COMPUTE=0"
+                    why = _why_not_run(cells, n, m, max_n)
                     if why:
                         skipped.setdefault(why, []).append(c)
                         continue
                     a = cells.run(c)["test_acc"]
                 acc[m][k][i].append(a)
+    return acc, not_needed, skipped
 
-    nseeds = len(g["trials"])
-    thresholds = {m: {k: parity_threshold(sizes, acc[m][k], seeds=nseeds) for k in g["k"]}
+
+def _threshold_rows(res: CheckResult, g: dict, acc: dict, mode: str) -> tuple[dict, dict]:
+    """Per ``k`` and method: the smallest grid ``n`` reaching 99% (or how far it got)."""
+    sizes, seeds = list(g["n"]), len(g["trials"])
+    thresholds = {m: {k: parity_threshold(sizes, acc[m][k], seeds=seeds) for k in g["k"]}
                   for m in METHODS}
     largest = {m: {k: max((n for n, a in zip(sizes, acc[m][k]) if a), default=0)
                    for k in g["k"]} for m in METHODS}
     for k in g["k"]:
         for m in METHODS:
-            th = thresholds[m][k]
+            th, top = thresholds[m][k], largest[m][k]
             paper = f"~{PAPER[k]:,} (Boix-Adsera et al. (2025))" if m == "fact" else "no claim"
-            kind = "target" if m == "fact" else "exploration"
-            seeds = len(g["trials"])
-            if not largest[m][k]:
-                res.skip(f"sparse parity d=50, k={k}: {WHO[m]} smallest grid n with >= 99% test "
-                         f"accuracy", "none of its cells ran (the SKIPPED rows below)",
-                         paper=paper, source=SOURCE[m], kind=kind)
+            cite = {"paper": paper, "source": SOURCE[m],
+                    "kind": "target" if m == "fact" else "exploration"}
+            head = f"sparse parity d=50, k={k}: {WHO[m]}"
+            if not top:
+                res.skip(f"{head} smallest grid n with >= 99% test accuracy", "none of its "
+                         "cells ran (the SKIPPED rows below)", **cite)
             elif math.isfinite(th):
-                res.report(f"sparse parity d=50, k={k}: {WHO[m]} smallest grid n with >= 99% "
-                           f"test accuracy on all {seeds} seed(s), and at every larger n that "
-                           f"ran (up to {largest[m][k]:,}){mode}", th, paper=paper,
-                           source=SOURCE[m], kind=kind)
+                res.report(f"{head} smallest grid n with >= 99% test accuracy on all {seeds} "
+                           f"seed(s), and at every larger n that ran (up to {top:,}){mode}",
+                           th, **cite)
             else:
-                top = largest[m][k]
-                j = sizes.index(top) if top else None
-                best = float(np.mean(acc[m][k][j])) if j is not None else math.nan
-                got = len(acc[m][k][j]) if j is not None else 0
-                res.report(f"sparse parity d=50, k={k}: {WHO[m]} does not reach 99% test accuracy "
-                           f"on all {seeds} seed(s) up to n = {top:,} (the largest n that ran); "
-                           f"mean test accuracy there ({got} of {seeds} seed(s) ran){mode}", best,
-                           paper=paper, source=SOURCE[m], kind=kind)
-    # quadnet target: FACT-RFM needs no more samples than the paper reports, for k = 1..3
+                j = sizes.index(top)
+                res.report(f"{head} does not reach 99% test accuracy on all {seeds} seed(s) up "
+                           f"to n = {top:,} (the largest n that ran); mean test accuracy there "
+                           f"({len(acc[m][k][j])} of {seeds} seed(s) ran){mode}",
+                           float(np.mean(acc[m][k][j])), **cite)
+    return thresholds, largest
+
+
+def _paper_ratio_row(res: CheckResult, g: dict, thresholds: dict, skipped: dict,
+                     mode: str) -> None:
+    """The quadnet target: FACT-RFM needs no more samples than the paper reports, k <= 3."""
     ks = [k for k in g["k"] if k <= 3]
     unknown = [k for k in ks if not math.isfinite(thresholds["fact"][k]) and any(
         c["k"] == k and c["method"] == "fact" for cs in skipped.values() for c in cs)]
+    claim = (f"sparse parity: max over k = {', '.join(map(str, ks))} of FACT-RFM threshold / "
+             "the paper's")
     if unknown:
-        res.skip(f"sparse parity: max over k = {', '.join(map(str, ks))} of FACT-RFM threshold "
-                 f"/ the paper's", f"cells of k = {', '.join(map(str, unknown))} did not run "
-                 "(the SKIPPED rows below)", tolerance=1.0, **QT)
+        res.skip(claim, f"cells of k = {', '.join(map(str, unknown))} did not run (the SKIPPED "
+                 "rows below)", tolerance=1.0, **QT)
     elif ks:
         ratio = max(thresholds["fact"][k] / PAPER[k] for k in ks)
-        res.add(f"sparse parity: max over k = {', '.join(map(str, ks))} of FACT-RFM threshold "
-                f"/ the paper's (Boix-Adsera et al. (2025): 500, 500, 5,000){mode}", ratio, 1.0,
+        res.add(f"{claim} (Boix-Adsera et al. (2025): 500, 500, 5,000){mode}", ratio, 1.0,
                 paper="<= 1 (no more samples than the paper)", **QT)
 
-    # the ridge of the recipe against ridgeless fits
-    if g["ridge0_max"]:
-        diffs, changed, compared = [], 0, 0
-        for k in g["k"]:
-            for m in METHODS:
-                a0, a1 = [], []
-                for i, n in enumerate(sizes):
-                    if n > g["ridge0_max"]:
-                        break
-                    c1 = known(_cell(k, n, 0, m, PARITY_RIDGE))
-                    if c1 is None:  # not needed at this ridge: not needed ridgeless either
-                        continue
-                    c0 = known(_cell(k, n, 0, m, 0.0))
-                    if c0 is None and cells.compute:
-                        c0 = cells.run(_cell(k, n, 0, m, 0.0))["test_acc"]
-                    if c0 is None:
-                        skipped.setdefault("ridgeless comparison cell not in a sweep store and "
-                                           "QUADNET_CHECK_COMPUTE=0", []).append(
-                            _cell(k, n, 0, m, 0.0))
-                        continue
-                    diffs.append(abs(c1 - c0))
-                    a0.append((n, c0))
-                    a1.append((n, c1))
-                t0 = parity_threshold([n for n, _ in a0], [[a] for _, a in a0])
-                t1 = parity_threshold([n for n, _ in a1], [[a] for _, a in a1])
-                compared += 1
-                changed += t0 != t1
-    if g["ridge0_max"] and not diffs:
-        res.skip(f"sparse parity, seed 0, n <= {g['ridge0_max']:,}: thresholds with ridge "
-                 f"{PARITY_RIDGE:g} vs ridgeless", "none of the compared cells ran (the SKIPPED "
-                 "rows below)", tolerance=0, **QT)
-    elif g["ridge0_max"]:
-        res.metrics["ridge_comparison"] = {"max_abs_acc_diff": max(diffs), "cells": len(diffs),
-                                           "thresholds_changed": changed, "compared": compared}
-        res.report(f"sparse parity, seed 0, n <= {g['ridge0_max']:,}: max |test accuracy "
-                   f"(ridge {PARITY_RIDGE:g}) - test accuracy (ridgeless)| over {len(diffs)} fits",
-                   max(diffs), paper="0 (the ridge does not matter)", source="quadnet exploration")
-        res.add(f"sparse parity, seed 0, n <= {g['ridge0_max']:,}: (k, method) pairs whose "
-                f"threshold changes between ridge {PARITY_RIDGE:g} and ridgeless (of {compared})",
-                changed, 0, paper="0", **QT)
 
-    # what did not run
+def _ridge_rows(res: CheckResult, cells: SweepCells, g: dict, skipped: dict) -> None:
+    """The ridge of the recipe against ridgeless fits, seed 0, ``n <= ridge0_max``."""
+    sizes, top = list(g["n"]), g["ridge0_max"]
+    diffs, changed, compared = [], 0, 0
+    for k in g["k"]:
+        for m in METHODS:
+            a0, a1 = [], []
+            for n in sizes:
+                if n > top:
+                    break
+                c1 = _known(cells, _cell(k, n, 0, m, PARITY_RIDGE))
+                if c1 is None:  # not needed at this ridge: not needed ridgeless either
+                    continue
+                c0 = _known(cells, _cell(k, n, 0, m, 0.0))
+                if c0 is None and cells.compute:
+                    c0 = cells.run(_cell(k, n, 0, m, 0.0))["test_acc"]
+                if c0 is None:
+                    skipped.setdefault("ridgeless comparison cell not in a sweep store and "
+                                       "QUADNET_CHECK_COMPUTE=0", []).append(
+                        _cell(k, n, 0, m, 0.0))
+                    continue
+                diffs.append(abs(c1 - c0))
+                a0.append((n, c0))
+                a1.append((n, c1))
+            t0 = parity_threshold([n for n, _ in a0], [[a] for _, a in a0])
+            t1 = parity_threshold([n for n, _ in a1], [[a] for _, a in a1])
+            compared += 1
+            changed += t0 != t1
+    where = f"sparse parity, seed 0, n <= {top:,}"
+    if not diffs:
+        res.skip(f"{where}: thresholds with ridge {PARITY_RIDGE:g} vs ridgeless", "none of the "
+                 "compared cells ran (the SKIPPED rows below)", tolerance=0, **QT)
+        return
+    res.metrics["ridge_comparison"] = {"max_abs_acc_diff": max(diffs), "cells": len(diffs),
+                                       "thresholds_changed": changed, "compared": compared}
+    res.report(f"{where}: max |test accuracy (ridge {PARITY_RIDGE:g}) - test accuracy "
+               f"(ridgeless)| over {len(diffs)} fits", max(diffs),
+               paper="0 (the ridge does not matter)", source="quadnet exploration")
+    res.add(f"{where}: (k, method) pairs whose threshold changes between ridge "
+            f"{PARITY_RIDGE:g} and ridgeless (of {compared})", changed, 0, paper="0", **QT)
+
+
+def _not_run_rows(res: CheckResult, not_needed: list, skipped: dict, mode: str) -> None:
+    """What did not run: the cells not needed, and per reason the cells skipped (with the
+    ``quadnet sweep parity`` command that runs them)."""
     if not_needed:
         res.report(f"sparse parity: cells not run because two consecutive smaller grid n "
                    f"already reached 99% on every seed (same k and method){mode}",
@@ -256,16 +269,29 @@ def run(ctx: CheckContext) -> CheckResult:
                  f"{why}; run them with `quadnet sweep parity {cmd}` (resumable; locally or "
                  f"--dask-local/--scheduler) and rerun quadnet verify parity in the same "
                  f"directory", source="Boix-Adsera et al. (2025)", kind="target")
+
+
+@register("parity", "FACT-RFM and NFA-RFM learn sparse parity k = 1..4 at d = 50 from a "
+          "sample size like the paper's", order=62, heavy=True)
+def run(ctx: CheckContext, res: CheckResult) -> None:
+    q = ctx.quick
+    g = _grid(q)
+    mode = " [quick: k <= 3, n <= 2,000, 1 seed]" if q else ""
+    cells = SweepCells("parity", ctx.seed, read_stores=not q)
+    max_n = int(os.environ.get("QUADNET_PARITY_MAX_N", "5000"))
+    acc, not_needed, skipped = _measure(ctx, cells, g, max_n)
+    thresholds, largest = _threshold_rows(res, g, acc, mode)
+    _paper_ratio_row(res, g, thresholds, skipped, mode)
+    if g["ridge0_max"]:
+        _ridge_rows(res, cells, g, skipped)
+    _not_run_rows(res, not_needed, skipped, mode)
     res.metrics.update({
-        "sizes": sizes, "test_accuracy": acc, "thresholds": thresholds,
-        "largest_n_run": largest, "not_needed": len(not_needed),
-        "skipped": {why: cs for why, cs in skipped.items()},
-        "cells_from_store": cells.from_store, "cells_computed": cells.computed,
-        "cell_cpu_seconds": cells.cpu_seconds, "cell_wall_seconds": cells.wall_seconds})
+        "sizes": list(g["n"]), "test_accuracy": acc, "thresholds": thresholds,
+        "largest_n_run": largest, "not_needed": len(not_needed), "skipped": skipped,
+        **cells.metrics()})
     ctx.draw(res, "parity_phase_transition", {
-        "quick": q, "sizes": sizes, "ks": list(g["k"]), "accuracy": acc,
+        "quick": q, "sizes": list(g["n"]), "ks": list(g["k"]), "accuracy": acc,
         "thresholds": thresholds, "paper": {str(k): PAPER[k] for k in g["k"]}})
-    return res
 
 
 @figure("parity_phase_transition")
