@@ -330,6 +330,13 @@ def _specs() -> dict[str, Spec]:
                                          {"target": T_TARGET, "U0": U,
                                           "times": np.array([0.0, 0.1])},
                                          kinds={"times": "times"})
+    S[f"{dy}.solve_flows"] = Spec(qn.dynamics.solve_flows,
+                                  {"rhs": lambda t, Y: -Y, "t_span": np.array([0.0, 0.1]),
+                                   "y0": np.ones((2, 3)), "atol": np.full(2, 1e-12)},
+                                  extra=[("atol", np.ones(3)), ("atol", 0.0),
+                                         ("t_span", np.array([0.1, 0.0]))])
+    S[f"{dy}.quadratic_factor_gradients"] = Spec(qn.dynamics.quadratic_factor_gradients,
+                                                 {"loss": frob(), "d": D})
     S[f"{dy}.gradient_descent"] = Spec(qn.gradient_descent,
                                        {"loss": frob(), "U0": U, "eta": 0.05, "steps": 3,
                                         "gtol": 1e-12},
