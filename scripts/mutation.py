@@ -22,7 +22,11 @@ undecorated ``def`` followed by ``name = deco1(deco2(name))`` -- what the decora
 means -- so mutmut mutates the body and the decorators still wrap it (mutmut's trampoline
 is what they wrap). The line structure is kept: each decorator line becomes a blank line and
 the assignment takes the first blank line after the function (a line is inserted only when
-there is none). Left decorated (so not mutated): a lone ``@staticmethod`` / ``@classmethod``
+there is none). The defaults in the signature of a function wrapped by ``validate_params`` are not mutated:
+its wrapper binds every default from the signature it read at definition (the trampoline's,
+which is the original's), so a mutant copy's default would take effect only in nested calls,
+not as the same edit of the source would; the signature lines are marked and excluded
+through mutmut's ``do_not_mutate_patterns``. Left decorated (so not mutated): a lone ``@staticmethod`` / ``@classmethod``
 (mutmut handles those itself) and a decorator that names the function (``@x.setter``).
 
 ``--public-only`` adds ``# pragma: no mutate block`` to the private functions and classes of
@@ -68,6 +72,8 @@ ROOT = Path(__file__).resolve().parents[1]
 KILLED = {"killed", "timeout", "segfault", "caught by type check"}
 NOT_REACHED = {"no tests"}
 PRAGMA = "  # pragma: no mutate block"
+#: marks the signature lines of a function wrapped by ``validate_params`` (``do_not_mutate_patterns``)
+SIGNATURE = "  # mutation.py: validated signature"
 RECORD = "mutation-run.json"
 
 
@@ -139,6 +145,7 @@ def rewrite(src: str, public_only: bool = False) -> tuple[str, dict]:
                                   dunder or not sub.name.startswith("_")))
 
     pragmas: set[int] = set()
+    signature: set[int] = set()
     moves: list[tuple[int, str]] = []    # (0-based line after which the assignment goes, text)
     for node, qual, is_public in items:
         if public_only and not is_public:
@@ -161,10 +168,14 @@ def rewrite(src: str, public_only: bool = False) -> tuple[str, dict]:
             for i in range(first, d.end_lineno):
                 lines[i] = "\n"
         moves.append((node.end_lineno - 1, f"{indent}{node.name} = {expr}  # pragma: no mutate\n"))
+        if any("validate_params" in ast.unparse(d) for d in node.decorator_list):
+            signature.update(range(node.lineno - 1, _header_colon_line(lines, node) + 1))
         summary["undecorated"].append(qual)
-    for i in pragmas:
-        body, nl = lines[i].rstrip("\r\n"), lines[i][len(lines[i].rstrip("\r\n")):] or "\n"
-        lines[i] = body + PRAGMA + nl
+    for marks, comment in ((pragmas, PRAGMA), (signature, SIGNATURE)):
+        for i in marks:
+            body, nl = lines[i].rstrip("\r\n"), lines[i][len(lines[i].rstrip("\r\n")):] or "\n"
+            if not body.endswith("\\"):
+                lines[i] = body + comment + nl
     for end, text in sorted(moves, reverse=True):
         j = end + 1
         while j < len(lines) and lines[j].strip().startswith("#"):
@@ -202,7 +213,8 @@ def _setup_cfg(target: str, tests: list[str]) -> str:
              "pytest_add_cli_args_test_selection="]
     lines += [f"    {t}" for t in tests]
     lines += ["pytest_add_cli_args=", "    -p", "    no:cacheprovider", "    -q", "    -x",
-              "timeout_multiplier=10.0", ""]
+              "timeout_multiplier=10.0", "do_not_mutate_patterns=",
+              "    mutation.py: validated signature", ""]
     return "\n".join(lines)
 
 
