@@ -50,9 +50,9 @@ def dense_measurement_reference(A, y) -> tuple[Callable, Callable, Callable, Cal
     Parameters
     ----------
     A : array_like, shape (m, d, d)
-        Symmetric measurement matrices.
+        Symmetric measurement matrices ``A_i``, every one stored (small ``m d^2`` only).
     y : array_like, shape (m,)
-        Measurements.
+        Measurements ``y_i``.
 
     Returns
     -------
@@ -110,7 +110,9 @@ def dense_sensing_reference(X, y) -> tuple[Callable, Callable, Callable, Callabl
 
     Returns
     -------
-    (value, grad, hvp, Tm) : tuple of callables
+    tuple of callables
+        The ``(value, grad, hvp, Tm)`` of :func:`dense_measurement_reference` on the
+        ``m x d x d`` stack ``A_i = x_i x_i^T``.
 
     Examples
     --------

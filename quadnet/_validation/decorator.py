@@ -18,6 +18,7 @@ import contextlib
 import functools
 import inspect
 import numbers
+import warnings
 
 import numpy as np
 
@@ -32,6 +33,7 @@ __all__ = [
     "fit_context",
     "name_callable",
     "nested",
+    "solve_cvxpy",
     "solver_failure",
     "validate_estimator",
     "validate_params",
@@ -78,6 +80,26 @@ def solver_failure(solver, exc: BaseException, what: str) -> SolverFailure:
     failure (cvxpy's ``SolverError``), to be raised ``from exc``."""
     return SolverFailure(f"solver = {solver!r} failed on {what}: {type(exc).__name__}: {exc}; "
                          f"try another installed cvxpy solver")
+
+
+def solve_cvxpy(prob, solver, what: str, caller: str, **opts) -> None:
+    """Solve the cvxpy problem ``prob`` with ``solver`` (``opts`` go to ``prob.solve``), with
+    the failures translated at the boundary: cvxpy's ``SolverError`` becomes a
+    :class:`~quadnet.exceptions.SolverFailure` naming ``solver`` and ``what`` (the problem), a
+    status other than ``"optimal"``/``"optimal_inaccurate"`` (or no value) a ``ValueError``
+    starting with ``caller``. cvxpy's "solution may be inaccurate" warnings are silenced: the
+    status reports it."""
+    import cvxpy as cp
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        try:
+            prob.solve(solver=solver, **opts)
+        except cp.error.SolverError as exc:
+            raise solver_failure(solver, exc, what) from exc
+    if prob.status not in ("optimal", "optimal_inaccurate") or any(
+            v.value is None for v in prob.variables()):
+        raise ValueError(f"{caller}: solver = {solver!r} returned status {prob.status!r}")
 
 
 # ------------------------------------------------------------------------- the result checks

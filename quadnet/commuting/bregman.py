@@ -497,8 +497,6 @@ def bregman_projection(A, y, q0=None, *, log_q0=None, multiplicities=None, tol: 
 
     Raises
     ------
-    TypeError, ValueError
-        For bad arguments.
     quadnet.exceptions.InfeasibleError
         (a ``ValueError``) if no ``q >= 0`` solves ``A diag(m) q = y``, with a Farkas
         certificate.
@@ -706,8 +704,6 @@ def min_trace_solution(A, y, weights=None, multiplicities=None, *,
 
     Raises
     ------
-    TypeError, ValueError
-        For bad arguments.
     quadnet.exceptions.InfeasibleError
         If no ``q >= 0`` interpolates.
 

@@ -39,7 +39,7 @@ from quadnet._validation import (
     Options,
     Real,
     Relation,
-    solver_failure,
+    solve_cvxpy,
     validate_params,
 )
 from quadnet.commuting.algebra import CommutingSensing
@@ -752,15 +752,7 @@ def min_trace_interpolant(loss, *, solver: str = "CLARABEL", tol: float = 1e-10)
         meas = rows @ cp.reshape(Q, (d * d,), order="C")
     prob = cp.Problem(cp.Minimize(cp.trace(Q)), [meas == y])
     kw = {"tol_gap_abs": tol, "tol_gap_rel": tol, "tol_feas": tol} if solver == "CLARABEL" else {}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        try:
-            prob.solve(solver=solver, **kw)
-        except cp.error.SolverError as exc:
-            raise solver_failure(solver, exc, "the minimum-trace SDP") from exc
-    if Q.value is None or prob.status not in ("optimal", "optimal_inaccurate"):
-        raise ValueError(f"min_trace_interpolant: solver = {solver!r} returned status "
-                         f"{prob.status}")
+    solve_cvxpy(prob, solver, "the minimum-trace SDP", "min_trace_interpolant", **kw)
     Qv = sym(Q.value)
     lam, V = np.linalg.eigh(Qv)
     Qv = (V * np.maximum(lam, 0.0)) @ V.T

@@ -10,13 +10,12 @@ no ``A_i``).
 from __future__ import annotations
 
 import importlib.util
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
 from quadnet._linalg import sym
-from quadnet._validation import CvxpySolver, Instance, Real, solver_failure, validate_params
+from quadnet._validation import CvxpySolver, Instance, Real, solve_cvxpy, validate_params
 from quadnet.sensing.gaussian import GaussianSensing
 
 __all__ = ["HAVE_CVXPY", "SDPResult", "trace_min_sdp"]
@@ -110,14 +109,7 @@ def trace_min_sdp(problem: GaussianSensing, *, solver: str = "CLARABEL",
     opts = {}
     if solver.upper() == "CLARABEL":
         opts = {"tol_gap_abs": eps, "tol_gap_rel": eps, "tol_feas": eps, "max_iter": 200}
-    with warnings.catch_warnings():  # "may be inaccurate": reported in `status` instead
-        warnings.simplefilter("ignore", UserWarning)
-        try:
-            prob.solve(solver=solver, **opts)
-        except _cp.error.SolverError as exc:
-            raise solver_failure(solver, exc, "the trace-minimisation SDP") from exc
-    if Q.value is None or prob.status not in ("optimal", "optimal_inaccurate"):
-        raise ValueError(f"trace_min_sdp: solver = {solver!r} returned status {prob.status!r}")
+    solve_cvxpy(prob, solver, "the trace-minimisation SDP", "trace_min_sdp", **opts)
     Qv = sym(Q.value)
     w, V = np.linalg.eigh(Qv)
     Qv = (V * np.clip(w, 0.0, None)) @ V.T

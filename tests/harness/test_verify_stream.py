@@ -240,31 +240,21 @@ signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal
 from quadnet.harness.checks import CheckResult, register
 log = Path(sys.argv[1])
 
-@register("_tfirst", "finishes at once", order=-30)
-def _first(ctx):
-    with log.open("a") as fh:
-        fh.write("_tfirst\\n")
-    res = CheckResult("_tfirst", "finishes at once")
-    res.add("error of the first check", 1e-14, 1e-12)
-    return res
+# a check that logs its start, waits while asked to (the slow one), then passes
+def logged_check(name, claim, order, which, wait=False):
+    @register(name, claim, order=order)
+    def run(ctx):
+        with log.open("a") as fh:
+            fh.write(name + "\\n")
+        while wait and os.environ.get("QUADNET_TEST_BLOCK") and not Path(str(log) + ".go").exists():
+            time.sleep(0.02)
+        res = CheckResult(name, claim)
+        res.add(f"error of the {which} check", 1e-14, 1e-12)
+        return res
 
-@register("_tslow", "waits until the test lets it go", order=-29)
-def _slow(ctx):
-    with log.open("a") as fh:
-        fh.write("_tslow\\n")
-    while os.environ.get("QUADNET_TEST_BLOCK") and not Path(str(log) + ".go").exists():
-        time.sleep(0.02)
-    res = CheckResult("_tslow", "waits until the test lets it go")
-    res.add("error of the slow check", 1e-14, 1e-12)
-    return res
-
-@register("_tlast", "runs after the slow one", order=-28)
-def _last(ctx):
-    with log.open("a") as fh:
-        fh.write("_tlast\\n")
-    res = CheckResult("_tlast", "runs after the slow one")
-    res.add("error of the last check", 1e-14, 1e-12)
-    return res
+logged_check("_tfirst", "finishes at once", -30, "first")
+logged_check("_tslow", "waits until the test lets it go", -29, "slow", wait=True)
+logged_check("_tlast", "runs after the slow one", -28, "last")
 
 from quadnet.harness.cli import main
 raise SystemExit(main(["verify", "_tfirst", "_tslow", "_tlast", "--quick", "--figures", "",
