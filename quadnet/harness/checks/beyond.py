@@ -43,7 +43,12 @@ from quadnet.commuting.greedy import small_init_limit
 from quadnet.curvature.hessian import effective_hessian
 from quadnet.dynamics import gradient_flow
 from quadnet.exceptions import ConvergenceWarning
-from quadnet.harness.checks._base import CheckContext, CheckResult, have_module, register
+from quadnet.harness.checks._base import (
+    CheckContext,
+    CheckResult,
+    have_module,
+    register,
+)
 from quadnet.sensing.gaussian import GaussianSensing
 
 CLAIM = ("Beyond the proved laws: GLRL predicts the small-initialisation limit for "
@@ -74,16 +79,8 @@ def _eps_grid(quick: bool) -> np.ndarray:
         [3.0, 6.0, 12.0, 18.0, 24.0, 30.0])
 
 
-@register("beyond", CLAIM, order=65)
-@single_threaded()  # one BLAS thread: CPU seconds, see quadnet._threads
-def run(ctx: CheckContext) -> CheckResult:
-    import matplotlib.pyplot as plt
-
-    res = CheckResult("beyond", CLAIM, exploratory=True)
-    q = ctx.quick
-    t0 = time.perf_counter()
-
-    # (x) cross-checks against the proved commuting laws ----------------------------------
+def _cross_checks(res: CheckResult, q: bool) -> None:
+    """(x) THEOREM cross-checks against the proved commuting laws."""
     n_cross = 2 if q else 6
     cross = [commuting_cross_check(s, eps=(1e-4,) if q else (1e-2, 1e-4, 1e-6))
              for s in range(n_cross)]
@@ -96,25 +93,33 @@ def run(ctx: CheckContext) -> CheckResult:
             paper="minimum trace (proved, eps -> 0)")
     res.metrics["cross_checks"] = cross
 
-    res.metrics.setdefault("section_seconds", {})["before (a)"] = time.perf_counter() - t0
-    # (a) GLRL vs the flow limit --------------------------------------------------------------
+
+def _glrl_instances(ctx: CheckContext) -> tuple[np.ndarray, list[dict]]:
+    """(a) measured: the flow limits (one batched ODE per instance) against GLRL."""
+    q = ctx.quick
     eps = _eps_grid(q)
     cases = ([("gaussian", s) for s in range(2)] if q else
              [("gaussian", s) for s in range(12)] + [("rankone", s) for s in range(8)])
     inst = []
     for kind, s in ctx.progress(cases, desc="(a) GLRL vs limit"):
         loss = gaussian_symmetric_instance(s) if kind == "gaussian" else rankone_instance(s)
-        o = limit_distances(loss, 5, eps, with_sdp=not q and have_module("cvxpy"), max_time_factor=5e3)
+        o = limit_distances(loss, 5, eps, with_sdp=not q and have_module("cvxpy"),
+                            max_time_factor=5e3)
         o.pop("glrl_Q")
         o.update(kind=kind, seed=s, planted_condition=_planted_condition(loss))
         if o["rows"][-1]["status"] != "converged":
             o["diagnosis"] += (f" (effective Hessian at the planted rank-1 point: lambda_min/"
                                f"lambda_max = {o['planted_condition']:.1e})")
         inst.append(o)
+    return eps, inst
+
+
+def _glrl_rows(res: CheckResult, eps: np.ndarray, inst: list[dict]) -> dict:
+    """(a) rows; returns the figure payload."""
     last = np.array([o["rows"][-1]["dist_glrl"] for o in inst])
-    n_ok = int(np.sum(last <= 1e-3))
     res.add(f"{EXP} ({LLL}) flow limit vs GLRL at eps = {eps[-1]:.0e}: instances within 1e-3 "
-            f"(of {len(inst)})", n_ok, None, paper="quadnet target <= 1e-3", passed=True)
+            f"(of {len(inst)})", int(np.sum(last <= 1e-3)), None,
+            paper="quadnet target <= 1e-3", passed=True)
     both = sum(1 for o in inst if o["rows"][-1]["dist_glrl"] <= 1e-3
                and o["rows"][-1]["status"] == "converged" and o["glrl_status"] != "stage_budget")
     res.add(f"{EXP} ... of them with both the flow and GLRL converged (the rest stop on their "
@@ -131,88 +136,77 @@ def run(ctx: CheckContext) -> CheckResult:
                 float(np.median(ratio)), None, paper="heuristic law (docs/noncommuting.md)",
                 passed=True)
     res.metrics["glrl_vs_limit"] = inst
+    return {"curves": [{"eps": [r["eps"] for r in o["rows"]],
+                        "dist": [max(r["dist_glrl"], 1e-16) for r in o["rows"]],
+                        "gaussian": o["kind"] == "gaussian", "ok": o["diagnosis"] == "ok"}
+                       for o in inst],
+            "fits": [[p, a] for a, p in fits]}
 
-    fig, ax = plt.subplots(1, 2, figsize=(11, 4))
-    for o in inst:
-        e = [r["eps"] for r in o["rows"]]
-        dd = [max(r["dist_glrl"], 1e-16) for r in o["rows"]]
-        ok = o["diagnosis"] == "ok"
-        ax[0].loglog(e, dd, "o-" if o["kind"] == "gaussian" else "s--", ms=3, lw=0.8,
-                     color=None if ok else "r", alpha=0.8)
-    ax[0].axhline(1e-3, color="k", ls=":", lw=1)
-    ax[0].invert_xaxis()
-    ax[0].set_xlabel("eps (start sqrt(eps) I)")
-    ax[0].set_ylabel("||Q_flow - Q_GLRL||_F / ||Q_GLRL||_F")
-    ax[0].set_title(f"flow limit vs GLRL ({LLL}); red: not within 1e-3")
-    if fits:
-        ax[1].plot([p for _, p in fits], [a for a, _ in fits], "o")
-        lim = max(max(p for _, p in fits), max(a for a, _ in fits)) * 1.1
-        ax[1].plot([0, lim], [0, lim], "k:", lw=1)
-    ax[1].set_xlabel("predicted exponent")
-    ax[1].set_ylabel("fitted exponent alpha")
-    ax[1].set_title("distance ~ C eps^alpha")
-    fig.tight_layout()
-    res.figures += ctx.savefig(fig, "beyond_glrl_distance")
 
-    res.metrics.setdefault("section_seconds", {})["before (b)"] = time.perf_counter() - t0
-    # (b) counterexamples ------------------------------------------------------------------------
-    if have_module("cvxpy"):
-        ce_loss = gaussian_symmetric_instance(1)
-        ver = verify_counterexample(ce_loss, 5, (1e-12,) if q else (1e-3, 1e-6, 1e-9, 1e-12))
-        res.add(f"{EXP} counterexample (Gaussian d=5, m=6, seed 1): descent limit trace gap over "
-                f"min trace at eps = 1e-12", ver["rows"][-1]["gap_rel"], 0.01, relation=">=",
-                paper="Gunasekar et al. (2017) conjecture: 0")
-        res.add(f"{EXP} ... GLRL ({LLL}) trace gap over min trace", ver["glrl_gap_rel"], 0.01,
+def _flow_gap_rows(res: CheckResult, q: bool) -> None:
+    """(b) the Gaussian counterexample (descent and GLRL) and the search for small ones."""
+    ce_loss = gaussian_symmetric_instance(1)
+    ver = verify_counterexample(ce_loss, 5, (1e-12,) if q else (1e-3, 1e-6, 1e-9, 1e-12))
+    res.add(f"{EXP} counterexample (Gaussian d=5, m=6, seed 1): descent limit trace gap over "
+            f"min trace at eps = 1e-12", ver["rows"][-1]["gap_rel"], 0.01, relation=">=",
+            paper="Gunasekar et al. (2017) conjecture: 0")
+    res.add(f"{EXP} ... GLRL ({LLL}) trace gap over min trace", ver["glrl_gap_rel"], 0.01,
+            relation=">=", paper="Gunasekar et al. (2017) conjecture: 0")
+    res.metrics["counterexample"] = ver
+    n_seeds = 8 if q else 20
+    sizes = ((3, 2),) if q else ((2, 1), (2, 2), (3, 2))
+    found = {f"d={d},m={m}": counterexample_search(range(n_seeds), d=d, m=m) for d, m in sizes}
+    for key, sr in found.items():
+        res.add(f"{EXP} search {key} ({n_seeds} Gaussian seeds): largest GLRL trace gap over min "
+                f"trace (seed {sr[0]['seed']}; {sum(x['gap_rel'] > 0.01 for x in sr)} seeds > 1%)",
+                sr[0]["gap_rel"], None, paper="-", passed=True)
+    best = found["d=3,m=2"][0]
+    small = gaussian_symmetric_instance(best["seed"], 3, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        flows = {e: small_init_limit(small, 3, e) for e in (1e-12, 1e-30)}
+    for e, fl in flows.items():
+        res.add(f"{EXP} smallest (d = 3, m = 2, seed {best['seed']}): flow limit trace gap at "
+                f"eps = {e:.0e} ({fl.report.status})",
+                (float(np.trace(fl.Q)) - best["min_trace"]) / best["min_trace"], 0.01,
                 relation=">=", paper="Gunasekar et al. (2017) conjecture: 0")
-        res.metrics["counterexample"] = ver
-        n_seeds = 8 if q else 20
-        sizes = ((3, 2),) if q else ((2, 1), (2, 2), (3, 2))
-        found = {f"d={d},m={m}": counterexample_search(range(n_seeds), d=d, m=m) for d, m in sizes}
-        for key, sr in found.items():
-            res.add(f"{EXP} search {key} ({n_seeds} Gaussian seeds): largest GLRL trace gap over min "
-                    f"trace (seed {sr[0]['seed']}; {sum(x['gap_rel'] > 0.01 for x in sr)} seeds > 1%)",
-                    sr[0]["gap_rel"], None, paper="-", passed=True)
-        best = found["d=3,m=2"][0]
-        small = gaussian_symmetric_instance(best["seed"], 3, 2)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            flows = {e: small_init_limit(small, 3, e) for e in (1e-12, 1e-30)}
-        for e, fl in flows.items():
-            res.add(f"{EXP} smallest (d = 3, m = 2, seed {best['seed']}): flow limit trace gap at "
-                    f"eps = {e:.0e} ({fl.report.status})",
-                    (float(np.trace(fl.Q)) - best["min_trace"]) / best["min_trace"], 0.01,
-                    relation=">=", paper="Gunasekar et al. (2017) conjecture: 0")
-        res.metrics["counterexample_search"] = {k: v[:5] for k, v in found.items()}
-        res.metrics["smallest"] = {"seed": best["seed"], "glrl_trace": best["glrl_trace"],
-                                   "min_trace": best["min_trace"],
-                                   "flow_trace": {f"{e:.0e}": float(np.trace(f.Q))
-                                                  for e, f in flows.items()}}
-        rc, W = razin_cohen_dilation()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            times = np.concatenate([[0.0], np.geomspace(10.0, 1e3 if q else 1e4, 5)])
-            tr = gradient_flow(rc, math.sqrt(1e-3) * W, times)
-        Qs = [U @ U.T for U in tr.U]
-        w11 = np.array([Q[0, 2] for Q in Qs])
-        losses = np.array(tr.loss)
-        res.add(f"{EXP} Razin & Cohen (2020) completion (dilated, A0 = B0 = sqrt(1e-3) I): W_11 at "
-                f"t = {times[-1]:.0e} (loss {losses[-1]:.1e})", float(w11[-1]), 5.0, relation=">=",
-                paper="|W_11| -> inf as loss -> 0")
-        res.add(f"{EXP} ... trace / min trace 4 at t = {times[-1]:.0e}",
-                float(np.trace(Qs[-1]) / 4.0), 1.01, relation=">=", paper="norms diverge")
-        res.metrics["razin_cohen"] = {"t": times, "W11": w11, "loss": losses,
-                                      "W11_sqrt_loss": w11 * np.sqrt(losses)}
+    res.metrics["counterexample_search"] = {k: v[:5] for k, v in found.items()}
+    res.metrics["smallest"] = {"seed": best["seed"], "glrl_trace": best["glrl_trace"],
+                               "min_trace": best["min_trace"],
+                               "flow_trace": {f"{e:.0e}": float(np.trace(f.Q))
+                                              for e, f in flows.items()}}
 
-    else:
-        for claim in (("counterexample (Gaussian d=5, m=6, seed 1): descent and GLRL trace gaps "
-                       "over the minimum trace"), "search for the smallest counterexample",
-                      "Razin & Cohen (2020) completion"):
-            res.skip(f"{EXP} {claim}", "this section compares with the minimum-trace "
-                     "interpolant, a cvxpy SDP; install: "
-                     "python -m pip install cvxpy", paper="Gunasekar et al. (2017) conjecture: 0")
-    res.metrics.setdefault("section_seconds", {})["before (c)"] = time.perf_counter() - t0
 
-    # (c) commuting -> non-commuting path --------------------------------------------------------
+def _razin_cohen_rows(res: CheckResult, q: bool) -> None:
+    """(b) the Razin & Cohen (2020) completion: norms diverge as the loss vanishes."""
+    rc, W = razin_cohen_dilation()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        times = np.concatenate([[0.0], np.geomspace(10.0, 1e3 if q else 1e4, 5)])
+        tr = gradient_flow(rc, math.sqrt(1e-3) * W, times)
+    Qs = [U @ U.T for U in tr.U]
+    w11 = np.array([Q[0, 2] for Q in Qs])
+    losses = np.array(tr.loss)
+    res.add(f"{EXP} Razin & Cohen (2020) completion (dilated, A0 = B0 = sqrt(1e-3) I): W_11 at "
+            f"t = {times[-1]:.0e} (loss {losses[-1]:.1e})", float(w11[-1]), 5.0, relation=">=",
+            paper="|W_11| -> inf as loss -> 0")
+    res.add(f"{EXP} ... trace / min trace 4 at t = {times[-1]:.0e}",
+            float(np.trace(Qs[-1]) / 4.0), 1.01, relation=">=", paper="norms diverge")
+    res.metrics["razin_cohen"] = {"t": times, "W11": w11, "loss": losses,
+                                  "W11_sqrt_loss": w11 * np.sqrt(losses)}
+
+
+def _counterexample_skips(res: CheckResult) -> None:
+    for claim in (("counterexample (Gaussian d=5, m=6, seed 1): descent and GLRL trace gaps "
+                   "over the minimum trace"), "search for the smallest counterexample",
+                  "Razin & Cohen (2020) completion"):
+        res.skip(f"{EXP} {claim}", "this section compares with the minimum-trace "
+                 "interpolant, a cvxpy SDP; install: "
+                 "python -m pip install cvxpy", paper="Gunasekar et al. (2017) conjecture: 0")
+
+
+def _commutator_rows(res: CheckResult, q: bool) -> dict:
+    """(c) commuting -> non-commuting path; returns the figure payload."""
     ts = [0.0, 1e-4, 1e-3, 1e-2] if q else [0.0, 1e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2,
                                             1e-1, 3e-1]
     paths = [commutator_path(s, ts) for s in range(1 if q else 3)]
@@ -226,23 +220,17 @@ def run(ctx: CheckContext) -> CheckResult:
             float(np.median([p["trace_exponent"] for p in paths])), None, paper="measured law",
             passed=True)
     res.metrics["commutator_path"] = paths
-    fig, ax = plt.subplots(figsize=(5.5, 4))
-    for p in paths:
-        c = [r["commutator"] for r in p["rows"][1:]]
-        ax.loglog(c, [r["deviation"] for r in p["rows"][1:]], "o-", ms=4,
-                  label=f"||Q - Q_vN|| / ||Q_vN||, p = {p['exponent']:.2f}")
-        ax.loglog(c, [abs(r["trace_flow"] - r["trace_vn"]) / r["trace_vn"]
-                      for r in p["rows"][1:]], "x:", ms=5, label=f"trace gap, p = "
-                  f"{p['trace_exponent']:.2f}")
-    ax.set_xlabel("relative commutator max_j ||[A_0(t), A_j]|| / (||A_0|| ||A_j||)")
-    ax.set_ylabel("deviation from von Neumann Bregman projection")
-    ax.set_title(f"commuting -> non-commuting, eps = {paths[0]['eps']:g}")
-    ax.legend(fontsize=6)
-    fig.tight_layout()
-    res.figures += ctx.savefig(fig, "beyond_commutator")
+    return {"eps": paths[0]["eps"], "paths": [
+        {"commutator": [r["commutator"] for r in p["rows"][1:]],
+         "deviation": [r["deviation"] for r in p["rows"][1:]],
+         "trace_gap": [abs(r["trace_flow"] - r["trace_vn"]) / r["trace_vn"]
+                       for r in p["rows"][1:]],
+         "p": p["exponent"], "p_tr": p["trace_exponent"]} for p in paths]}
 
-    res.metrics.setdefault("section_seconds", {})["before (d)"] = time.perf_counter() - t0
-    # (d) joint (eta, eps) limit -----------------------------------------------------------------
+
+def _joint_rows(ctx: CheckContext, res: CheckResult) -> dict:
+    """(d) the joint (eta, eps) limit; returns the figure payload."""
+    q = ctx.quick
     etas = [0.1, 0.4] if q else [0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
     Ls = [8.0, 32.0, 128.0] if q else [4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0]
     grid = [[joint_limit(e, L, 0) for L in Ls] for e in ctx.progress(etas, desc="(d) grid")]
@@ -262,15 +250,93 @@ def run(ctx: CheckContext) -> CheckResult:
                                                      for c in above), len(above),
                 relation=">=", paper="not minimum trace")
     res.metrics["joint"] = {"eta_scale": etas, "log_inv_eps": Ls, "cells": grid}
-    D = np.array([[math.log10(max(c["dist_min_trace"], 1e-16)) for c in row] for row in grid])
+    return {"eta_scale": etas, "log_inv_eps": Ls,
+            "log10_dist": [[math.log10(max(c["dist_min_trace"], 1e-16)) for c in row]
+                           for row in grid],
+            "lp_vertex": [[c["lp_vs_min_trace"] > 1e-9 for c in row] for row in grid],
+            "converged": [[bool(c["converged"]) for c in row] for row in grid]}
+
+
+@register("beyond", CLAIM, order=65)
+@single_threaded()  # one BLAS thread: CPU seconds, see quadnet._threads
+def run(ctx: CheckContext, res: CheckResult) -> None:
+    res.exploratory = True
+    q = ctx.quick
+    t0 = time.perf_counter()
+    seconds = res.metrics.setdefault("section_seconds", {})
+    _cross_checks(res, q)
+    seconds["before (a)"] = time.perf_counter() - t0
+    eps, inst = _glrl_instances(ctx)
+    res.figures += ctx.savefig(_figure_glrl(_glrl_rows(res, eps, inst)), "beyond_glrl_distance")
+    seconds["before (b)"] = time.perf_counter() - t0
+    if have_module("cvxpy"):
+        _flow_gap_rows(res, q)
+        _razin_cohen_rows(res, q)
+    else:
+        _counterexample_skips(res)
+    seconds["before (c)"] = time.perf_counter() - t0
+    res.figures += ctx.savefig(_figure_commutator(_commutator_rows(res, q)), "beyond_commutator")
+    seconds["before (d)"] = time.perf_counter() - t0
+    res.figures += ctx.savefig(_figure_phase(_joint_rows(ctx, res)), "beyond_phase_diagram")
+    res.metrics["seconds"] = time.perf_counter() - t0
+
+
+def _figure_glrl(f: dict):
+    """The figure ``beyond_glrl_distance`` (drawn by the check only, not stored in the report)."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(1, 2, figsize=(11, 4))
+    for c in f["curves"]:
+        ax[0].loglog(c["eps"], c["dist"], "o-" if c["gaussian"] else "s--", ms=3, lw=0.8,
+                     color=None if c["ok"] else "r", alpha=0.8)
+    ax[0].axhline(1e-3, color="k", ls=":", lw=1)
+    ax[0].invert_xaxis()
+    ax[0].set_xlabel("eps (start sqrt(eps) I)")
+    ax[0].set_ylabel("||Q_flow - Q_GLRL||_F / ||Q_GLRL||_F")
+    ax[0].set_title(f"flow limit vs GLRL ({LLL}); red: not within 1e-3")
+    if f["fits"]:
+        pred, fitted = zip(*f["fits"])
+        ax[1].plot(pred, fitted, "o")
+        lim = max(max(pred), max(fitted)) * 1.1
+        ax[1].plot([0, lim], [0, lim], "k:", lw=1)
+    ax[1].set_xlabel("predicted exponent")
+    ax[1].set_ylabel("fitted exponent alpha")
+    ax[1].set_title("distance ~ C eps^alpha")
+    fig.tight_layout()
+    return fig
+
+
+def _figure_commutator(f: dict):
+    """The figure ``beyond_commutator`` (drawn by the check only, not stored in the report)."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5.5, 4))
+    for p in f["paths"]:
+        ax.loglog(p["commutator"], p["deviation"], "o-", ms=4,
+                  label=f"||Q - Q_vN|| / ||Q_vN||, p = {p['p']:.2f}")
+        ax.loglog(p["commutator"], p["trace_gap"], "x:", ms=5,
+                  label=f"trace gap, p = {p['p_tr']:.2f}")
+    ax.set_xlabel("relative commutator max_j ||[A_0(t), A_j]|| / (||A_0|| ||A_j||)")
+    ax.set_ylabel("deviation from von Neumann Bregman projection")
+    ax.set_title(f"commuting -> non-commuting, eps = {f['eps']:g}")
+    ax.legend(fontsize=6)
+    fig.tight_layout()
+    return fig
+
+
+def _figure_phase(f: dict):
+    """The figure ``beyond_phase_diagram`` (drawn by the check only, not stored in the report)."""
+    import matplotlib.pyplot as plt
+
+    etas, Ls = f["eta_scale"], f["log_inv_eps"]
     fig, ax = plt.subplots(figsize=(6, 4.2))
-    im = ax.imshow(D, origin="lower", aspect="auto", cmap="viridis",
-                   extent=(-0.5, len(Ls) - 0.5, -0.5, len(etas) - 0.5))
-    for i, row in enumerate(grid):
-        for j, c in enumerate(row):
-            if c["lp_vs_min_trace"] > 1e-9:
+    im = ax.imshow(np.array(f["log10_dist"], dtype=float), origin="lower", aspect="auto",
+                   cmap="viridis", extent=(-0.5, len(Ls) - 0.5, -0.5, len(etas) - 0.5))
+    for i, (lp_row, conv_row) in enumerate(zip(f["lp_vertex"], f["converged"])):
+        for j, (lp, conv) in enumerate(zip(lp_row, conv_row)):
+            if lp:
                 ax.plot(j, i, "rx", ms=7)
-            if not c["converged"]:
+            if not conv:
                 ax.plot(j, i, "ws", ms=5, mfc="none")
     ax.set_xticks(range(len(Ls)), [f"{L:g}" for L in Ls])
     ax.set_yticks(range(len(etas)), [f"{e:g}" for e in etas])
@@ -279,7 +345,4 @@ def run(ctx: CheckContext) -> CheckResult:
     ax.set_title("log10 dist(descent limit, min trace); x: weighted LP vertex != min trace")
     fig.colorbar(im, ax=ax)
     fig.tight_layout()
-    res.figures += ctx.savefig(fig, "beyond_phase_diagram")
-
-    res.metrics["seconds"] = time.perf_counter() - t0
-    return res
+    return fig
