@@ -111,10 +111,86 @@ def _parity(ctx: CheckContext, sizes: list[int], iters: int, updates: tuple[str,
 _threshold = threshold
 
 
+def _modular_rows(res: CheckResult, name: str, runs: list[dict], bound: int, p: int,
+                  seeds: int, mode: str) -> None:
+    """(a) the rows of one update (FACT or NFA) on ``(x+y) mod p``."""
+    who = "FACT-RFM (Boix-Adsera et al. (2025))" if name == "FACT" else \
+        "NFA-RFM (Radhakrishnan et al. (2024))"
+    reach = [r["reach"] for r in runs]
+    ok = sum(r is not None and r <= bound for r in reach)
+    res.metrics[f"{name}_reach_iteration"] = reach
+    res.metrics[f"{name}_final_test_errors"] = [r["final_errors"] for r in runs]
+    res.metrics[f"{name}_circulant_score"] = [r["circulant"] for r in runs]
+    res.metrics[f"{name}_fixed_point_residual"] = [r["residual"] for r in runs]
+    cfg = FACT_CFG if name == "FACT" else NFA_CFG
+    res.add(f"{who}, {cfg['kernel']} kernel, L={cfg['bandwidth']:g}, on (x+y) mod {p}: "
+            f"seeds at 100% test accuracy by iteration <= {bound} and staying{mode}", ok,
+            seeds,
+            relation=">=", paper=f"{seeds}/{seeds} seeds by <= {bound}", **QT)
+    worst = max((r if r is not None else np.inf) for r in reach)
+    res.add(f"{name}-RFM on (x+y) mod {p}: latest iteration reaching 100% to stay{mode}",
+            worst, bound, paper="~75 in Boix-Adsera et al. (2025); quadnet target <= "
+            f"{bound}", **QT)
+    res.add(f"{name}-RFM block-circulant score of final M (min over seeds){mode}",
+            min(r["circulant"] for r in runs), 0.9, relation=">=",
+            paper="block-circulant M", **FN)
+
+
+def _residual_row(res: CheckResult, fact: list[dict], q: bool, mode: str) -> None:
+    """(c) FACT-RFM's fixed-point residual: a row in full mode, reported in quick mode."""
+    # residual 0.1 <=> cos(F, M) >= 0.995 (||a - b||^2 = 2 - 2 cos for unit a, b)
+    # (the small quick problem is still far from its fixed point after 19 iterations: reported)
+    claim = (f"FACT-RFM fixed-point residual ||F/||F|| - M/||M|||| at the end (max over "
+             f"seeds){mode}")
+    if q:
+        res.report(claim, max(r["residual"] for r in fact), paper="fixed point M = FACT",
+                   source="Boix-Adsera et al. (2025)", kind="exploration")
+    else:
+        res.add(claim, max(r["residual"] for r in fact), 0.1, paper="fixed point M = FACT",
+                **FN)
+
+
+def _other_kernels(ctx: CheckContext, res: CheckResult, p: int, frac: float, iters: int
+                   ) -> None:
+    """FACT-RFM with the other kernels (full mode): reported as measured."""
+    others = {}
+    for kernel, bw in ctx.progress(list(OTHER_FACT.items()), desc="rfm other kernels"):
+        cfg = dict(FACT_CFG, kernel=kernel, bandwidth=bw)
+        run_ = _modular(ctx, p, frac, 1, cfg, iters, f"FACT {kernel}")[0]
+        others[kernel] = run_
+        res.report(f"FACT-RFM with the {kernel} kernel (L={bw:g}) on (x+y) mod {p}: test "
+                   f"errors after {iters} iterations (1 seed)", run_["final_errors"],
+                   paper="no claim", source="quadnet exploration")
+    res.metrics["other_kernels"] = {k: {"final_test_errors": v["final_errors"],
+                                        "reach": v["reach"], "circulant": v["circulant"]}
+                                    for k, v in others.items()}
+
+
+def _parity_rows(ctx: CheckContext, res: CheckResult) -> tuple[list[int], dict]:
+    """(b) sparse parity: accuracy against the training size, and the thresholds."""
+    q = ctx.quick
+    sizes = [1000] if q else [500, 750, 1000, 1250, 1500, 2000, 2500]
+    par = _parity(ctx, sizes, 8 if q else 12, ("fact",) if q else ("fact", "nfa"))
+    res.metrics["parity_sizes"] = sizes
+    res.metrics["parity_test_accuracy"] = par
+    if q:
+        res.add("sparse parity d=50, k=3, n=1000: FACT-RFM test accuracy [quick]", par["fact"][0],
+                0.99, relation=">=", paper=">= 99% at n = 1000", **QT)
+        return sizes, par
+    tf, tn = _threshold(sizes, par["fact"]), _threshold(sizes, par["nfa"])
+    res.metrics["parity_threshold"] = {"fact": tf, "nfa": tn}
+    res.add("sparse parity d=50, k=3: FACT-RFM smallest n with >= 99% test accuracy",
+            tf, 1000, paper="<= 1000", **QT)
+    res.report("sparse parity d=50, k=3: NFA-RFM smallest n with >= 99% test accuracy",
+               tn, paper="no claim", source="quadnet exploration")
+    res.add("sparse parity: FACT threshold / NFA threshold", tf / tn, 1.0,
+            paper="<= 1 (FACT needs no more samples)", **QT)
+    return sizes, par
+
+
 @register("rfm", "FACT-RFM groks (x+y) mod 61 and learns sparse parity, like NFA-RFM", order=60)
 @single_threaded()  # one BLAS thread: CPU seconds, see quadnet._threads
-def run(ctx: CheckContext) -> CheckResult:
-    res = CheckResult("rfm", "FACT-RFM groks (x+y) mod 61 and learns sparse parity, like NFA-RFM")
+def run(ctx: CheckContext, res: CheckResult) -> None:
     q = ctx.quick
     p, frac, seeds = (23, 0.75, 1) if q else (61, 0.5, 5)
     it_fact, it_nfa = (19, 16) if q else (35, 30)
@@ -131,68 +207,14 @@ def run(ctx: CheckContext) -> CheckResult:
     # (a) modular addition
     fact = _modular(ctx, p, frac, seeds, FACT_CFG, it_fact, "FACT")
     nfa = _modular(ctx, p, frac, seeds, NFA_CFG, it_nfa, "NFA")
-    for name, runs, bound in (("FACT", fact, bound_fact), ("NFA", nfa, bound_nfa)):
-        who = "FACT-RFM (Boix-Adsera et al. (2025))" if name == "FACT" else \
-            "NFA-RFM (Radhakrishnan et al. (2024))"
-        reach = [r["reach"] for r in runs]
-        ok = sum(r is not None and r <= bound for r in reach)
-        res.metrics[f"{name}_reach_iteration"] = reach
-        res.metrics[f"{name}_final_test_errors"] = [r["final_errors"] for r in runs]
-        res.metrics[f"{name}_circulant_score"] = [r["circulant"] for r in runs]
-        res.metrics[f"{name}_fixed_point_residual"] = [r["residual"] for r in runs]
-        cfg = FACT_CFG if name == "FACT" else NFA_CFG
-        res.add(f"{who}, {cfg['kernel']} kernel, L={cfg['bandwidth']:g}, on (x+y) mod {p}: "
-                f"seeds at 100% test accuracy by iteration <= {bound} and staying{mode}", ok,
-                seeds,
-                relation=">=", paper=f"{seeds}/{seeds} seeds by <= {bound}", **QT)
-        worst = max((r if r is not None else np.inf) for r in reach)
-        res.add(f"{name}-RFM on (x+y) mod {p}: latest iteration reaching 100% to stay{mode}",
-                worst, bound, paper="~75 in Boix-Adsera et al. (2025); quadnet target <= "
-                f"{bound}", **QT)
-        res.add(f"{name}-RFM block-circulant score of final M (min over seeds){mode}",
-                min(r["circulant"] for r in runs), 0.9, relation=">=",
-                paper="block-circulant M", **FN)
-    # residual 0.1 <=> cos(F, M) >= 0.995 (||a - b||^2 = 2 - 2 cos for unit a, b)
-    # (the small quick problem is still far from its fixed point after 19 iterations: reported)
-    claim = (f"FACT-RFM fixed-point residual ||F/||F|| - M/||M|||| at the end (max over "
-             f"seeds){mode}")
-    if q:
-        res.report(claim, max(r["residual"] for r in fact), paper="fixed point M = FACT",
-                   source="Boix-Adsera et al. (2025)", kind="exploration")
-    else:
-        res.add(claim, max(r["residual"] for r in fact), 0.1, paper="fixed point M = FACT",
-                **FN)
-
-    others = {}
+    _modular_rows(res, "FACT", fact, bound_fact, p, seeds, mode)
+    _modular_rows(res, "NFA", nfa, bound_nfa, p, seeds, mode)
+    _residual_row(res, fact, q, mode)
     if not q:
-        for kernel, bw in ctx.progress(list(OTHER_FACT.items()), desc="rfm other kernels"):
-            cfg = dict(FACT_CFG, kernel=kernel, bandwidth=bw)
-            run_ = _modular(ctx, p, frac, 1, cfg, it_fact, f"FACT {kernel}")[0]
-            others[kernel] = run_
-            res.report(f"FACT-RFM with the {kernel} kernel (L={bw:g}) on (x+y) mod {p}: test "
-                       f"errors after {it_fact} iterations (1 seed)", run_["final_errors"],
-                       paper="no claim", source="quadnet exploration")
-        res.metrics["other_kernels"] = {k: {"final_test_errors": v["final_errors"],
-                                            "reach": v["reach"], "circulant": v["circulant"]}
-                                        for k, v in others.items()}
+        _other_kernels(ctx, res, p, frac, it_fact)
 
     # (b) sparse parity
-    sizes = [1000] if q else [500, 750, 1000, 1250, 1500, 2000, 2500]
-    par = _parity(ctx, sizes, 8 if q else 12, ("fact",) if q else ("fact", "nfa"))
-    res.metrics["parity_sizes"] = sizes
-    res.metrics["parity_test_accuracy"] = par
-    if q:
-        res.add("sparse parity d=50, k=3, n=1000: FACT-RFM test accuracy [quick]", par["fact"][0],
-                0.99, relation=">=", paper=">= 99% at n = 1000", **QT)
-    else:
-        tf, tn = _threshold(sizes, par["fact"]), _threshold(sizes, par["nfa"])
-        res.metrics["parity_threshold"] = {"fact": tf, "nfa": tn}
-        res.add("sparse parity d=50, k=3: FACT-RFM smallest n with >= 99% test accuracy",
-                tf, 1000, paper="<= 1000", **QT)
-        res.report("sparse parity d=50, k=3: NFA-RFM smallest n with >= 99% test accuracy",
-                   tn, paper="no claim", source="quadnet exploration")
-        res.add("sparse parity: FACT threshold / NFA threshold", tf / tn, 1.0,
-                paper="<= 1 (FACT needs no more samples)", **QT)
+    sizes, par = _parity_rows(ctx, res)
 
     # figures
     ctx.draw(res, "rfm_grokking", {
@@ -204,7 +226,6 @@ def run(ctx: CheckContext) -> CheckResult:
         "names": ["FACT-RFM", "NFA-RFM"], "M": [fact[0]["M"], nfa[0]["M"]],
         "circulant": [fact[0]["circulant"], nfa[0]["circulant"]], "p": p})
     ctx.draw(res, "rfm_parity", {"sizes": sizes, "accuracy": par})
-    return res
 
 
 @figure("rfm_grokking")
