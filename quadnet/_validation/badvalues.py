@@ -230,9 +230,10 @@ def bad_values(constraint, name: str, valid=_MISSING, *, kind: str | None = None
     kind = kind or kind_of(constraint, valid)
     if kind is None:
         return
+    complex_ok = getattr(getattr(constraint, "inner", constraint), "allow_complex", False)
     for label, value in _perturbations(kind, valid):
-        if label == "none" and optional:
-            continue
+        if label == "none" and optional or label == "complex-array" and complex_ok:
+            continue                    # None is valid / a complex array is (allow_complex)
         yield BadValue(label, value, (TypeError, ValueError), re.escape(name),
                        label.startswith(SHAPE_LABELS))
     for label, value in _either(kind, valid):

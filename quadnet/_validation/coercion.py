@@ -44,8 +44,12 @@ RANK_RTOL = 1e-10
 
 
 def as_array(x, name: str, *, ndim: int | None = None, shape: tuple | None = None,
-             finite: bool = True, field: bool = False) -> np.ndarray:
+             finite: bool = True, field: bool = False, allow_complex: bool = False
+             ) -> np.ndarray:
     """``x`` as a float64 array, checked for type, number of dimensions, shape, finiteness.
+
+    A complex array is refused (``TypeError`` naming ``name``: never cast to its real part)
+    unless ``allow_complex``, which returns it as complex128 (a real one stays float64).
 
     ``shape`` may contain ``None`` for a free axis. ``field=True`` checks a stored field of a
     result record (a trajectory's ``t``, ``loss``, ``U``): the check is not recorded by
@@ -77,8 +81,12 @@ def as_array(x, name: str, *, ndim: int | None = None, shape: tuple | None = Non
             or (field and np.iscomplexobj(arr)):
         raise TypeError(f"{name} must be an array of real numbers, got dtype {arr.dtype}")
     if np.iscomplexobj(arr):
-        raise TypeError(f"{name} must be real, got complex dtype {arr.dtype}")
-    arr = arr.astype(np.float64, copy=False)
+        if not allow_complex:
+            raise TypeError(f"{name} must be real, got complex dtype {arr.dtype} (the real field "
+                            f"is declared; the imaginary part is never dropped)")
+        arr = arr.astype(np.complex128, copy=False)
+    else:
+        arr = arr.astype(np.float64, copy=False)
     if ndim is not None and arr.ndim != ndim:
         raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
     if shape is not None and (arr.ndim != len(shape) or any(
@@ -103,16 +111,17 @@ def record_array(x, name: str, ndim: int) -> np.ndarray:
     return as_array(x, name, ndim=ndim, field=True)
 
 
-def as_matrix(x, name: str, *, shape: tuple | None = None, allow_empty: bool = False
-              ) -> np.ndarray:
-    """A finite float64 2-d array, with no zero-length axis unless ``allow_empty``.
+def as_matrix(x, name: str, *, shape: tuple | None = None, allow_empty: bool = False,
+              allow_complex: bool = False) -> np.ndarray:
+    """A finite float64 2-d array, with no zero-length axis unless ``allow_empty``
+    (complex128 for a complex ``x`` with ``allow_complex``, see :func:`as_array`).
 
     Examples
     --------
     >>> as_matrix([[1.0]], "A").shape
     (1, 1)
     """
-    arr = as_array(x, name, ndim=2, shape=shape)
+    arr = as_array(x, name, ndim=2, shape=shape, allow_complex=allow_complex)
     if not allow_empty and arr.size == 0:
         raise ValueError(f"{name} must be non-empty, got shape {arr.shape}")
     return arr
@@ -133,34 +142,40 @@ def as_directions(x, name: str, shape: tuple[int, int]) -> tuple[np.ndarray, boo
     return arr, False
 
 
-def as_square(x, name: str, n: int | None = None) -> np.ndarray:
-    arr = as_matrix(x, name)
+def as_square(x, name: str, n: int | None = None, *, allow_complex: bool = False) -> np.ndarray:
+    arr = as_matrix(x, name, allow_complex=allow_complex)
     if arr.shape[0] != arr.shape[1] or (n is not None and arr.shape[0] != n):
         want = f"({n}, {n})" if n is not None else "square"
         raise ValueError(f"{name} must be {want}, got shape {arr.shape}")
     return arr
 
 
-def as_symmetric(x, name: str, n: int | None = None, *, rtol: float = 1e-10) -> np.ndarray:
+def as_symmetric(x, name: str, n: int | None = None, *, rtol: float = 1e-10,
+                 allow_complex: bool = False) -> np.ndarray:
     """A finite square float64 array that is symmetric up to ``rtol`` (relative, Frobenius).
 
-    Returns the exact symmetric part, so later algebra is symmetric to the last bit.
+    Returns the exact symmetric part, so later algebra is symmetric to the last bit. With
+    ``allow_complex`` a complex ``x`` must be Hermitian (``x^*`` for ``x^T``) and its exact
+    Hermitian part is returned, complex128.
     """
-    arr = as_square(x, name, n)
+    arr = as_square(x, name, n, allow_complex=allow_complex)
+    cx = arr.dtype.kind == "c"
+    arrT = arr.conj().T if cx else arr.T
     with np.errstate(over="ignore"):
         scale = np.linalg.norm(arr)
-        asym = np.linalg.norm(arr - arr.T)
+        asym = np.linalg.norm(arr - arrT)
     if not (np.isfinite(scale) and np.isfinite(asym)):   # entries near 1.8e308: rescale first
         m = float(np.abs(arr).max())
-        scale, asym = np.linalg.norm(arr / m), np.linalg.norm(arr / m - arr.T / m)
+        scale, asym = np.linalg.norm(arr / m), np.linalg.norm(arr / m - arrT / m)
     if asym > rtol * max(scale, np.finfo(float).tiny):
+        what, star = ("Hermitian", "*") if cx else ("symmetric", "T")
         raise ValueError(
-            f"{name} must be symmetric: ||{name} - {name}^T||_F / ||{name}||_F = "
+            f"{name} must be {what}: ||{name} - {name}^{star}||_F / ||{name}||_F = "
             f"{asym / scale:.3e} > {rtol:g}"
         )
     # = quadnet._linalg.sym, halved first so entries near 1.8e308 do not overflow (no import:
     # _validation sits beside _linalg)
-    return 0.5 * arr + 0.5 * arr.T
+    return 0.5 * arr + 0.5 * arrT
 
 
 def rank_deficiency(U: np.ndarray) -> float:
@@ -170,8 +185,10 @@ def rank_deficiency(U: np.ndarray) -> float:
 
 
 def as_factor(U, name: str = "U", *, d: int | None = None, r: int | None = None,
-              full_rank: bool = True, rtol: float = RANK_RTOL) -> np.ndarray:
-    """A finite ``d x r`` float64 factor with ``r <= d``, of full column rank if asked.
+              full_rank: bool = True, rtol: float = RANK_RTOL, allow_complex: bool = False
+              ) -> np.ndarray:
+    """A finite ``d x r`` float64 factor with ``r <= d``, of full column rank if asked
+    (complex128 for a complex ``U`` with ``allow_complex``).
 
     Full rank is numerical: ``sigma_min(U) > rtol * sigma_max(U)``.
 
@@ -183,7 +200,7 @@ def as_factor(U, name: str = "U", *, d: int | None = None, r: int | None = None,
         ...
     ValueError: U is numerically rank deficient: sigma_min/sigma_max = ... <= 1e-10; ...
     """
-    arr = as_matrix(U, name, shape=(d, r))
+    arr = as_matrix(U, name, shape=(d, r), allow_complex=allow_complex)
     dd, rr = arr.shape
     if rr > dd:
         raise ValueError(f"{name} must have at most as many columns as rows (r <= d), got shape "

@@ -325,14 +325,17 @@ class Array(Constraint):
     """
 
     def __init__(self, *, ndim: int | None = None, shape: tuple | None = None,
-                 finite: bool = True, allow_empty: bool = False, nonnegative: bool = False):
+                 finite: bool = True, allow_empty: bool = False, nonnegative: bool = False,
+                 allow_complex: bool = False):
         if shape is not None:
             ndim = len(shape)
         self.ndim, self.shape, self.finite = ndim, shape, finite
         self.allow_empty, self.nonnegative = allow_empty, nonnegative
+        self.allow_complex = allow_complex
 
     def convert(self, value, name, dims):
-        arr = as_array(value, name, ndim=self.ndim, finite=self.finite)
+        arr = as_array(value, name, ndim=self.ndim, finite=self.finite,
+                       allow_complex=self.allow_complex)
         if not self.allow_empty and arr.size == 0:
             raise ValueError(f"{name} must be non-empty, got shape {arr.shape}")
         if self.shape is not None:
@@ -347,7 +350,7 @@ class Array(Constraint):
         parts = ["a "]
         if self.finite:
             parts.append("finite ")
-        parts.append("real array")
+        parts.append("real or complex array" if self.allow_complex else "real array")
         if self.shape is not None:
             parts.append(f" of shape {_shape_text(self.shape)}")
         elif self.ndim is not None:
@@ -359,6 +362,8 @@ class Array(Constraint):
     def bad_values(self):
         out = [("string", "abc"), ("None", None), ("complex", np.ones((2, 2)) * 1j),
                ("object", np.array([object()], dtype=object))]
+        if self.allow_complex:
+            out.pop(2)
         if self.ndim is not None:
             out.append(("wrong ndim", np.ones((2,) * (self.ndim + 1))))
         return out
@@ -377,14 +382,15 @@ class Symmetric(Constraint):
     """
 
     def __init__(self, n=None, *, psd: bool = False, rtol: float = 1e-10,
-                 psd_rtol: float = 1e-12):
+                 psd_rtol: float = 1e-12, allow_complex: bool = False):
         self.n, self.psd, self.rtol, self.psd_rtol = n, psd, rtol, psd_rtol
+        self.allow_complex = allow_complex   # a complex matrix must then be Hermitian
 
     def convert(self, value, name, dims):
-        arr = as_square(value, name)
+        arr = as_square(value, name, allow_complex=self.allow_complex)
         if self.n is not None:
             _bind(dims, self.n, arr.shape[0], name)
-        arr = as_symmetric(arr, name, rtol=self.rtol)
+        arr = as_symmetric(arr, name, rtol=self.rtol, allow_complex=self.allow_complex)
         if self.psd:
             w = np.linalg.eigvalsh(arr)
             scale = float(np.max(np.abs(w))) if w.size else 0.0
@@ -396,6 +402,8 @@ class Symmetric(Constraint):
     def describe(self) -> str:
         what = "symmetric positive semidefinite" if self.psd else "symmetric"
         size = f" {self.n} x {self.n}" if self.n is not None else ""
+        if self.allow_complex:
+            return f"a finite real {what} or complex Hermitian{what[9:]}{size} matrix"
         return f"a finite real {what}{size} matrix"
 
     def bad_values(self):
@@ -411,13 +419,16 @@ class Factor(Constraint):
     """A finite ``d x r`` factor with ``1 <= r <= d`` (:func:`as_factor`), of full column rank
     if ``full_rank``; binds the sizes ``d`` and ``r`` (names given by ``d=``/``r=``)."""
 
-    def __init__(self, *, d="d", r="r", full_rank: bool = True, rtol: float = RANK_RTOL):
+    def __init__(self, *, d="d", r="r", full_rank: bool = True, rtol: float = RANK_RTOL,
+                 allow_complex: bool = False):
         self.d, self.r, self.full_rank, self.rtol = d, r, full_rank, rtol
+        self.allow_complex = allow_complex
 
     def convert(self, value, name, dims):
         dd = dims.get(self.d) if isinstance(self.d, str) else self.d
         rr = dims.get(self.r) if isinstance(self.r, str) else self.r
-        arr = as_factor(value, name, d=dd, r=rr, full_rank=self.full_rank, rtol=self.rtol)
+        arr = as_factor(value, name, d=dd, r=rr, full_rank=self.full_rank, rtol=self.rtol,
+                        allow_complex=self.allow_complex)
         if self.d is not None:
             _bind(dims, self.d, arr.shape[0], name)
         if self.r is not None:
@@ -426,7 +437,8 @@ class Factor(Constraint):
 
     def describe(self) -> str:
         rank = ", of full column rank" if self.full_rank else ""
-        return f"a finite real {self.d} x {self.r} factor with {self.r} <= {self.d}{rank}"
+        field = "real or complex" if self.allow_complex else "real"
+        return f"a finite {field} {self.d} x {self.r} factor with {self.r} <= {self.d}{rank}"
 
     def bad_values(self):
         out = [("string", "abc"), ("None", None), ("nan", np.full((3, 2), np.nan)),

@@ -17,6 +17,12 @@ Conventions (quadnet theory §1, ``docs/stratified.md``):
   tolerance; the minimum-norm Lyapunov solution sets the dropped pairs to zero;
 * ``P_v(Z) = P [sigma_i (sigma_i Zt_ij - sigma_j Zt_ji) / (sigma_i^2 + sigma_j^2)] E^T``, whose
   coefficients are bounded by 1 whatever the conditioning of ``U``.
+
+Every kernel is field-generic: a complex factor (the Hermitian quotient ``C^{d x r} / U(r)``,
+``PSDQuotient(d, r, field="complex")``) runs the same formulas with the conjugate transpose
+``A^*`` for ``A^T`` (:func:`ct`), skew-Hermitian ``Omega`` and the real inner product
+``Re tr(A^* B)``; the complex dtype flows through, real factors take the transposes they took
+before.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ __all__ = [
     "GRAM_RTOL",
     "RANK_RTOL",
     "Frame",
+    "ct",
     "fro_norm",
     "frame",
     "frame_from_eig",
@@ -57,16 +64,28 @@ GRAM_RTOL = 1e-4
 _BIG, _SMALL = 1e150, 1e-150  # outside [_SMALL, _BIG]^2 the Gram matrix over/underflows
 
 
-def vertical_dim(r: int, k: int | None = None) -> int:
+def vertical_dim(r: int, k: int | None = None, field: str = "real") -> int:
     """``dim V_U = r(r-1)/2 - (r-k)(r-k-1)/2`` for a ``d x r`` factor of rank ``k``
-    (``k = r``, the full-rank stratum, by default; ``docs/stratified.md`` derives it)."""
+    (``k = r``, the full-rank stratum, by default; ``docs/stratified.md`` derives it).
+
+    Complex field: ``Omega`` skew-Hermitian, ``r^2`` real dimensions, of which the block of the
+    ``r - k`` null directions (``(r-k)^2``) is dropped: ``dim V_U = r^2 - (r-k)^2``."""
     k = r if k is None else k
+    if field == "complex":
+        return r * r - (r - k) * (r - k)
     return r * (r - 1) // 2 - (r - k) * (r - k - 1) // 2
 
 
-def horizontal_dim(d: int, r: int, k: int | None = None) -> int:
-    """``dim H_U = d r - dim V_U``; at full rank ``n_h = d r - r(r-1)/2 = dim M_r^+``."""
-    return d * r - vertical_dim(r, k)
+def horizontal_dim(d: int, r: int, k: int | None = None, field: str = "real") -> int:
+    """``dim H_U = d r - dim V_U``; at full rank ``n_h = d r - r(r-1)/2 = dim M_r^+``
+    (complex field: ``2 d r - dim V_U``, ``2 d r - r^2`` at full rank)."""
+    return (2 if field == "complex" else 1) * d * r - vertical_dim(r, k, field)
+
+
+def ct(A: np.ndarray) -> np.ndarray:
+    """``A^*``: the conjugate transpose of a complex array, the transpose (a view) of a real
+    one (the one place where the two fields differ in the kernels)."""
+    return A.conj().T if A.dtype.kind == "c" else A.T
 
 
 class Frame(NamedTuple):
@@ -102,12 +121,13 @@ def _pair_inverse(sigma: np.ndarray, s: np.ndarray, tol: float) -> np.ndarray:
 def frame(U: np.ndarray, rtol: float = RANK_RTOL) -> Frame:
     """The :class:`Frame` of a finite ``d x r`` factor (one ``eigh`` or one SVD)."""
     d, r = U.shape
-    s, E = np.linalg.eigh(U.T @ U)
+    s, E = np.linalg.eigh(ct(U) @ U)
     if not _SMALL**2 * r < s[-1] < _BIG**2:       # rare: zero, tiny or huge factor
         m = float(np.abs(U).max())
         if m == 0.0:
             z = np.zeros(r)
-            return Frame(U, 1.0, z, z, np.eye(r), np.eye(d, r), 0, 0.0, np.zeros((r, r)))
+            return Frame(U, 1.0, z, z, np.eye(r, dtype=U.dtype), np.eye(d, r, dtype=U.dtype), 0,
+                         0.0, np.zeros((r, r)))
         return _svd_frame(U / m, m, rtol)
     if s[0] > GRAM_RTOL * s[-1]:                  # well conditioned: the Gram route
         sigma = np.sqrt(s)
@@ -124,7 +144,7 @@ def _svd_frame(Un: np.ndarray, scale: float, rtol: float) -> Frame:
     tol = rtol * float(sigma[0])
     s = sigma * sigma
     rank = int(np.count_nonzero(sigma > tol))
-    return Frame(Un, scale, sigma, s, Wt.T, P, rank, tol, _pair_inverse(sigma, s, tol))
+    return Frame(Un, scale, sigma, s, ct(Wt), P, rank, tol, _pair_inverse(sigma, s, tol))
 
 
 def frame_from_eig(U: np.ndarray, eig, rtol: float = RANK_RTOL) -> Frame:
@@ -154,8 +174,8 @@ def lyapunov(fr: Frame, K: np.ndarray) -> np.ndarray:
     ``Omega = E [ (E^T K E)_ij / (s_i + s_j) ] E^T`` over kept pairs, 0 on dropped pairs
     (``K`` in the units of ``U^T U``; the frame's scaling is undone).
     """
-    Kt = fr.E.T @ K @ fr.E
-    W = fr.E @ (Kt * fr.inv) @ fr.E.T
+    Eh = ct(fr.E)
+    W = fr.E @ ((Eh @ K @ fr.E) * fr.inv) @ Eh
     if fr.scale == 1.0:  # the common case: no rescaled frame, no division
         return W
     # divided twice: scale**2 over/underflows for the rescaled frames (scale ~1e200, 1e-200)
@@ -165,25 +185,23 @@ def lyapunov(fr: Frame, K: np.ndarray) -> np.ndarray:
 def _omega_tilde(fr: Frame, Z: np.ndarray) -> np.ndarray:
     """``Omega`` of ``P_v(Z) = Un Omega`` in the ``E`` basis (minimum norm)."""
     if fr.P is None:
-        Kt = (fr.Un @ fr.E).T @ (Z @ fr.E)
-        Kt = Kt - Kt.T
+        Kt = ct(fr.Un @ fr.E) @ (Z @ fr.E)
     else:
-        Zt = fr.sigma[:, None] * (fr.P.T @ Z @ fr.E)
-        Kt = Zt - Zt.T
-    return Kt * fr.inv
+        Kt = fr.sigma[:, None] * (ct(fr.P) @ Z @ fr.E)
+    return (Kt - ct(Kt)) * fr.inv
 
 
 def vertical_generator(fr: Frame, Z: np.ndarray) -> np.ndarray:
-    """The minimum-norm skew ``Omega`` with ``P_v(Z) = U Omega``."""
-    return (fr.E @ _omega_tilde(fr, Z) @ fr.E.T) / fr.scale
+    """The minimum-norm skew (skew-Hermitian) ``Omega`` with ``P_v(Z) = U Omega``."""
+    return (fr.E @ _omega_tilde(fr, Z) @ ct(fr.E)) / fr.scale
 
 
 def vertical_part(fr: Frame, Z: np.ndarray) -> np.ndarray:
     """``P_v(Z)``: the orthogonal projection onto ``V_U = {U Omega : Omega skew}``."""
     Wt = _omega_tilde(fr, Z)
     if fr.P is None:
-        return fr.Un @ (fr.E @ Wt @ fr.E.T)
-    return fr.P @ ((fr.sigma[:, None] * Wt) @ fr.E.T)
+        return fr.Un @ (fr.E @ Wt @ ct(fr.E))
+    return fr.P @ ((fr.sigma[:, None] * Wt) @ ct(fr.E))
 
 
 def horizontal_part(fr: Frame, Z: np.ndarray) -> np.ndarray:
@@ -203,13 +221,14 @@ def lift(fr: Frame, Qdot: np.ndarray) -> tuple[np.ndarray, float]:
     keep = fr.sigma > fr.tol
     P = _left(fr)[:, keep]
     sig, E = fr.sigma[keep], fr.E[:, keep]
+    Ph = ct(P)
     M = Qdot @ P                                  # d x k
-    top = P.T @ M                                 # k x k, symmetric
+    top = Ph @ M                                  # k x k, symmetric (Hermitian)
     C = M - P @ top                               # (I - Pi) Qdot P_k
     A = top * (sig[None, :] / (sig[:, None] ** 2 + sig[None, :] ** 2))
-    xi = (P @ A + C / sig[None, :]) @ E.T / fr.scale
-    R = Qdot - P @ M.T                            # (I - Pi) Qdot
-    res = fro_norm(R - (R @ P) @ P.T)
+    xi = (P @ A + C / sig[None, :]) @ ct(E) / fr.scale
+    R = Qdot - P @ ct(M)                          # (I - Pi) Qdot (Qdot = Qdot^*)
+    res = fro_norm(R - (R @ P) @ Ph)
     return xi, res
 
 
@@ -223,25 +242,41 @@ def vertical_basis(fr: Frame) -> np.ndarray:
     """
     d, r = fr.Un.shape
     P, sig, E = _left(fr), fr.sigma, fr.E
+    cx = E.dtype.kind == "c"
+    Ec = E.conj() if cx else E
     cols = []
     for i in range(r):
+        if cx and sig[i] > fr.tol:                # Omega = i E_i E_i^*: U Omega = i sigma_i P_i E_i^*
+            cols.append(1j * np.outer(P[:, i], Ec[:, i]).reshape(-1))
         for j in range(i + 1, r):
             if max(sig[i], sig[j]) <= fr.tol:
                 continue
             n = math.hypot(sig[i], sig[j])
-            V = ((sig[i] / n) * np.outer(P[:, i], E[:, j])
-                 - (sig[j] / n) * np.outer(P[:, j], E[:, i]))
-            cols.append(V.reshape(-1))
+            a, b = np.outer(P[:, i], Ec[:, j]), np.outer(P[:, j], Ec[:, i])
+            cols.append(((sig[i] / n) * a - (sig[j] / n) * b).reshape(-1))
+            if cx:                                # Omega = i (E_i E_j^* + E_j E_i^*)
+                cols.append((1j * ((sig[i] / n) * a + (sig[j] / n) * b)).reshape(-1))
     if not cols:
-        return np.zeros((d * r, 0))
+        return np.zeros((d * r, 0), dtype=E.dtype)
     return np.array(cols).T
 
 
 def horizontal_basis(fr: Frame) -> np.ndarray:
     """Frobenius-orthonormal basis of ``H_U``, ``(d r) x (d r - dim V_U)``: the orthogonal
-    complement of :func:`vertical_basis` by one full QR (the identity when ``V_U = 0``)."""
+    complement of :func:`vertical_basis` by one full QR (the identity when ``V_U = 0``).
+
+    Complex factor: ``(d r) x (2 d r - dim V_U)`` complex columns, orthonormal for the real
+    inner product (``Re(B^* B) = I``): the complement is taken in the real-ified space
+    ``vec(Z) -> [Re vec(Z), Im vec(Z)]``, of dimension ``2 d r``."""
     d, r = fr.Un.shape
     V = vertical_basis(fr)
+    if V.dtype.kind == "c":
+        n = d * r
+        if V.shape[1] == 0:
+            return np.concatenate([np.eye(n), 1j * np.eye(n)], axis=1)
+        Qfull, _ = np.linalg.qr(np.concatenate([V.real, V.imag]), mode="complete")
+        B = Qfull[:, V.shape[1]:]
+        return B[:n] + 1j * B[n:]
     if V.shape[1] == 0:
         return np.eye(d * r)
     Qfull, _ = np.linalg.qr(V, mode="complete")
@@ -251,7 +286,8 @@ def horizontal_basis(fr: Frame) -> np.ndarray:
 def procrustes(U: np.ndarray, V: np.ndarray) -> np.ndarray:
     r"""``argmin_{R in O(r)} ||U R - V||_F = A B^T`` with ``U^T V = A Sigma B^T`` (improper ``R``
     allowed). The one Procrustes of quadnet; ``U^T V`` is rescaled when it would
-    over/underflow (the minimiser is invariant under positive scaling).
+    over/underflow (the minimiser is invariant under positive scaling). Complex factors:
+    ``argmin`` over ``U(r)``, ``A B^*`` from the SVD of ``U^* V`` (the unitary polar factor).
 
     ``U`` and ``V`` may be stacks (``(k, d, r)``, broadcast against each other): the result
     is then the ``(k, r, r)`` stack of the minimisers, from one batched SVD.
@@ -261,11 +297,13 @@ def procrustes(U: np.ndarray, V: np.ndarray) -> np.ndarray:
         # batched SVD), so no slice's U^T V over/underflows whatever the scales in the stack
         mu = np.abs(U).max(axis=(-2, -1), keepdims=True)
         mv = np.abs(V).max(axis=(-2, -1), keepdims=True)
-        M = np.swapaxes(U / np.where(mu > 0, mu, 1.0), -1, -2) @ (V / np.where(mv > 0, mv, 1.0))
+        Un = U / np.where(mu > 0, mu, 1.0)
+        M = np.swapaxes(Un.conj() if Un.dtype.kind == "c" else Un, -1, -2) @ (
+            V / np.where(mv > 0, mv, 1.0))
         A, _, Bt = np.linalg.svd(M)
         return A @ Bt
     try:
-        A, sv, Bt = np.linalg.svd(U.T @ V)
+        A, sv, Bt = np.linalg.svd(ct(U) @ V)
         ok = _SMALL**2 < sv[0] < _BIG**2
     except (np.linalg.LinAlgError, RuntimeWarning, FloatingPointError):
         ok = False                                # overflow to inf (warns under -W error), NaN
@@ -273,7 +311,7 @@ def procrustes(U: np.ndarray, V: np.ndarray) -> np.ndarray:
         mu, mv = float(np.abs(U).max()), float(np.abs(V).max())
         if not (mu > 0 and mv > 0 and math.isfinite(mu) and math.isfinite(mv)):
             return np.eye(U.shape[1]) if mu == 0 or mv == 0 else np.full((U.shape[1],) * 2, np.nan)
-        A, sv, Bt = np.linalg.svd((U / mu).T @ (V / mv))
+        A, sv, Bt = np.linalg.svd(ct(U / mu) @ (V / mv))
     return A @ Bt
 
 
@@ -290,7 +328,9 @@ def fro_norm(A: np.ndarray) -> float:
     v = A.reshape(-1)
     if v.size == 0:
         return 0.0
-    if v.dtype != np.float64:
+    if v.dtype.kind == "c":          # ||z|| = ||(Re z, Im z)||: the float64 view of complex128
+        v = np.ascontiguousarray(v, dtype=np.complex128).view(np.float64)
+    elif v.dtype != np.float64:
         v = v.astype(np.float64)
     if v.size <= _NRM2_MAX:
         return float(_dnrm2(v))

@@ -23,6 +23,11 @@ point (derivation and measurements in ``docs/riemannian.md`` §6). In symmetric 
 the minimiser over all PSD matrices need not be unique (``e_1 e_1^T`` and ``e_2 e_2^T`` with
 equal weights: every ``S = [[1/4, b], [b, 1/4]]`` with ``|b| <= 1/4`` is optimal, ranks one
 and two), and the fixed point then returns one of them, depending on ``init``.
+
+Complex factors or Hermitian PSD matrices (the Hermitian quotient ``C^{d x r} / U(r)``) run the
+same iteration with the unitary Procrustes (``align``), ``Q = U U^*``, ``T_i = U_i (U_i^* Q
+U_i)^{+1/2} U_i^*`` and the real inner product ``Re tr(A^* B)``: every step above holds with
+``A^*`` for ``A^T`` (``tr(A Q A^*)^{1/2}`` is concave on Hermitian PSD ``Q`` as well).
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ import numpy as np
 from quadnet._validation import (Boolean, Integer, Optional, Options, Real, Symmetric,
                                  as_array, as_factor, validate_params)
 from quadnet.exceptions import ConvergenceWarning
-from quadnet.geometry._kernels import procrustes
+from quadnet.geometry._kernels import ct, procrustes
 
 __all__ = ["BWBarycenter", "bw_barycenter", "transport_maps"]
 
@@ -120,27 +125,30 @@ def _as_stack(Us) -> list:
     return stack
 
 
-def _factors_of_matrices(stack: list) -> np.ndarray:
+def _factors_of_matrices(stack: list, real: bool = False) -> np.ndarray:
     """PSD matrices ``Q_i`` -> factors ``Q_i = F_i F_i^T`` of one common width (the largest
-    numerical rank), zero columns padding the others; an indefinite ``Q_i`` is refused."""
-    first = _PSD.convert(stack[0], "Us[0]", dims := {})
-    mats = [first] + [_PSD.convert(Q, f"Us[{i}]", dims) for i, Q in enumerate(stack[1:], 1)]
+    numerical rank), zero columns padding the others; an indefinite ``Q_i`` is refused (complex
+    ``Q_i`` must be Hermitian PSD; refused naming it when ``real``)."""
+    psd = _PSD_REAL if real else _PSD
+    first = psd.convert(stack[0], "Us[0]", dims := {})
+    mats = [first] + [psd.convert(Q, f"Us[{i}]", dims) for i, Q in enumerate(stack[1:], 1)]
+    cx = any(Q.dtype.kind == "c" for Q in mats)
     fs = []
     for Q in mats:
         lam, E = np.linalg.eigh(Q)
         keep = lam > 10 * Q.shape[0] * np.finfo(float).eps * max(float(lam[-1]), 0.0)
         fs.append(E[:, keep] * np.sqrt(lam[keep]))
     width = max(1, max(f.shape[1] for f in fs))
-    out = np.zeros((len(fs), first.shape[0], width))
+    out = np.zeros((len(fs), first.shape[0], width), dtype=complex if cx else float)
     for i, f in enumerate(fs):
         out[i, :, :f.shape[1]] = f
     return out
 
 
-def _factors(stack: list, full_rank: bool) -> np.ndarray:
-    first = as_factor(stack[0], "Us[0]", full_rank=full_rank)
+def _factors(stack: list, full_rank: bool, allow_complex: bool = False) -> np.ndarray:
+    first = as_factor(stack[0], "Us[0]", full_rank=full_rank, allow_complex=allow_complex)
     return np.stack([first] + [as_factor(Ui, f"Us[{i}]", d=first.shape[0], r=first.shape[1],
-                                     full_rank=full_rank)
+                                         full_rank=full_rank, allow_complex=allow_complex)
                                for i, Ui in enumerate(stack[1:], start=1)])
 
 
@@ -157,30 +165,34 @@ def transport_maps(Us, U) -> np.ndarray:
     Parameters
     ----------
     Us : ndarray, shape (k, d, r)
-        Factors of the points (any rank).
+        Factors of the points (any rank; complex: Hermitian ``Q_i = U_i U_i^*``).
     U : ndarray, shape (d, q)
         A factor of ``Q``.
 
     Returns
     -------
     ndarray, shape (k, d, d)
+        Symmetric (Hermitian for complex factors) PSD maps.
     """
-    Us = np.asarray(Us, dtype=float)
-    M = np.einsum("kdr,dq->krq", Us, np.asarray(U, dtype=float))     # U_i^T U
-    out = np.empty((Us.shape[0], Us.shape[1], Us.shape[1]))
+    Us, U = np.asarray(Us), np.asarray(U)
+    cx = Us.dtype.kind == "c" or U.dtype.kind == "c"
+    dt = complex if cx else float
+    Us, U = Us.astype(dt, copy=False), U.astype(dt, copy=False)
+    M = np.einsum("kdr,dq->krq", Us.conj() if cx else Us, U)     # U_i^* U
+    out = np.empty((Us.shape[0], Us.shape[1], Us.shape[1]), dtype=dt)
     for i in range(Us.shape[0]):
-        lam, E = np.linalg.eigh(M[i] @ M[i].T)                       # U_i^T Q U_i
+        lam, E = np.linalg.eigh(M[i] @ ct(M[i]))                     # U_i^* Q U_i
         top = max(float(lam[-1]), 0.0)
         inv = np.where(lam > 1e-13 * top, 1.0 / np.sqrt(np.where(lam > 0, lam, 1.0)), 0.0)
         W = Us[i] @ E
-        out[i] = (W * inv) @ W.T
+        out[i] = (W * inv) @ ct(W)
     return out
 
 
 def _dual(S: np.ndarray, w: np.ndarray, U: np.ndarray) -> tuple[float, np.ndarray]:
     """``lambda_min`` and its unit eigenvector of ``G = I - sum_i w_i T_i`` at ``Q = U U^T``."""
     G = np.eye(S.shape[1]) - np.tensordot(w, transport_maps(S, U), axes=1)
-    lam, E = np.linalg.eigh(0.5 * (G + G.T))
+    lam, E = np.linalg.eigh(0.5 * (G + ct(G)))
     return float(lam[0]), E[:, 0]
 
 
@@ -191,7 +203,9 @@ def _objective(S: np.ndarray, w: np.ndarray, U: np.ndarray) -> float:
         U = np.concatenate([U, np.zeros((U.shape[0], r - q))], axis=1)
     elif q > r:
         S = np.concatenate([S, np.zeros(S.shape[:2] + (q - r,))], axis=2)
-    return float(0.5 * np.sum(w * np.sum((_aligned(S, U) - U) ** 2, axis=(1, 2))))
+    D = _aligned(S, U) - U
+    return float(0.5 * np.sum(w * np.sum((D.conj() * D).real if D.dtype.kind == "c" else D ** 2,
+                                         axis=(1, 2))))
 
 
 def _fixed_point(S, w, U, tol, scale, budget, bar, history):
@@ -219,15 +233,16 @@ def _fixed_point(S, w, U, tol, scale, budget, bar, history):
 DUAL_TOL = 1e-9
 
 _INPUTS = ("factors", "matrices")
-_PSD = Symmetric("d", psd=True)
+_PSD = Symmetric("d", psd=True, allow_complex=True)
+_PSD_REAL = Symmetric("d", psd=True)
 
 
 @validate_params({"inputs": Optional(Options(*_INPUTS)), "tol": Real(1e-15, 1e-2),
                   "max_iter": Integer(1, 10**6), "max_rank": Optional(Integer(1)),
-                  "progress": Boolean()})
+                  "progress": Boolean(), "field": Optional(Options("real", "complex"))})
 def bw_barycenter(Us, weights=None, *, inputs: str | None = None, init=None, tol: float = 1e-13,
                   max_iter: int = 2000, max_rank: int | None = None,
-                  progress: bool = False) -> BWBarycenter:
+                  progress: bool = False, field: str | None = None) -> BWBarycenter:
     r"""Bures–Wasserstein barycentre of PSD matrices ``Q_i``, over all PSD matrices.
 
     Minimises ``F(Q) = (1/2) sum_i w_i dist(Q, Q_i)^2`` (quadnet theory §1) over every PSD
@@ -270,6 +285,10 @@ def bw_barycenter(Us, weights=None, *, inputs: str | None = None, init=None, tol
         ``max_rank = r``, the generalised Procrustes mean of Gower 1975).
     progress : bool, default False
         Show a tqdm bar.
+    field : {None, "real", "complex"}
+        ``None`` (default): from the data -- complex factors or Hermitian matrices give the
+        barycentre over all Hermitian PSD matrices (the unitary alignment of ``align``).
+        ``"real"``: a complex point (or ``init``) is refused naming it.
 
     Returns
     -------
@@ -300,6 +319,9 @@ def bw_barycenter(Us, weights=None, *, inputs: str | None = None, init=None, tol
     >>> within = bw_barycenter(Us, w, inputs="factors", max_rank=2)
     >>> round(within.objective - b.objective, 4)
     0.1131
+    >>> H = [np.diag([1.0, 2.0]) + 0j, np.diag([3.0, 2.0]) * 1j]   # complex factors
+    >>> np.round(np.diag(bw_barycenter(H, inputs="factors").Q).real, 10)
+    array([4., 4.])
     """
     stack = _as_stack(Us)
     legacy = inputs is None
@@ -310,9 +332,9 @@ def bw_barycenter(Us, weights=None, *, inputs: str | None = None, init=None, tol
                       "keeps the within-rank mean)", DeprecationWarning, stacklevel=3)
         S = _factors(stack, full_rank=True)
     elif inputs == "factors":
-        S = _factors(stack, full_rank=False)
+        S = _factors(stack, full_rank=False, allow_complex=field != "real")
     else:
-        S = _factors_of_matrices(stack)
+        S = _factors_of_matrices(stack, real=field == "real")
     k, d, r = S.shape
     if legacy and max_rank is None:
         max_rank = r
@@ -320,11 +342,13 @@ def bw_barycenter(Us, weights=None, *, inputs: str | None = None, init=None, tol
     if init is None:
         U = S[int(np.argmax(w))].copy()
     else:
-        U = as_factor(init, "init", d=d, full_rank=False)
+        U = as_factor(init, "init", d=d, full_rank=False, allow_complex=field != "real")
+    if S.dtype.kind == "c" or U.dtype.kind == "c":
+        S, U = S.astype(complex, copy=False), U.astype(complex, copy=False)
     if max_rank is not None and U.shape[1] > max_rank:
         raise ValueError(f"init has {U.shape[1]} columns > max_rank = {max_rank}")
     cap = d if max_rank is None else min(d, max_rank)
-    scale = float(np.sqrt(np.sum(w * np.sum(S ** 2, axis=(1, 2)))))
+    scale = float(np.sqrt(np.sum(w * np.sum(np.abs(S) ** 2, axis=(1, 2)))))
 
     if progress:
         from quadnet._progress import tqdm
@@ -357,7 +381,7 @@ def bw_barycenter(Us, weights=None, *, inputs: str | None = None, init=None, tol
         warnings.warn(ConvergenceWarning(
             f"bw_barycenter: residual {res:.3e} > {tol:g} * {scale:.3g} after {max_iter} "
             f"steps", res), stacklevel=3)
-    Q = U @ U.T
+    Q = U @ ct(U)
     lam = np.linalg.eigvalsh(Q)
     rank = int(np.count_nonzero(lam > 1e-10 * max(float(lam[-1]), 0.0))) if lam[-1] > 0 else 0
     return BWBarycenter(U=U, Q=Q, converged=converged, iterations=steps, residual=res,

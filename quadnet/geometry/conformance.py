@@ -93,6 +93,37 @@ def _real(x, name: str, *, positive: bool = False) -> float:
     return x
 
 
+def _random_unitary(r: int, rng: np.random.Generator, *, det_phase: bool = False
+                    ) -> np.ndarray:
+    """A Haar-random ``R`` in ``U(r)``: QR of a complex Gaussian with the phases of ``diag(R)``
+    fixed (Mezzadri 2007); ``det_phase=True`` multiplies a column by ``-1`` as well (``U(r)`` is
+    connected: no second component to visit, but a second draw)."""
+    G = rng.standard_normal((2, r, r))
+    Qm, Rm = np.linalg.qr(G[0] + 1j * G[1])
+    d = np.diag(Rm)
+    R = Qm * (d / np.abs(d))
+    if det_phase:
+        R[:, 0] = -R[:, 0]
+    return R
+
+
+def _is_complex(M) -> bool:
+    return getattr(M, "field", "real") == "complex"
+
+
+def _gaussian(M, rng: np.random.Generator, shape: tuple) -> np.ndarray:
+    """Standard Gaussian of ``shape``, complex ``CN(0, 1)`` on a complex manifold."""
+    if not _is_complex(M):
+        return rng.standard_normal(shape)
+    g = rng.standard_normal((2,) + tuple(shape))
+    return (g[0] + 1j * g[1]) * math.sqrt(0.5)
+
+
+def _re(a: np.ndarray, b: np.ndarray) -> float:
+    """The real inner product ``Re tr(a^* b)`` (the metric of both fields)."""
+    return float(np.vdot(a, b).real)
+
+
 def _steps(ts, name: str = "ts") -> np.ndarray:
     ts = as_array(ts, name, ndim=1)
     if ts.size == 0 or np.any(ts <= 0):
@@ -120,6 +151,8 @@ _STEPS = Converted(lambda v, name: _steps(v, name), "a non-empty 1-d array of st
 _MANIFOLD = Converted(lambda v, name: _manifold(v), "a PSDQuotient-like manifold",
                       bad=[("string", "abc"), ("int", 3)], dims={"d": "d", "r": "r"})
 _DR = Array(shape=("d", "r"))
+#: Points and directions of the checks: real, or complex on a ``field="complex"`` manifold.
+_DRX = Array(shape=("d", "r"), allow_complex=True)
 _SCALAR = Real()
 #: Largest ``trials`` of :func:`check_manifold` and ``max_iterations`` of
 #: :func:`compare_pymanopt_optimisers` (both run dense work per unit).
@@ -281,8 +314,24 @@ def _slope_along(what: str, ts: np.ndarray, errs: np.ndarray, floor: float) -> f
     return slope
 
 
-@validate_params({"manifold": _MANIFOLD, "loss": LOSS, "U": _DR, "xi": _DR,
-                  "ts": Optional(_STEPS)}, relations=[_MOVING])
+def _field_of_manifold(a) -> str | None:
+    """A complex point or direction given with a real manifold is refused, naming it."""
+    if _is_complex(a["manifold"]):
+        return None
+    for n in ("U", "xi", "eta"):
+        x = a.get(n)
+        if x is not None and x.dtype.kind == "c":
+            return f"{n} must be real for a manifold with field='real', got complex dtype {x.dtype}"
+    return None
+
+
+_FIELD_MATCH = Relation(("manifold", "U", "xi", "eta"), _field_of_manifold,
+                        "complex ``U``/``xi``/``eta`` only with a ``field='complex'`` manifold",
+                        error=TypeError)
+
+
+@validate_params({"manifold": _MANIFOLD, "loss": LOSS, "U": _DRX, "xi": _DRX,
+                  "ts": Optional(_STEPS)}, relations=[_MOVING, _FIELD_MATCH])
 def check_gradient(manifold, loss: Loss, U, xi, ts=None) -> float:
     """Slope of the first-order Taylor remainder of ``L`` along ``retraction(U, t xi)``
     (2 expected for a correct Riemannian gradient; quadnet theory §1, §7).
@@ -311,7 +360,12 @@ def check_gradient(manifold, loss: Loss, U, xi, ts=None) -> float:
     >>> bool(abs(check_gradient(M, loss, U, M.random_tangent_vector(U, 0)) - 2) < 0.1)
     True
     """
-    M = manifold
+    return _gradient_slope(manifold, loss, U, xi, ts)
+
+
+def _gradient_slope(M, loss, U, xi, ts=None) -> float:
+    """:func:`check_gradient` on checked arguments (``loss``: any object with ``factor_value``
+    and ``factor_gradient``)."""
     ts = np.logspace(-8, 0, 33) if ts is None else ts
     grad = M.euclidean_to_riemannian_gradient(U, loss.factor_gradient(U))
     f0 = loss.factor_value(U)
@@ -320,7 +374,8 @@ def check_gradient(manifold, loss: Loss, U, xi, ts=None) -> float:
     return _slope_along("check_gradient", ts, errs, _floor(f0))
 
 
-@validate_params({"manifold": _MANIFOLD, "loss": LOSS, "U": _DR, "xi": _DR})
+@validate_params({"manifold": _MANIFOLD, "loss": LOSS, "U": _DRX, "xi": _DRX},
+                 relations=[_FIELD_MATCH])
 def riemannian_hessian(manifold, loss: Loss, U, xi) -> np.ndarray:
     """``Hess L(U)[xi]`` through the manifold's Euclidean-to-Riemannian conversion.
 
@@ -331,12 +386,17 @@ def riemannian_hessian(manifold, loss: Loss, U, xi) -> np.ndarray:
     >>> riemannian_hessian(M, loss, np.array([[1.0], [0.0]]), np.array([[1.0], [0.0]])).ravel()
     array([4., 0.])
     """
-    return manifold.euclidean_to_riemannian_hessian(U, loss.factor_gradient(U),
-                                                    loss.factor_hvp(U, xi), xi)
+    return _rhess(manifold, loss, U, xi)
 
 
-@validate_params({"manifold": _MANIFOLD, "loss": LOSS, "U": _DR, "xi": _DR,
-                  "eta": Optional(_DR), "ts": Optional(_STEPS)}, relations=[_MOVING])
+def _rhess(M, loss, U, xi) -> np.ndarray:
+    return M.euclidean_to_riemannian_hessian(U, loss.factor_gradient(U), loss.factor_hvp(U, xi),
+                                             xi)
+
+
+@validate_params({"manifold": _MANIFOLD, "loss": LOSS, "U": _DRX, "xi": _DRX,
+                  "eta": Optional(_DRX), "ts": Optional(_STEPS)},
+                 relations=[_MOVING, _FIELD_MATCH])
 def check_hessian(manifold, loss: Loss, U, xi, eta=None, ts=None) -> dict[str, float]:
     """Slope of the second-order remainder (3 expected), Hessian symmetry, and the size of
     the Hessian on a vertical direction (0 expected on the quotient; quadnet theory §3, §7).
@@ -369,21 +429,26 @@ def check_hessian(manifold, loss: Loss, U, xi, eta=None, ts=None) -> dict[str, f
     >>> bool(out["slope"] > 2.9), bool(out["vertical"] < 1e-12)
     (True, True)
     """
-    M = manifold
+    return _hessian_checks(manifold, loss, U, xi, eta, ts)
+
+
+def _hessian_checks(M, loss, U, xi, eta=None, ts=None) -> dict[str, float]:
+    """:func:`check_hessian` on checked arguments (``loss``: any object with ``factor_value``,
+    ``factor_gradient`` and ``factor_hvp``)."""
     ts = np.logspace(-6, 0, 33) if ts is None else ts
     grad = M.euclidean_to_riemannian_gradient(U, loss.factor_gradient(U))
-    H = riemannian_hessian(M, loss, U, xi)
+    H = _rhess(M, loss, U, xi)
     f0 = loss.factor_value(U)
     errs = taylor_errors(lambda t: loss.factor_value(M.retraction(U, t * xi)), f0,
                          M.inner_product(U, grad, xi), M.inner_product(U, H, xi), ts)
     out = {"slope": _slope_along("check_hessian", ts, errs, _floor(f0))}
     if eta is not None:
-        He = riemannian_hessian(M, loss, U, eta)
+        He = _rhess(M, loss, U, eta)
         a, b = M.inner_product(U, H, eta), M.inner_product(U, xi, He)
         out["symmetry"] = abs(a - b) / max(np.linalg.norm(H) * np.linalg.norm(eta), 1e-300)
     rng = np.random.default_rng(0)
-    v = M.vertical_projection(U, rng.standard_normal(U.shape))
-    Hv = riemannian_hessian(M, loss, U, v)
+    v = M.vertical_projection(U, _gaussian(M, rng, U.shape))
+    Hv = _rhess(M, loss, U, v)
     scale = np.linalg.norm(loss.factor_hvp(U, v)) + np.linalg.norm(H) * np.linalg.norm(v)
     out["vertical"] = float(np.linalg.norm(Hv) / max(scale, 1e-300))
     return out
@@ -407,11 +472,12 @@ BOUNDARY_EXCEPTIONS = {
 }
 
 
-def _rank_k_factor(d: int, r: int, k: int, rng: np.random.Generator) -> np.ndarray:
-    P = np.linalg.qr(rng.standard_normal((d, r)))[0]
-    W = _random_orthogonal(r, rng)
-    sigma = np.concatenate([rng.uniform(0.5, 2.0, k), np.zeros(r - k)])
-    return (P * sigma) @ W.T
+def _rank_k_factor(M, k: int, rng: np.random.Generator) -> np.ndarray:
+    """A ``d x r`` factor of rank ``k`` (complex on a complex manifold)."""
+    P = np.linalg.qr(_gaussian(M, rng, (M.d, M.r)))[0]
+    W = _fibre_element(M, rng)
+    sigma = np.concatenate([rng.uniform(0.5, 2.0, k), np.zeros(M.r - k)])
+    return (P * sigma) @ _ct(W)
 
 
 @validate_params({"manifold": _MANIFOLD, "seed": Seed(), "trials": Integer(1, MAX_TRIALS),
@@ -468,95 +534,158 @@ def check_manifold(manifold, *, seed=0, trials: int = 3, rtol: float = 1e-9,
     """
     M = manifold
     rng = seed
-    d, r = M.d, M.r
+    r = M.r
     worst: dict[str, float] = {}
     points = [(M.random_point(rng), r) for _ in range(trials)]
     if boundary:
-        points += [(_rank_k_factor(d, r, k, rng), k) for k in range(r)]
+        points += [(_rank_k_factor(M, k, rng), k) for k in range(r)]
     for U, k in points:
         _check_point(M, U, k, rng, rtol, worst)
     return worst
 
 
-def _check_point(M, U, k, rng, rtol, worst) -> None:
-    d, r = M.d, M.r
-    tag = "" if k == r else " (rank < r)"
+class _HermitianFrobenius:
+    """``L(U) = 1/2 ||U U^* - T||_F^2`` for a Hermitian ``T``: the test loss of the Taylor checks
+    on a complex manifold (the real inner product: ``grad L = 2 S U``, ``S = U U^* - T``,
+    ``D^2 L[xi] = 2 S xi + 2 (xi U^* + U xi^*) U``)."""
 
-    def record(name: str, value: float, tol: float, *, relation: str = "<=") -> None:
-        name = name + tag
+    def __init__(self, T: np.ndarray):
+        self.T = T
+
+    def factor_value(self, U) -> float:
+        S = U @ U.conj().T - self.T
+        return 0.5 * _re(S, S)
+
+    def factor_gradient(self, U) -> np.ndarray:
+        return 2.0 * (U @ U.conj().T - self.T) @ U
+
+    def factor_hvp(self, U, xi) -> np.ndarray:
+        P = xi @ U.conj().T
+        return 2.0 * (U @ U.conj().T - self.T) @ xi + 2.0 * (P + P.conj().T) @ U
+
+
+class _Recorder:
+    """Records the worst value of each identity at one point; fails naming the first broken one."""
+
+    def __init__(self, worst: dict, tag: str):
+        self.worst, self.tag = worst, tag
+
+    def __call__(self, name: str, value: float, tol: float, *, relation: str = "<=") -> None:
+        name = name + self.tag
         value = float(value)
         ok = value <= tol if relation == "<=" else value >= tol
         _require(ok and np.isfinite(value), name, value, tol)
         if relation == "<=":
-            worst[name] = max(worst.get(name, 0.0), value)
+            self.worst[name] = max(self.worst.get(name, 0.0), value)
         else:
-            worst[name] = min(worst.get(name, np.inf), value)
+            self.worst[name] = min(self.worst.get(name, np.inf), value)
 
-    def rel(a, b) -> float:
-        return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-300))
 
-    Z, W = rng.standard_normal((2, d, r))
+def _rel(a, b) -> float:
+    return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-300))
+
+
+def _ct(A: np.ndarray) -> np.ndarray:
+    return K.ct(A)
+
+
+def _check_point(M, U, k, rng, rtol, worst) -> None:
+    d, r = M.d, M.r
+    tag = "" if k == r else " (rank < r)"
+    record = _Recorder(worst, tag)
     sv = np.linalg.svd(U, compute_uv=False)
     nz = sv[sv > K.RANK_RTOL * sv[0]] if sv[0] > 0 else np.ones(1)
     # Lyapunov solves amplify rounding by at most kappa^2 of the kept part (docs/stratified.md)
     tol = rtol + 1e3 * np.finfo(float).eps * (nz[0] / nz[-1]) ** 2
-    # dimension by a Gram-matrix rank
-    dim_h = K.horizontal_dim(d, r, k)
-    vecs = np.stack([M.projection(U, rng.standard_normal((d, r))).reshape(-1)
-                     for _ in range(d * r)])
+    Z, W = _gaussian(M, rng, (2, d, r))
+    _check_dimension(M, U, k, rng, tag)
+    h, Qdot, xi = _check_projections(M, U, k, Z, W, tol, record)
+    _check_basis(M, U, k, tol, record, tag)
+    _check_invariance(M, U, rng, tol, record, Z, W, h, Qdot, xi)
+    _check_metric_maps(M, U, rng, tol, record)
+    _check_taylor(M, U, rng, tol, record)
+
+
+def _check_dimension(M, U, k, rng, tag) -> None:
+    """The rank of many projected random vectors (real-ified on the complex field)."""
+    d, r = M.d, M.r
+    field = "complex" if _is_complex(M) else "real"
+    dim_h = K.horizontal_dim(d, r, k, field)
+    n = (2 if field == "complex" else 1) * d * r
+    vecs = [M.projection(U, _gaussian(M, rng, (d, r))).reshape(-1) for _ in range(n)]
+    vecs = np.stack([np.concatenate([v.real, v.imag]) if field == "complex" else v for v in vecs])
     s = np.linalg.svd(vecs, compute_uv=False)
     rank = int(np.sum(s > s[0] * 1e-10))
     _require(rank == dim_h, f"dimension{tag} (Gram rank {rank} vs dim H_U {dim_h})",
              abs(rank - dim_h), 0)
     if k == r:
         _require(M.dim == dim_h, f"dim (manifold.dim {M.dim} vs n_h {dim_h})", M.dim, dim_h)
-    # projections
+
+
+def _check_projections(M, U, k, Z, W, tol, record):
+    """Projections, verticality, the differential and the lift; returns ``(P_h Z, Qdot, lift)``."""
+    r = M.r
     h, v = M.horizontal_projection(U, Z), M.vertical_projection(U, Z)
-    nZ = np.linalg.norm(Z)
-    record("projection idempotence", rel(M.horizontal_projection(U, h), h), tol)
-    record("vertical idempotence", rel(M.vertical_projection(U, v), v)
+    nZ, nU = np.linalg.norm(Z), max(np.linalg.norm(U), 1e-300)
+    record("projection idempotence", _rel(M.horizontal_projection(U, h), h), tol)
+    record("vertical idempotence", _rel(M.vertical_projection(U, v), v)
            if np.linalg.norm(v) > 1e-14 * nZ else 0.0, tol)
-    record("P_h + P_v = I", rel(h + v, Z), tol)
-    record("P_h, P_v orthogonal", abs(np.sum(h * M.vertical_projection(U, W)))
+    record("P_h + P_v = I", _rel(h + v, Z), tol)
+    record("P_h, P_v orthogonal", abs(_re(h, M.vertical_projection(U, W)))
            / (nZ * np.linalg.norm(W)), tol)
-    Uh = U.T @ h
-    record("horizontality (U^T P_h Z symmetric)", np.linalg.norm(Uh - Uh.T)
-           / (max(np.linalg.norm(U), 1e-300) * nZ), tol)
-    Kz = U.T @ Z
-    Om = lyapunov_skew(U, Kz - Kz.T)
+    Uh = _ct(U) @ h
+    record("horizontality (U^T P_h Z symmetric)", np.linalg.norm(Uh - _ct(Uh)) / (nU * nZ), tol)
+    Kz = _ct(U) @ Z
+    Om = lyapunov_skew(U, Kz - _ct(Kz))
     record("verticality (P_v Z = U Omega, Omega skew)",
-           (np.linalg.norm(U @ Om - v) + np.linalg.norm(U @ (Om + Om.T))) / nZ, tol)
-    record("vertical vectors in ker Dpi", np.linalg.norm(M.differential(U, v))
-           / (max(np.linalg.norm(U), 1e-300) * nZ), tol)
-    # lifts
+           (np.linalg.norm(U @ Om - v) + np.linalg.norm(U @ (Om + _ct(Om)))) / nZ, tol)
+    record("vertical vectors in ker Dpi", np.linalg.norm(M.differential(U, v)) / (nU * nZ), tol)
     Qdot = M.differential(U, h)
     nQ = max(np.linalg.norm(Qdot), 1e-300)
     xi = M.lift(U, Qdot)
     record("differential o lift = id on the image of Dpi",
            np.linalg.norm(M.differential(U, xi) - Qdot) / nQ, tol)
     if k == r:
-        record("lift o differential = id on H_U", rel(xi, h), tol)
+        record("lift o differential = id on H_U", _rel(xi, h), tol)
     else:
         # minimum norm: no longer than h, and xi - h lies in ker Dpi (checked above)
         record("lift is the minimum-norm preimage (||lift|| <= ||h||)",
                max(0.0, np.linalg.norm(xi) - np.linalg.norm(h)) / max(np.linalg.norm(h), 1e-300),
                tol)
-    # horizontal basis
+    return h, Qdot, xi
+
+
+def _check_basis(M, U, k, tol, record, tag) -> None:
+    d, r = M.d, M.r
+    dim_h = K.horizontal_dim(d, r, k, "complex" if _is_complex(M) else "real")
     B = M.horizontal_basis(U)
     _require(B.shape == (d * r, dim_h), f"horizontal_basis shape{tag}", B.shape[1], dim_h)
-    record("horizontal_basis orthonormal", np.linalg.norm(B.T @ B - np.eye(dim_h)), tol)
+    record("horizontal_basis orthonormal", np.linalg.norm((_ct(B) @ B).real - np.eye(dim_h)), tol)
     cols = B.T.reshape(dim_h, d, r)
-    sk = np.einsum("ia,kib->kab", U, cols)
-    record("horizontal_basis horizontal", np.linalg.norm(sk - sk.transpose(0, 2, 1))
+    sk = np.einsum("ia,kib->kab", U.conj(), cols)
+    record("horizontal_basis horizontal", np.linalg.norm(sk - sk.transpose(0, 2, 1).conj())
            / max(np.linalg.norm(U), 1e-300) / np.sqrt(dim_h), tol)
-    # O(r) equivariance and invariance, improper rotations included
+
+
+def _fibre_element(M, rng, improper: bool | None = None) -> np.ndarray:
+    """A Haar-random element of the fibre group: ``O(r)`` (``improper`` forces the sign of the
+    determinant), or ``U(r)`` on a complex manifold (``improper``: a column times ``-1``)."""
+    if _is_complex(M):
+        return _random_unitary(M.r, rng, det_phase=bool(improper))
+    return _random_orthogonal(M.r, rng, improper=improper)
+
+
+def _check_invariance(M, U, rng, tol, record, Z, W, h, Qdot, xi) -> None:
+    """Equivariance of projections and lifts (improper ``R`` included on the real field),
+    invariance of the metric and the distance."""
+    nZ = np.linalg.norm(Z)
     for improper in (False, True):
-        R = _random_orthogonal(r, rng, improper=improper)
+        R = _fibre_element(M, rng, improper)
         UR = U @ R
         record("P_h equivariance P_h(UR, ZR) = P_h(U, Z) R",
-               rel(M.horizontal_projection(UR, Z @ R), h @ R), tol)
+               _rel(M.horizontal_projection(UR, Z @ R), h @ R), tol)
         record("lift equivariance lift(UR, Qdot) = lift(U, Qdot) R",
-               rel(M.lift(UR, Qdot), xi @ R) if np.linalg.norm(xi) > 0 else 0.0, tol)
+               _rel(M.lift(UR, Qdot), xi @ R) if np.linalg.norm(xi) > 0 else 0.0, tol)
         hw = M.horizontal_projection(U, W)
         a = M.inner_product(U, h, hw)
         b = M.inner_product(UR, h @ R, hw @ R)
@@ -566,35 +695,42 @@ def _check_point(M, U, k, rng, rtol, worst) -> None:
         record("distance invariance dist(UR, V) = dist(U, V)",
                abs(M.dist(UR, V) - dUV) / max(dUV, 1e-300), tol)
         record("dist(U, U R) = 0", M.dist(U, UR) / max(np.linalg.norm(U), 1.0), tol)
-    # distance = Bures-Wasserstein, alignment is optimal
+
+
+def _check_metric_maps(M, U, rng, tol, record) -> None:
+    """Distance = Bures-Wasserstein, optimal alignment, the exp/log round trip."""
+    d, r = M.d, M.r
     V = M.random_point(rng)
     dUV = M.dist(U, V)
-    bw = bures_wasserstein(U @ U.T, V @ V.T)
+    bw = bures_wasserstein(U @ _ct(U), V @ _ct(V))
     record("dist = Bures-Wasserstein", abs(dUV - bw) / max(bw, 1e-300), 1e-6)
-    R0 = _random_orthogonal(r, rng)
-    # no orthogonal R0 does better than the aligned distance, up to rounding: both sides are
-    # norms of d x r arrays of size ||U|| + ||V|| (an exact 0 failed at 4.4e-16 on a rank-
-    # deficient U, whose optimal alignments are not unique)
+    R0 = _fibre_element(M, rng)
+    # no orthogonal (unitary) R0 does better than the aligned distance, up to rounding: both
+    # sides are norms of d x r arrays of size ||U|| + ||V|| (an exact 0 failed at 4.4e-16 on a
+    # rank-deficient U, whose optimal alignments are not unique)
     record("align is optimal over O(r)", max(0.0, dUV - np.linalg.norm(U @ R0 - V))
            / max(np.linalg.norm(U) + np.linalg.norm(V), 1e-300), 1e-14)
-    # exp / log round trip
-    Vn = U + 0.3 * max(np.linalg.norm(U), 1.0) / np.sqrt(d * r) * rng.standard_normal((d, r))
+    Vn = U + 0.3 * max(np.linalg.norm(U), 1.0) / np.sqrt(d * r) * _gaussian(M, rng, (d, r))
     L = M.log(U, Vn)
-    Ul = U.T @ L
-    record("log is horizontal", np.linalg.norm(Ul - Ul.T) / (max(np.linalg.norm(U), 1e-300)
+    Ul = _ct(U) @ L
+    record("log is horizontal", np.linalg.norm(Ul - _ct(Ul)) / (max(np.linalg.norm(U), 1e-300)
            * max(np.linalg.norm(L), 1e-300)), tol)
     E = M.exp(U, L)
-    record("exp o log round trip", rel(E @ E.T, Vn @ Vn.T), tol)
+    record("exp o log round trip", _rel(E @ _ct(E), Vn @ _ct(Vn)), tol)
     record("||log_U V|| = dist(U, V)", abs(M.norm(U, L) - M.dist(U, Vn))
            / max(M.dist(U, Vn), 1e-300), tol)
-    # Taylor slopes on a test loss; a random direction can make the next Taylor
-    # coefficient vanish by chance and bend the slope, so the best of 3 directions counts
-    T = rng.standard_normal((d, d))
-    loss = FrobeniusLoss(T + T.T)
+
+
+def _check_taylor(M, U, rng, tol, record) -> None:
+    """Gradient and Hessian Taylor slopes on a test loss; a random direction can make the next
+    Taylor coefficient vanish by chance and bend the slope, so the best of 3 directions counts."""
+    d = M.d
+    T = _gaussian(M, rng, (d, d))
+    loss = _HermitianFrobenius(T + _ct(T)) if _is_complex(M) else FrobeniusLoss(T + T.T)
     dirs = [M.random_tangent_vector(U, rng) for _ in range(3)]
     record("gradient Taylor slope (2 expected)",
-           max(check_gradient(M, loss, U, xi) for xi in dirs), 1.9, relation=">=")
-    hcs = [check_hessian(M, loss, U, xi, eta=dirs[(i + 1) % 3]) for i, xi in enumerate(dirs)]
+           max(_gradient_slope(M, loss, U, xi) for xi in dirs), 1.9, relation=">=")
+    hcs = [_hessian_checks(M, loss, U, xi, eta=dirs[(i + 1) % 3]) for i, xi in enumerate(dirs)]
     record("Hessian Taylor slope (3 expected)", max(h["slope"] for h in hcs), 2.9,
            relation=">=")
     record("Hessian symmetry", max(h["symmetry"] for h in hcs), tol)

@@ -39,6 +39,33 @@ from quadnet.geometry._kernels import horizontal_dim, vertical_dim
 __all__ = ["PSDQuotient", "align", "bures_wasserstein", "horizontal_dimension", "lyapunov_skew"]
 
 _F64 = np.dtype(np.float64)
+_C128 = np.dtype(np.complex128)
+#: The fields of :class:`PSDQuotient`: real factors (``O(r)`` fibres) or complex ones (``U(r)``).
+FIELDS = ("real", "complex")
+
+
+def _as_field(value, name: str) -> str:
+    """``"real"`` or ``"complex"``; anything else is a ``ValueError`` naming ``name``."""
+    if isinstance(value, str) and value in FIELDS:
+        return value
+    raise ValueError(f"{name} must be 'real' or 'complex', got {value!r}")
+
+
+_FIELD = Converted(_as_field, "``'real'`` or ``'complex'``",
+                   bad=[("unknown", "quaternion"), ("None", None), ("int", 3)],
+                   raises=(ValueError,))
+_FIELD_OR_NONE = Converted(lambda v, name: None if v is None else _as_field(v, name),
+                           "``None`` (from the data), ``'real'`` or ``'complex'``",
+                           bad=[("unknown", "quaternion"), ("int", 3)], raises=(ValueError,))
+
+
+def _declared(field: str | None, **arrays) -> None:
+    """Refuse a complex array where ``field="real"`` is declared (``TypeError`` naming it)."""
+    if field == "real":
+        for name, a in arrays.items():
+            if a.dtype.kind == "c":
+                raise TypeError(f"{name} must be real (field='real' is declared), got complex "
+                                f"dtype {a.dtype}; pass field='complex' or None")
 
 
 #: The inline check of the bool flags (a ``TypeError`` for ``'False'``, ``2``, ``None``...).
@@ -48,6 +75,8 @@ _BOOLEAN = Boolean()
 def _finite(a: np.ndarray) -> bool:
     """All entries finite: one dot product (NaN/inf propagate into it), exact fallback."""
     v = a.ravel()
+    if v.dtype.kind == "c":
+        v = v.view(np.float64)      # (Re, Im) pairs: one real dot product
     try:
         if math.isfinite(v.dot(v)):
             return True
@@ -71,14 +100,15 @@ def _k_at_most_r(a):
     return None
 
 
-@validate_params({"d": Integer(1), "r": Integer(1), "k": Optional(Integer(0))},
+@validate_params({"d": Integer(1), "r": Integer(1), "k": Optional(Integer(0)), "field": _FIELD},
                  relations=[_R_LE_D, Relation(("k", "r"), _k_at_most_r, "``k <= r``")])
-def horizontal_dimension(d: int, r: int, k: int | None = None) -> int:
+def horizontal_dimension(d: int, r: int, k: int | None = None, *, field: str = "real") -> int:
     r"""Dimension of the horizontal space ``H_U`` at a ``d x r`` factor of rank ``k``.
 
     ``dim H_U = d r - r(r-1)/2 + (r-k)(r-k-1)/2`` (quadnet theory §1 and
     ``docs/stratified.md``); at full rank (``k = r``, the default) this is
-    ``n_h = d r - r(r-1)/2 = dim M_r^+``.
+    ``n_h = d r - r(r-1)/2 = dim M_r^+``. Complex factors (``field="complex"``, skew-Hermitian
+    vertical generators): ``2 d r - r^2 + (r-k)^2``, ``2 d r - r^2`` at full rank.
 
     Parameters
     ----------
@@ -86,6 +116,8 @@ def horizontal_dimension(d: int, r: int, k: int | None = None) -> int:
         Ambient dimension and width, ``1 <= r <= d``.
     k : int, optional
         Rank of the factor, ``0 <= k <= r`` (default ``r``).
+    field : {"real", "complex"}
+        The field of the factor.
 
     Returns
     -------
@@ -102,8 +134,10 @@ def horizontal_dimension(d: int, r: int, k: int | None = None) -> int:
     9
     >>> horizontal_dimension(5, 3, k=1)   # dim V_U = 3 - 1 = 2
     13
+    >>> horizontal_dimension(5, 2, field="complex")     # 2 d r - r^2
+    16
     """
-    return horizontal_dim(d, r, r if k is None else k)
+    return horizontal_dim(d, r, r if k is None else k, field)
 
 
 def _eig_pair(value, name: str):
@@ -116,7 +150,7 @@ def _eig_pair(value, name: str):
         raise TypeError(f"{name} must be None or the pair (values, vectors) returned by "
                         f"numpy.linalg.eigh(U.T @ U), got {what}")
     return (as_array(value[0], f"{name}[0] (the eigenvalues)", ndim=1),
-            as_array(value[1], f"{name}[1] (the eigenvectors)", ndim=2))
+            as_array(value[1], f"{name}[1] (the eigenvectors)", ndim=2, allow_complex=True))
 
 
 #: Residual of ``(U^T U) E = E diag(s)`` and of ``E^T E = I`` (relative) above which ``eig`` is
@@ -135,10 +169,10 @@ def _eig_matches(a) -> str | None:
     if np.any(np.diff(s) < 0):
         return "eig[0] (the eigenvalues) must be in ascending order, as numpy.linalg.eigh returns"
     with np.errstate(over="ignore", invalid="ignore"):
-        G = U.T @ U
+        G = _k.ct(U) @ U
         scale = max(float(np.linalg.norm(G)), np.finfo(float).tiny)
         res = float(np.linalg.norm(G @ E - E * s)) / scale
-        orth = float(np.linalg.norm(E.T @ E - np.eye(r)))
+        orth = float(np.linalg.norm(_k.ct(E) @ E - np.eye(r)))
     if math.isfinite(scale) and not (res <= EIG_RTOL and orth <= EIG_RTOL):
         return (f"eig is not an eigendecomposition of U^T U: ||G E - E diag(s)|| / ||G|| = "
                 f"{res:.3g}, ||E^T E - I|| = {orth:.3g} (> {EIG_RTOL:g}); pass "
@@ -150,7 +184,8 @@ _EIG = Converted(_eig_pair, "None or the pair (values, vectors) of numpy.linalg.
                  bad=[("string", "abc"), ("float", float("nan")), ("matrix", np.eye(2))])
 
 
-@validate_params({"U": Factor(full_rank=False), "K": Array(shape=("r", "r")),
+@validate_params({"U": Factor(full_rank=False, allow_complex=True),
+                  "K": Array(shape=("r", "r"), allow_complex=True),
                   "eig": _EIG, "exact": Boolean()},
                  relations=[Relation(("U", "eig"), _eig_matches,
                                      "``eig`` is ``None`` or ``numpy.linalg.eigh(U.T @ U)`` "
@@ -163,7 +198,9 @@ def lyapunov_skew(U, K, eig=None, *, exact: bool = True) -> np.ndarray:
     are both at or below ``RANK_RTOL * sigma_max(U)`` set to 0 -- the minimum-norm
     (pseudo-inverse) solution, which is the exact solution at full rank (quadnet theory §1,
     ``docs/stratified.md``). ``K`` skew gives ``Omega`` skew, ``K`` symmetric gives ``Omega``
-    symmetric. Any finite factor is accepted (``U = 0`` gives ``Omega = 0``).
+    symmetric. Any finite factor is accepted (``U = 0`` gives ``Omega = 0``). Complex ``U``
+    (the Hermitian quotient): ``G = U^* U``, ``E^*`` for ``E^T``, ``K`` skew-Hermitian gives
+    ``Omega`` skew-Hermitian.
 
     Parameters
     ----------
@@ -210,7 +247,7 @@ def lyapunov_skew(U, K, eig=None, *, exact: bool = True) -> np.ndarray:
     r = U.shape[1]
     fr = _k.frame(U) if eig is None else _k.frame_from_eig(U, eig)
     if exact and fr.rank < r:
-        Kt = fr.E.T @ K @ fr.E
+        Kt = _k.ct(fr.E) @ K @ fr.E
         miss = float(np.linalg.norm(Kt[fr.inv == 0.0]))
         if miss > 1e-10 * _k.fro_norm(K):
             raise ValueError(f"K is not in the range of the Lyapunov operator at U (rank "
@@ -222,23 +259,31 @@ def lyapunov_skew(U, K, eig=None, *, exact: bool = True) -> np.ndarray:
     return out
 
 
-@validate_params({"U": Array(shape=("d", "r")), "V": Array(shape=("d", "r"))})
-def align(U, V) -> np.ndarray:
+@validate_params({"U": Array(shape=("d", "r"), allow_complex=True),
+                  "V": Array(shape=("d", "r"), allow_complex=True), "field": _FIELD_OR_NONE})
+def align(U, V, *, field: str | None = None) -> np.ndarray:
     r"""Procrustes alignment over ``O(r)``: ``argmin_{R in O(r)} ||U R - V||_F = A B^T``.
 
     ``U^T V = A Sigma B^T`` (SVD), quadnet theory §1. Improper rotations (``det R = -1``)
     are allowed: aligning over ``SO(r)`` only, as geomstats does, gives wrong quotient
     distances (quadnet theory §7). Any rank is accepted (``R`` is then one of the minimisers).
+    Complex factors (the Hermitian quotient ``C^{d x r} / U(r)``): the minimiser over the
+    unitary group ``U(r)``, ``A B^*`` with ``U^* V = A Sigma B^*`` (the unitary polar factor of
+    ``U^* V``; ``||U R - V||^2 = ||U||^2 + ||V||^2 - 2 Re tr(R^* U^* V)``, at most
+    ``||U^* V||_*``).
 
     Parameters
     ----------
     U, V : array_like, shape (d, r)
-        Finite factors of the same shape.
+        Finite factors of the same shape, real or complex.
+    field : {None, "real", "complex"}
+        ``None``: from the data (complex if either factor is). ``"real"``: a complex factor
+        is refused (``TypeError`` naming it).
 
     Returns
     -------
     ndarray, shape (r, r)
-        An orthogonal matrix.
+        An orthogonal (unitary) matrix.
 
     Raises
     ------
@@ -252,11 +297,17 @@ def align(U, V) -> np.ndarray:
     >>> R = np.array([[0.0, 1.0], [1.0, 0.0]])            # improper
     >>> bool(np.allclose(align(U, U @ R), R))
     True
+    >>> W = np.diag([1j, -1.0])                          # unitary
+    >>> bool(np.allclose(align(U + 0j, U @ W), W))
+    True
     """
+    _declared(field, U=U, V=V)
     return _k.procrustes(U, V)
 
 
 def _psd(Q: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``Q`` (symmetric/Hermitian), its eigenvalues with rounding-level ones zeroed, and its
+    eigenvectors; an eigenvalue below ``-10 n eps lambda_max`` is refused naming ``name``."""
     w, E = np.linalg.eigh(Q)
     top = max(float(np.abs(w).max()), np.finfo(float).tiny)
     noise = 10 * Q.shape[0] * np.finfo(float).eps * top
@@ -271,7 +322,7 @@ def _bw_transport(Q1, Q2, w, E) -> float | None:
     ``Y = L^{-1}(X - Y^2)`` in the eigenbasis of ``Q1`` (``None`` if not applicable)."""
     if w[0] <= 1e-8 * w[-1]:
         return None
-    D = E.T @ (Q2 - Q1) @ E
+    D = _k.ct(E) @ (Q2 - Q1) @ E
     rt = np.sqrt(w)
     X = rt[:, None] * D * rt[None, :]
     den = w[:, None] + w[None, :]
@@ -284,11 +335,13 @@ def _bw_transport(Q1, Q2, w, E) -> float | None:
         Y = Yn
         if delta <= 1e-17 * np.linalg.norm(Y) or delta == 0.0:
             break
-    return float(math.sqrt(float(np.sum(Y * Y / w[None, :]))))
+    Ya = Y if Y.dtype.kind != "c" else np.abs(Y)      # tr(Y Q1^-1 Y^*) = sum |Y_ij|^2 / w_j
+    return float(math.sqrt(float(np.sum(Ya * Ya / w[None, :]))))
 
 
-@validate_params({"Q1": Symmetric("n"), "Q2": Symmetric("n")})
-def bures_wasserstein(Q1, Q2) -> float:
+@validate_params({"Q1": Symmetric("n", allow_complex=True), "Q2": Symmetric("n", allow_complex=True),
+                  "field": _FIELD_OR_NONE})
+def bures_wasserstein(Q1, Q2, *, field: str | None = None) -> float:
     r"""Bures–Wasserstein distance of PSD matrices, from the matrices alone (no factors).
 
     ``d(Q1, Q2)^2 = tr Q1 + tr Q2 - 2 tr (Q1^{1/2} Q2 Q1^{1/2})^{1/2}`` (Bhatia, Jain & Lim
@@ -307,10 +360,16 @@ def bures_wasserstein(Q1, Q2) -> float:
       well separated from zero; near a singular ``Q`` the distance is only Hölder-1/2 in
       ``Q`` and an input rounding of ``eps ||Q||`` moves it by up to ``~ (n eps ||Q||)^{1/2}``.
 
+    Complex input: the same formula and routes for Hermitian positive semidefinite matrices
+    (``E^*`` for ``E^T``, the unitary Procrustes of :func:`align`), the distance of the
+    Hermitian quotient ``C^{d x r} / U(r)``.
+
     Parameters
     ----------
     Q1, Q2 : array_like, shape (n, n)
-        Symmetric positive semidefinite matrices.
+        Symmetric (complex: Hermitian) positive semidefinite matrices.
+    field : {None, "real", "complex"}
+        ``None``: from the data. ``"real"``: a complex matrix is refused naming it.
 
     Returns
     -------
@@ -319,8 +378,9 @@ def bures_wasserstein(Q1, Q2) -> float:
     Raises
     ------
     TypeError, ValueError
-        Non-array, non-square, non-symmetric, non-finite or not positive semidefinite input
-        (an eigenvalue below ``-10 n eps lambda_max``).
+        Non-array, non-square, non-symmetric (non-Hermitian), non-finite or not positive
+        semidefinite input (an eigenvalue below ``-10 n eps lambda_max``; the message gives
+        the smallest eigenvalue and the relative asymmetry).
 
     Examples
     --------
@@ -331,7 +391,11 @@ def bures_wasserstein(Q1, Q2) -> float:
     >>> d = bures_wasserstein(Q, Q + 1e-10 * np.diag([4.0, 0.0]))  # exact: 1e-10 (1st order)
     >>> bool(abs(d - 1e-10) < 1e-15)
     True
+    >>> H = np.array([[2.0, 1j], [-1j, 2.0]])                    # Hermitian PSD, eigenvalues 1, 3
+    >>> round(bures_wasserstein(H, np.eye(2)) ** 2, 12)       # (1 - 1)^2 + (sqrt 3 - 1)^2
+    0.535898384862
     """
+    _declared(field, Q1=Q1, Q2=Q2)
     # d(c Q1, c Q2) = sqrt(c) d(Q1, Q2): far from 1 (entries beyond 1e+-100, where the
     # products Y^2 and S1^T S2 below would overflow or underflow) work at c = 4^-k with
     # max |entry| near 1; powers of two scale exactly
@@ -356,6 +420,24 @@ def bures_wasserstein(Q1, Q2) -> float:
 
 _DR = Array(shape=("d", "r"))
 _SELF = Bind(d="d", r="r")
+#: The curvature methods' arguments: real or complex, then matched to the manifold's field.
+_DRX = Array(shape=("d", "r"), allow_complex=True)
+_UX = Factor(allow_complex=True)
+
+
+def _same_field(*names: str) -> Relation:
+    """A complex array given to a method of a ``field="real"`` manifold: ``TypeError``."""
+    def check(a):
+        if a["self"].field == "complex":
+            return None
+        for n in names:
+            x = a.get(n)
+            if x is not None and x.dtype.kind == "c":
+                return (f"{n} must be real on a PSDQuotient with field='real', got complex dtype "
+                        f"{x.dtype} (build the manifold with field='complex')")
+        return None
+    return Relation(("self",) + names, check, "complex arrays only when ``field='complex'``",
+                    error=TypeError)
 
 
 class PSDQuotient(Manifold):
@@ -383,13 +465,28 @@ class PSDQuotient(Manifold):
     seed : int or numpy.random.Generator, optional
         Stream for :meth:`random_point` and :meth:`random_tangent_vector` (each also accepts
         its own ``rng``).
+    field : {"real", "complex"}
+        ``"real"`` (default): real factors, the quotient by ``O(r)``. ``"complex"``: complex
+        factors ``U`` in ``C^{d x r}`` of Hermitian PSD ``Q = U U^*``, the quotient by the
+        unitary group ``U(r)`` with the real inner product ``Re tr(xi^* eta)``: vertical space
+        ``{U Omega : Omega^* = -Omega}`` (``r^2 - (r-k)^2`` real dimensions at rank ``k``),
+        horizontal space ``{xi : U^* xi Hermitian}``, ``dim = 2 d r - r^2``, alignment by the
+        unitary polar factor of ``U^* V``; every formula of the real case with ``A^*`` for
+        ``A^T``. Points and tangent vectors are complex128 arrays (a real array is accepted
+        and returned complex); on ``field="real"`` a complex array is refused (``TypeError``
+        naming it, never a dropped imaginary part).
     rank_rtol : float, optional
         The numerical-rank tolerance in ``(0, 1)`` (default ``RANK_RTOL = 1e-10``).
+
+    Attributes
+    ----------
+    field : str
+        ``"real"`` or ``"complex"``.
 
     Raises
     ------
     TypeError, ValueError
-        Bad sizes, seed or tolerance.
+        Bad sizes, seed, field or tolerance.
 
     Examples
     --------
@@ -403,34 +500,48 @@ class PSDQuotient(Manifold):
     >>> S = U.T @ h
     >>> bool(np.allclose(S, S.T))
     True
+    >>> H = PSDQuotient(4, 2, seed=0, field="complex")           # C^{4 x 2} / U(2)
+    >>> H.dim, H.random_point().dtype
+    (12, dtype('complex128'))
     """
 
-    @validate_params({"d": Integer(1), "r": Integer(1), "seed": Seed(),
+    @validate_params({"d": Integer(1), "r": Integer(1), "seed": Seed(), "field": _FIELD,
                       "rank_rtol": Real(0, 1, closed="neither")}, relations=[_R_LE_D])
-    def __init__(self, d: int, r: int, seed=None, *, rank_rtol: float = RANK_RTOL):
+    def __init__(self, d: int, r: int, seed=None, *, field: str = "real",
+                 rank_rtol: float = RANK_RTOL):
         self.d, self.r = d, r
         self.rank_rtol = rank_rtol
         self._shape = (d, r)
         self._rng = seed
-        super().__init__(f"PSDQuotient(d={d}, r={r})", horizontal_dim(d, r))
+        self.field = field
+        self._complex = field == "complex"
+        self._dtype = _C128 if self._complex else _F64
+        name = f"PSDQuotient(d={d}, r={r}{', field=complex' if self._complex else ''})"
+        super().__init__(name, horizontal_dim(d, r, field=field))
 
     # ------------------------------------------------------------ validation
     def _arr(self, x, name: str) -> np.ndarray:
-        """A finite float64 ``d x r`` array (fast path for an exact-type ndarray)."""
-        if (type(x) is np.ndarray and x.dtype == _F64 and x.shape == self._shape
+        """A finite float64 (complex field: complex128) ``d x r`` array (fast path for an
+        exact-type ndarray)."""
+        if (type(x) is np.ndarray and x.dtype == self._dtype and x.shape == self._shape
                 and np.isfinite(x).all()):
             return x
-        return as_matrix(x, name, shape=self._shape)
+        return self._coerce(as_matrix(x, name, shape=self._shape, allow_complex=self._complex))
 
     def _shaped(self, x, name: str) -> np.ndarray:
         """Type, dtype and shape only: finiteness is then checked on the result."""
-        if type(x) is np.ndarray and x.dtype == _F64 and x.shape == self._shape:
+        if type(x) is np.ndarray and x.dtype == self._dtype and x.shape == self._shape:
             return x
-        return as_matrix(x, name, shape=self._shape)
+        return self._coerce(as_matrix(x, name, shape=self._shape, allow_complex=self._complex))
+
+    def _coerce(self, a: np.ndarray) -> np.ndarray:
+        """A checked array in the manifold's dtype (a real array on the complex field is one of
+        its points, cast to complex128; the real field refused complex ones before)."""
+        return a if a.dtype == self._dtype else a.astype(self._dtype)
 
     def _full(self, named: dict) -> None:
         for name, x in named.items():
-            as_matrix(x, name, shape=self._shape)
+            as_matrix(x, name, shape=self._shape, allow_complex=self._complex)
 
     def _out(self, out: np.ndarray, op: str, **named) -> np.ndarray:
         if _finite(out):
@@ -440,12 +551,13 @@ class PSDQuotient(Manifold):
 
     def _step(self, U, xi, op: str) -> np.ndarray:
         """``U + xi`` with one finiteness test of the result (inlined fast path)."""
-        if (type(U) is np.ndarray and type(xi) is np.ndarray and U.dtype is _F64
-                and xi.dtype is _F64 and U.shape == self._shape and xi.shape == self._shape):
+        dt = self._dtype
+        if (type(U) is np.ndarray and type(xi) is np.ndarray and U.dtype is dt
+                and xi.dtype is dt and U.shape == self._shape and xi.shape == self._shape):
             try:
                 with np.errstate(over="ignore", invalid="ignore"):  # overflow: refused below
                     W = U + xi
-                v = W.ravel()
+                v = W.ravel() if dt is _F64 else W.ravel().view(np.float64)
                 if math.isfinite(v.dot(v)):
                     return W
             except (RuntimeWarning, FloatingPointError):  # inf - inf, overflow (-W error)
@@ -468,9 +580,10 @@ class PSDQuotient(Manifold):
             return np.full(U.shape, np.nan)
 
     def _point(self, U, name: str = "U") -> np.ndarray:
-        if nested() and type(U) is np.ndarray and U.dtype == _F64:
+        if nested() and type(U) is np.ndarray and U.dtype == self._dtype:
             return U                     # checked once by the validated caller
-        return as_factor(U, name, d=self.d, r=self.r, full_rank=False)
+        return self._coerce(as_factor(U, name, d=self.d, r=self.r, full_rank=False,
+                                      allow_complex=self._complex))
 
     @property
     def typical_dist(self) -> float:
@@ -545,7 +658,7 @@ class PSDQuotient(Manifold):
         >>> [M.vertical_dimension(np.eye(5, 4) * ([1.0] * k + [0.0] * (4 - k))) for k in range(5)]
         [0, 3, 5, 6, 6]
         """
-        return vertical_dim(self.r, self.rank(U))
+        return vertical_dim(self.r, self.rank(U), self.field)
 
     # ------------------------------------------------------------ fibre bundle
     @declare_params({"U": _DR})
@@ -573,9 +686,9 @@ class PSDQuotient(Manifold):
         """
         U = self._point(U)
         if nested():
-            return U @ U.T
+            return U @ _k.ct(U)
         with np.errstate(over="ignore", invalid="ignore"):
-            Q = U @ U.T
+            Q = U @ _k.ct(U)
         if not _finite(Q):
             raise ValueError(f"predictor: U U^T overflows float64 (U has entries up to "
                              f"{float(np.max(np.abs(U))):.3g}); rescale U")
@@ -611,8 +724,8 @@ class PSDQuotient(Manifold):
         U = self._arr(U, "U")
         xi = self._arr(xi, "xi")
         with np.errstate(over="ignore", invalid="ignore"):   # an overflow is refused below
-            P = xi @ U.T
-            P = P + P.T
+            P = xi @ _k.ct(U)
+            P = P + _k.ct(P)
         return self._out(P, "differential", U=U, xi=xi)
 
     @declare_params({"U": _DR, "Z": _DR})
@@ -766,7 +879,7 @@ class PSDQuotient(Manifold):
         if type(return_residual) is not bool:
             return_residual = _BOOLEAN.convert(return_residual, "return_residual", {})
         U = self._point(U)
-        Qdot = as_symmetric(Qdot, "Qdot", self.d)
+        Qdot = as_symmetric(Qdot, "Qdot", self.d, allow_complex=self._complex)
         xi, res = _k.lift(_k.frame(U, self.rank_rtol), Qdot)
         if not _finite(xi):
             raise ValueError("lift: the result is not finite (overflow of finite inputs)")
@@ -895,7 +1008,10 @@ class PSDQuotient(Manifold):
         a = self._shaped(tangent_vector_a, "tangent_vector_a")
         b = self._shaped(tangent_vector_b, "tangent_vector_b")
         try:
-            out = float(a.reshape(-1) @ b.reshape(-1))
+            if self._complex:
+                out = float(np.vdot(a, b).real)        # Re tr(a^* b)
+            else:
+                out = float(a.reshape(-1) @ b.reshape(-1))
         except (RuntimeWarning, FloatingPointError):
             out = math.nan
         if math.isfinite(out):
@@ -1126,7 +1242,9 @@ class PSDQuotient(Manifold):
 
     @declare_params({"rng": Optional(Seed())})
     def random_point(self, rng=None) -> np.ndarray:
-        """A standard Gaussian ``d x r`` factor (full rank with probability one).
+        """A standard Gaussian ``d x r`` factor (full rank with probability one); on the complex
+        field ``CN(0, 1)`` entries ``(g_1 + i g_2) / sqrt(2)`` from one draw ``g`` of shape
+        ``(2, d, r)`` (same seed, same bits).
 
         Parameters
         ----------
@@ -1148,7 +1266,16 @@ class PSDQuotient(Manifold):
         (3, 2)
         """
         gen = self._rng if rng is None else as_rng(rng, "rng", record=not nested())
-        return gen.standard_normal((self.d, self.r))
+        return self._gaussian(gen)
+
+    def _gaussian(self, gen: np.random.Generator) -> np.ndarray:
+        """A ``d x r`` standard Gaussian: real ``N(0, 1)`` entries, or complex ``CN(0, 1)`` ones
+        ``(g_1 + i g_2) / sqrt(2)`` from one draw ``g`` of shape ``(2, d, r)`` (``E|z|^2 = 1``,
+        so ``E ||U||_F^2 = d r`` in both fields)."""
+        if not self._complex:
+            return gen.standard_normal(self._shape)
+        g = gen.standard_normal((2,) + self._shape)
+        return (g[0] + 1j * g[1]) * math.sqrt(0.5)
 
     @declare_params({"point": _DR, "rng": Optional(Seed())})
     def random_tangent_vector(self, point, rng=None) -> np.ndarray:
@@ -1178,7 +1305,7 @@ class PSDQuotient(Manifold):
         point = self._point(point, "point")
         gen = self._rng if rng is None else as_rng(rng, "rng", record=not nested())
         fr = _k.frame(point, self.rank_rtol)
-        xi = _k.horizontal_part(fr, gen.standard_normal((self.d, self.r)))
+        xi = _k.horizontal_part(fr, self._gaussian(gen))
         return xi / _k.fro_norm(xi)
 
     @declare_params({"point": _DR})
@@ -1205,7 +1332,7 @@ class PSDQuotient(Manifold):
         [[0.0], [0.0]]
         """
         self._arr(point, "point")
-        return np.zeros((self.d, self.r))
+        return np.zeros(self._shape, dtype=self._dtype)
 
     @declare_params({"point": _DR, "tangent_vector": _DR})
     def embedding(self, point, tangent_vector) -> np.ndarray:
@@ -1317,7 +1444,8 @@ class PSDQuotient(Manifold):
 
 
     # ------------------------------------------------------ curvature, transport
-    @validate_params({"self": _SELF, "U": Factor(), "xi": _DR, "eta": _DR, "project": Boolean()})
+    @validate_params({"self": _SELF, "U": _UX, "xi": _DRX, "eta": _DRX, "project": Boolean()},
+                     relations=[_same_field("U", "xi", "eta")])
     def sectional_curvature(self, U, xi, eta, *, project: bool = False) -> float:
         """Sectional curvature at ``U U^T`` of the plane of horizontal ``xi, eta`` (O'Neill).
 
@@ -1336,10 +1464,10 @@ class PSDQuotient(Manifold):
         """
         from quadnet.geometry.riemannian import sectional_curvature
 
-        return sectional_curvature(U, xi, eta, project=project)
+        return sectional_curvature(self._coerce(U), xi, eta, project=project)
 
-    @validate_params({"self": _SELF, "U": Factor(), "xi": Optional(_DR), "eta": Optional(_DR),
-                      "project": Boolean()})
+    @validate_params({"self": _SELF, "U": _UX, "xi": Optional(_DRX), "eta": Optional(_DRX),
+                      "project": Boolean()}, relations=[_same_field("U", "xi", "eta")])
     def ricci_curvature(self, U, xi=None, eta=None, *, project: bool = False):
         """Ricci curvature ``Ric(xi, eta)`` at ``U U^T``, or its matrix in
         :meth:`horizontal_basis` when no direction is given.
@@ -1354,11 +1482,12 @@ class PSDQuotient(Manifold):
         """
         from quadnet.geometry.riemannian import ricci_curvature
 
-        return ricci_curvature(U, xi, eta, project=project)
+        return ricci_curvature(self._coerce(U), xi, eta, project=project)
 
-    @validate_params({"self": _SELF, "U": Factor()})
+    @validate_params({"self": _SELF, "U": _UX}, relations=[_same_field("U")])
     def scalar_curvature(self, U) -> float:
-        """Scalar curvature at ``U U^T``, in closed form in the singular values of ``U``.
+        """Scalar curvature at ``U U^T``, in closed form in the singular values of ``U`` (complex
+        field: the trace of the Ricci form).
 
         See :func:`quadnet.geometry.riemannian.scalar_curvature`.
 
@@ -1370,11 +1499,12 @@ class PSDQuotient(Manifold):
         """
         from quadnet.geometry.riemannian import scalar_curvature
 
-        return scalar_curvature(U)
+        return scalar_curvature(self._coerce(U))
 
-    @validate_params({"self": _SELF, "U": Factor(), "xi": _DR, "v": _DR, "t": Real(),
+    @validate_params({"self": _SELF, "U": _UX, "xi": _DRX, "v": _DRX, "t": Real(),
                       "project": Boolean(), "rtol": Real(1e-14, 1e-3),
-                      "atol": Optional(Real(0, 1e-3, closed="neither"))})
+                      "atol": Optional(Real(0, 1e-3, closed="neither"))},
+                     relations=[_same_field("U", "xi", "v")])
     def parallel_transport(self, U, xi, v, t=1.0, *, project: bool = False, rtol: float = 1e-13,
                            atol: float | None = None):
         """Levi-Civita transport of ``v`` from ``U`` to ``U + t xi`` along ``U + s xi``.
@@ -1393,4 +1523,5 @@ class PSDQuotient(Manifold):
         """
         from quadnet.geometry.riemannian import parallel_transport
 
-        return parallel_transport(U, xi, v, t, project=project, rtol=rtol, atol=atol)
+        return parallel_transport(self._coerce(U), xi, v, t, project=project, rtol=rtol,
+                                  atol=atol)

@@ -43,6 +43,19 @@ equations of a submersion", Michigan Math. J. 13:
   integrated with scipy's ``DOP853`` (an explicit Runge–Kutta method of order 8, Hairer,
   Nørsett & Wanner 1993) at ``rtol = 1e-13``.
 
+* **Complex factors** (the Hermitian quotient ``C^{d x r} / U(r)``, real inner product
+  ``<xi, eta> = Re tr(xi^* eta)``): the same derivation with ``A^*`` for ``A^T`` --
+  ``D_xi Y = -U DOmega[xi]`` with ``G DOmega + DOmega G = xi^* eta - eta^* xi`` (skew-Hermitian),
+  so ``K(xi, eta) = 3 ||U Omega||^2 / (||xi||^2 ||eta||^2 - <xi, eta>^2)`` with that ``Omega``.
+  The vertical space is spanned by ``U W`` over a basis of the skew-Hermitian matrices, in the
+  right singular basis ``E``: ``E (e_a e_b^T - e_b e_a^T) E^*`` and ``i E (e_a e_b^T + e_b e_a^T)
+  E^*`` (``a < b``, ``||U W||^2 = lambda_a + lambda_b``) and ``i E e_a e_a^T E^*``
+  (``||U W||^2 = lambda_a``); the Ricci form sums over all of them,
+  ``Ric(xi, eta) = 3 sum_W <P_h(xi W), P_h(eta W)> / ||U W||^2``, and the scalar curvature is
+  its trace over an orthonormal basis of ``H_U``. Unlike the real case, ``r = 1`` is curved
+  (``C^d / U(1)`` is the cone over complex projective space): ``K(xi, i xi) > 0`` for ``xi``
+  orthogonal to ``U``. Parallel transport solves the same ODE in complex arithmetic.
+
 Derivations, the checks and the figures: ``docs/riemannian.md`` and ``quadnet verify geometry``.
 """
 
@@ -84,6 +97,21 @@ def _vertical_part(U: np.ndarray, Z: np.ndarray) -> np.ndarray:
     return K.vertical_part(K.frame(U), Z)
 
 
+def _dot(a: np.ndarray, b: np.ndarray) -> float:
+    """The real inner product ``Re tr(a^* b)`` (``tr(a^T b)`` for real arrays)."""
+    if a.dtype.kind == "c" or b.dtype.kind == "c":
+        return float(np.vdot(a, b).real)
+    return float(np.sum(a * b))
+
+
+def _promote(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+    """All arrays complex128 when one of them is complex (a real factor is a point of the
+    complex quotient too), else as given."""
+    if any(a.dtype.kind == "c" for a in arrays):
+        return tuple(a.astype(np.complex128, copy=False) for a in arrays)
+    return arrays
+
+
 def _plane(xi: np.ndarray, eta: np.ndarray) -> tuple[float, float]:
     """``(|xi ^ eta|^2, |xi ^ eta| / (||xi|| ||eta||))`` without cancellation.
 
@@ -92,44 +120,56 @@ def _plane(xi: np.ndarray, eta: np.ndarray) -> tuple[float, float]:
     (``~ eps ||eta||``), where ``||xi||^2 ||eta||^2 - <xi, eta>^2`` cancels to any sign.
     The one area used both by the parallel test and by the curvature formulas.
     """
-    nx2 = float(np.sum(xi * xi))
+    nx2 = _dot(xi, xi)
     if nx2 == 0.0:
         return 0.0, 0.0
-    perp = eta - (float(np.sum(eta * xi)) / nx2) * xi
-    np2 = float(np.sum(perp * perp))
-    ne2 = float(np.sum(eta * eta))
+    perp = eta - (_dot(xi, eta) / nx2) * xi
+    np2 = _dot(perp, perp)
+    ne2 = _dot(eta, eta)
     rel = math.sqrt(np2 / ne2) if ne2 > 0 else 0.0
     return nx2 * np2, rel
 
 
 def _sectional(U: np.ndarray, xi: np.ndarray, eta: np.ndarray) -> float:
     """O'Neill's formula on raw horizontal ``xi, eta`` (no checks)."""
-    C = xi.T @ eta
-    Omega = K.lyapunov(K.frame(U), C - C.T)
-    num = 3.0 * float(np.sum((U @ Omega) ** 2))
-    return num / _plane(xi, eta)[0]
+    C = K.ct(xi) @ eta
+    UO = U @ K.lyapunov(K.frame(U), C - K.ct(C))
+    return 3.0 * _dot(UO, UO) / _plane(xi, eta)[0]
 
 
 def _gram_eig_desc(U: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Eigenvalues ``lambda = sigma^2`` of ``U^T U`` in decreasing order and the vectors ``E``."""
-    s, E = np.linalg.eigh(U.T @ U)
+    s, E = np.linalg.eigh(K.ct(U) @ U)
     return s[::-1], E[:, ::-1]
+
+
+def _skew_basis(E: np.ndarray, lam: np.ndarray):
+    """``(W, ||U W||^2)`` over the orthogonal basis of the vertical generators in the eigenbasis
+    ``E`` of ``U^* U``: ``E (e_a e_b^T - e_b e_a^T) E^*`` (``a < b``) and, for complex ``E``,
+    also ``i E (e_a e_b^T + e_b e_a^T) E^*`` and ``i E e_a e_a^T E^*``."""
+    r = lam.size
+    cx = E.dtype.kind == "c"
+    for a in range(r):
+        if cx:
+            W = 1j * np.outer(E[:, a], E[:, a].conj())
+            yield W, lam[a]
+        for b in range(a + 1, r):
+            A = np.outer(E[:, a], E[:, b].conj())
+            yield A - K.ct(A), lam[a] + lam[b]
+            if cx:
+                yield 1j * (A + K.ct(A)), lam[a] + lam[b]
 
 
 def _ricci_form(U: np.ndarray, Xs: np.ndarray, Ys: np.ndarray) -> np.ndarray:
     """``Ric(X_j, Y_k)`` for stacks ``Xs`` (p, d, r) and ``Ys`` (q, d, r) by the vertical-basis
     formula ``3 sum_{a<b} <P_h(X W_ab), P_h(Y W_ab)> / (lambda_a + lambda_b)``."""
     lam, E = _gram_eig_desc(U)
-    r = U.shape[1]
     out = np.zeros((Xs.shape[0], Ys.shape[0]))
     fr = K.frame(U)
-    for a in range(r):
-        for b in range(a + 1, r):
-            W = np.outer(E[:, a], E[:, b])
-            W = W - W.T
-            PX = np.array([K.horizontal_part(fr, X @ W) for X in Xs])
-            PY = PX if Ys is Xs else np.array([K.horizontal_part(fr, Y @ W) for Y in Ys])
-            out += np.tensordot(PX, PY, axes=([1, 2], [1, 2])) / (lam[a] + lam[b])
+    for W, n2 in _skew_basis(E, lam):
+        PX = np.array([K.horizontal_part(fr, X @ W) for X in Xs])
+        PY = PX if Ys is Xs else np.array([K.horizontal_part(fr, Y @ W) for Y in Ys])
+        out += np.tensordot(PX.conj(), PY, axes=([1, 2], [1, 2])).real / n2
     return 3.0 * out
 
 
@@ -150,8 +190,8 @@ def _transport_rhs(U: np.ndarray, xi: np.ndarray):
     def rhs(s, y):
         V = y.reshape(d, r)
         Us = U + s * xi
-        C = xi.T @ V
-        return (-(Us @ K.lyapunov(K.frame(Us), C - C.T))).reshape(-1)
+        C = K.ct(xi) @ V
+        return (-(Us @ K.lyapunov(K.frame(Us), C - K.ct(C)))).reshape(-1)
 
     return rhs
 
@@ -181,10 +221,11 @@ def _as_horizontal(U: np.ndarray, Z: np.ndarray, name: str, project: bool) -> np
         return Z - Zv
     rel = K.fro_norm(Zv) / nz
     if rel > HORIZONTAL_RTOL:
+        form = (f"U^* {name} must be Hermitian" if U.dtype.kind == "c" else
+                f"U^T {name} must be symmetric")
         raise ValueError(
             f"{name} is not horizontal at U: ||P_v({name})|| / ||{name}|| = {rel:.3e} > "
-            f"{HORIZONTAL_RTOL:g} (U^T {name} must be symmetric); pass project=True to use its "
-            f"horizontal projection")
+            f"{HORIZONTAL_RTOL:g} ({form}); pass project=True to use its horizontal projection")
     return Z
 
 
@@ -197,12 +238,14 @@ def _check_plane(xi: np.ndarray, eta: np.ndarray) -> None:
 
 
 # ------------------------------------------------------------------ public API
-_DR = Array(shape=("d", "r"))
+_DR = Array(shape=("d", "r"), allow_complex=True)
+_U = Factor(allow_complex=True)
 #: The constraint tables of the curvature functions (the PSDQuotient methods reuse them).
-PLANE = {"U": Factor(), "xi": _DR, "eta": _DR, "project": Boolean()}
+#: Real or complex factors and directions: complex ones are the Hermitian quotient.
+PLANE = {"U": _U, "xi": _DR, "eta": _DR, "project": Boolean()}
 #: ODE tolerances of the transports: ``rtol`` in ``[1e-14, 1e-3]`` (scipy's ``solve_ivp``
 #: raises anything below ``100 eps`` silently to it; above ``1e-3`` a transport is not one).
-TRANSPORT = {"U": Factor(), "xi": _DR, "v": _DR, "t": Real(), "project": Boolean(),
+TRANSPORT = {"U": _U, "xi": _DR, "v": _DR, "t": Real(), "project": Boolean(),
              "rtol": Real(1e-14, 1e-3), "atol": Optional(Real(0, 1e-3, closed="neither"))}
 
 
@@ -252,6 +295,7 @@ def sectional_curvature(U, xi, eta, *, project: bool = False) -> float:
     ...                     np.array([[1.], [1.], [-2.]]))
     0.0
     """
+    U, xi, eta = _promote(U, xi, eta)
     xi = _as_horizontal(U, xi, "xi", project)
     eta = _as_horizontal(U, eta, "eta", project)
     # K does not depend on the lengths of xi and eta: unit vectors keep |xi ^ eta|^2 from
@@ -261,7 +305,7 @@ def sectional_curvature(U, xi, eta, *, project: bool = False) -> float:
     return _sectional(U, xi, eta)
 
 
-@validate_params({"U": Factor(), "xi": Optional(_DR), "eta": Optional(_DR),
+@validate_params({"U": _U, "xi": Optional(_DR), "eta": Optional(_DR),
                   "project": Boolean()})
 def ricci_curvature(U, xi=None, eta=None, *, project: bool = False):
     r"""Ricci curvature of ``M_r^+`` at ``U U^T``: the form ``Ric(xi, eta)`` or its matrix.
@@ -307,6 +351,8 @@ def ricci_curvature(U, xi=None, eta=None, *, project: bool = False):
     >>> ricci_curvature(U, U)                     # the radial (cone) direction is flat
     0.0
     """
+    if any(a is not None and a.dtype.kind == "c" for a in (U, xi, eta)):
+        U, xi, eta = (None if a is None else a.astype(np.complex128) for a in (U, xi, eta))
     if xi is None:
         if eta is not None:
             raise ValueError("ricci_curvature: eta given without xi")
@@ -321,7 +367,7 @@ def ricci_curvature(U, xi=None, eta=None, *, project: bool = False):
     return 0.0 if val == 0.0 else val
 
 
-@validate_params({"U": Factor()})
+@validate_params({"U": _U})
 def scalar_curvature(U) -> float:
     r"""Scalar curvature of ``M_r^+`` at ``U U^T`` in closed form in ``lambda = sigma(U)^2``.
 
@@ -354,6 +400,10 @@ def scalar_curvature(U) -> float:
     >>> scalar_curvature(np.ones((4, 1)))
     0.0
     """
+    if U.dtype.kind == "c":    # the trace of the Ricci form over an orthonormal basis of H_U
+        B = K.horizontal_basis(K.frame(U))
+        Xs = B.T.reshape(-1, *U.shape)
+        return float(np.trace(_ricci_form(U, Xs, Xs)))
     lam, _ = _gram_eig_desc(U)
     return float(_scalar_closed_form(lam, U.shape[0]))
 
@@ -573,6 +623,7 @@ def parallel_transport(U, xi, v, t=1.0, *, project: bool = False, rtol: float = 
     >>> bool(np.allclose(W.T @ V, (W.T @ V).T)), round(float(np.linalg.norm(V)), 10)
     (True, 1.0)
     """
+    U, xi, v = _promote(U, xi, v)
     xi = _as_horizontal(U, xi, "xi", project)
     if float(np.linalg.norm(v)) == 0.0:
         return np.zeros_like(v)
@@ -615,7 +666,7 @@ def _check_segment(U: np.ndarray, xi: np.ndarray, t: float, max_evals: int = 400
         stack += [(a, sa, m, sm), (m, sm, b, sb)]
 
 
-@validate_params({"U": Factor(), "xi": _DR, "eta": _DR, "eps": Real(0, None, closed="neither"),
+@validate_params({"U": _U, "xi": _DR, "eta": _DR, "eps": Real(0, None, closed="neither"),
                   "rtol": TRANSPORT["rtol"]})
 def holonomy(U, xi, eta, eps: float, *, rtol: float = 1e-13) -> dict:
     r"""Holonomy of parallel transport around the geodesic quadrilateral with corners
@@ -663,12 +714,13 @@ def holonomy(U, xi, eta, eps: float, *, rtol: float = 1e-13) -> dict:
     >>> bool(abs(h["angle"] / (h["K_centre"] * h["area"]) - 1) < 1e-3)
     True
     """
+    U, xi, eta = _promote(U, xi, eta)
     xi = _as_horizontal(U, xi, "xi", False)
     eta = _as_horizontal(U, eta, "eta", False)
     e1 = xi / K.fro_norm(xi)             # scaled norms: no overflow of |xi|^2 (xi ~ 1e300)
     e2 = eta / K.fro_norm(eta)           # and the plane test on unit vectors (no underflow)
     _check_plane(e1, e2)
-    e2 = e2 - np.sum(e2 * e1) * e1
+    e2 = e2 - _dot(e1, e2) * e1
     e2 = e2 / K.fro_norm(e2)
     corners = [U + eps * e1, U + eps * (e1 + e2), U + eps * e2, U]
     W, V = U, e2.copy()
@@ -683,12 +735,12 @@ def holonomy(U, xi, eta, eps: float, *, rtol: float = 1e-13) -> dict:
     V = V @ R
     Cm = U + 0.5 * eps * (e1 + e2)       # centre of the loop, for the O(eps^2) comparison
     c1, c2 = e1 - _vertical_part(Cm, e1), e2 - _vertical_part(Cm, e2)
-    return {"angle": float(np.arctan2(-np.sum(V * e1), np.sum(V * e2))), "area": eps ** 2,
+    return {"angle": float(np.arctan2(-_dot(e1, V), _dot(e2, V))), "area": eps ** 2,
             "K": _sectional(U, e1, e2), "K_centre": _sectional(Cm, c1, c2),
             "norm_drift": abs(float(np.linalg.norm(V)) - 1.0), "transported": V}
 
 
-@validate_params({"U": Factor(), "xi": _DR, "eta": _DR,
+@validate_params({"U": _U, "xi": _DR, "eta": _DR,
                   "scales": Optional(Sequence(Real(0, None, closed="neither")))})
 def distance_expansion_curvature(U, xi, eta, *, scales=None) -> float:
     r"""Sectional curvature from quadnet's own distance, by the geodesic-spread expansion.
@@ -753,6 +805,7 @@ def distance_expansion_curvature(U, xi, eta, *, scales=None) -> float:
                              f"({Kn:.3g} x 2^{-2 * k}) is outside the float64 range; rescale U "
                              f"(K(c U) = K(U) / c^2)")
         return out
+    U, xi, eta = _promote(U, xi, eta)
     xi = _as_horizontal(U, xi, "xi", False)
     eta = _as_horizontal(U, eta, "eta", False)
     _check_plane(xi, eta)
@@ -761,7 +814,7 @@ def distance_expansion_curvature(U, xi, eta, *, scales=None) -> float:
         scales = tuple(np.array([0.2, 0.1, 0.05]) * min(1.0, smin))
     hs = np.array(scales, dtype=float)
     xi = xi / np.linalg.norm(xi)
-    eta = eta - np.sum(eta * xi) * xi
+    eta = eta - _dot(xi, eta) * xi
     eta = eta / np.linalg.norm(eta)
     g = []
     for h in hs:
