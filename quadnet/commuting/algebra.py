@@ -38,6 +38,7 @@ from quadnet._validation import (
     as_array,
     as_int,
     as_square,
+    declare_params,
     memory_guard,
     validate_params,
 )
@@ -317,6 +318,10 @@ def _worst_commutator(As: np.ndarray) -> tuple[int, int, float]:
 
 
 
+#: the table of the methods on spectral coordinates, which check ``q`` inline (``as_array``)
+_Q_VECTOR = {"q": Array(ndim=1, shape=("d",))}
+
+
 def _finite(arg: str):
     """Refuse a non-finite loss value or gradient of finite arguments (an overflow, e.g.
     ``Q = 1e300 I``) with a ``ValueError`` naming ``arg``, instead of returning inf/NaN."""
@@ -503,6 +508,7 @@ class CommutingSensing(Loss):
         same = self.blocks.labels[:, None] == self.blocks.labels[None, :]
         return float(np.linalg.norm(W[~same]) / max(np.linalg.norm(W), np.finfo(float).tiny))
 
+    @declare_params(_Q_VECTOR)
     @_finite("q")
     def reduced_gradient(self, q) -> np.ndarray:
         r"""Gradient of the reduced loss, ``g = (1/m) A^T (A q - y)`` (quadnet theory §5).
@@ -516,11 +522,6 @@ class CommutingSensing(Loss):
         -------
         numpy.ndarray, shape (d,)
 
-        Raises
-        ------
-        TypeError, ValueError
-            If ``q`` is not a finite real vector of length ``d``.
-
         Examples
         --------
         >>> import numpy as np
@@ -530,6 +531,7 @@ class CommutingSensing(Loss):
         """
         return self._reduced_gradient(as_array(q, "q", ndim=1, shape=(self.d,)))
 
+    @declare_params(_Q_VECTOR)
     @_finite("q")
     def reduced_loss(self, q) -> float:
         r"""The reduced loss ``(1/(2m)) ||A q - y||^2`` on spectral coordinates (quadnet theory §5).
@@ -542,11 +544,6 @@ class CommutingSensing(Loss):
         Returns
         -------
         float
-
-        Raises
-        ------
-        TypeError, ValueError
-            If ``q`` is not a finite real vector of length ``d``.
 
         Examples
         --------
