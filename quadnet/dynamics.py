@@ -725,7 +725,9 @@ def solve_flows(rhs, t_span, y0, *, rtol: float = 1e-10, atol=1e-12,
     the step is accepted only when the largest of the ``B`` norms is below 1 (the next step is
     sized from the largest). So every flow meets its own tolerances on every step, as it would
     alone; a flow may take smaller steps than alone (those another flow needs), so the
-    trajectories agree with the one-at-a-time solutions to the solver tolerance, not bitwise.
+    trajectories agree with the one-at-a-time solutions to the solver tolerance, not bitwise
+    (for ``B = 1`` they are scipy's, bit for bit). Only the first trial step is scipy's guess
+    from the stacked state; it is then accepted or shrunk by the same per-flow test.
     ``atol`` may differ per flow (shape ``(B,)``) or per component (``B x n``), e.g. relative to
     each flow's own scale.
 
