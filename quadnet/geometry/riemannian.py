@@ -504,7 +504,8 @@ def curvature_bounds(U) -> CurvatureBounds:
                            _scalar_closed_form(lam, U.shape[0]), U.shape[0] > r, plane)
 
 
-@validate_params({"Sigma": Symmetric("n", psd=True), "X": Symmetric("n"), "Y": Symmetric("n")})
+@validate_params({"Sigma": Symmetric("n", psd=True, allow_complex=True),
+                  "X": Symmetric("n", allow_complex=True), "Y": Symmetric("n", allow_complex=True)})
 def bures_wasserstein_sectional_curvature(Sigma, X, Y) -> float:
     r"""Sectional curvature of the Bures–Wasserstein metric on SPD matrices, in SPD coordinates.
 
@@ -520,12 +521,22 @@ def bures_wasserstein_sectional_curvature(Sigma, X, Y) -> float:
     :func:`sectional_curvature` for ``r = d`` (no factor, no horizontal lift: ``L_X`` from
     :func:`scipy.linalg.solve_sylvester`).
 
+    Hermitian ``Sigma``, ``X``, ``Y`` (the complex quotient at ``r = d``): the metric
+    ``Re tr(L_X Sigma L_Y)`` and the same sum over all pairs, ``i = j`` included --
+    ``[L_X, L_Y]`` is skew-Hermitian, with an imaginary diagonal that vanishes in the real case::
+
+        K(X, Y) = (3/2) sum_{i,j} lambda_i lambda_j |[L_X, L_Y]_ij|^2 / (lambda_i + lambda_j)
+                  / (g(X, X) g(Y, Y) - g(X, Y)^2)
+
+    (derived from O'Neill's formula with ``U = Sigma^{1/2}``; checked against
+    :func:`sectional_curvature` in ``tests/geometry/test_hermitian.py``).
+
     Parameters
     ----------
     Sigma : array_like, shape (d, d)
-        Symmetric positive-definite matrix.
+        Symmetric (Hermitian) positive-definite matrix.
     X, Y : array_like, shape (d, d)
-        Symmetric tangent vectors spanning a plane.
+        Symmetric (Hermitian) tangent vectors spanning a plane.
 
     Returns
     -------
@@ -558,13 +569,21 @@ def bures_wasserstein_sectional_curvature(Sigma, X, Y) -> float:
     X, Y = X / np.abs(X).max(), Y / np.abs(Y).max()
     LX = scipy.linalg.solve_sylvester(Sigma, Sigma, X)
     LY = scipy.linalg.solve_sylvester(Sigma, Sigma, Y)
-    gXX = float(np.trace(LX @ Sigma @ LX))
-    gYY = float(np.trace(LY @ Sigma @ LY))
-    gXY = float(np.trace(LX @ Sigma @ LY))
+    cx = any(A.dtype.kind == "c" for A in (Sigma, X, Y))
+    if cx:                  # Re tr(L_A Sigma L_B^*), L Hermitian
+        gXX, gYY, gXY = (float(np.trace(A @ Sigma @ K.ct(B)).real)
+                         for A, B in ((LX, LX), (LY, LY), (LX, LY)))
+    else:
+        gXX = float(np.trace(LX @ Sigma @ LX))
+        gYY = float(np.trace(LY @ Sigma @ LY))
+        gXY = float(np.trace(LX @ Sigma @ LY))
     area2 = gXX * gYY - gXY ** 2
     if not area2 > (PARALLEL_RTOL ** 2) * gXX * gYY:
         raise ValueError("X and Y are parallel: the sectional curvature is undefined")
-    C = E.T @ (LX @ LY - LY @ LX) @ E
+    C = K.ct(E) @ (LX @ LY - LY @ LX) @ E
+    if cx:
+        li, lj = lam[:, None], lam[None, :]
+        return float(1.5 * np.sum(li * lj * np.abs(C) ** 2 / (li + lj)) / area2) / c
     iu = np.triu_indices(n, 1)
     li, lj = lam[iu[0]], lam[iu[1]]
     return float(3.0 * np.sum(li * lj * C[iu] ** 2 / (li + lj)) / area2) / c
