@@ -547,8 +547,9 @@ def _as_manifold(value, name: str):
 def pymanopt_problem(loss: Loss, manifold):
     r"""A :class:`pymanopt.Problem` for ``L(U) = ell(U U^T)`` on ``manifold``.
 
-    Cost, Euclidean gradient and Euclidean Hessian come from the loss's factor methods; the
-    manifold turns them into Riemannian ones (with the input direction projected, see
+    Cost, Euclidean gradient and Euclidean Hessian come from the loss's factor methods (real or
+    complex factors: a complex loss such as ``GaussianSensing(..., field="complex")`` on
+    ``PSDQuotient(d, r, field="complex")``); the manifold turns them into Riemannian ones (with the input direction projected, see
     :meth:`quadnet.PSDQuotient.euclidean_to_riemannian_hessian`; quadnet theory §1, §7).
 
     Parameters
@@ -575,6 +576,15 @@ def pymanopt_problem(loss: Loss, manifold):
     >>> fixed = pymanopt_problem(FrobeniusLoss(np.eye(3)), pymanopt.manifolds.PSDFixedRank(3, 1))
     >>> float(fixed.cost(np.array([[1.0], [0.0], [0.0]])))
     1.0
+
+    The complex case (phase retrieval, quadnet theory §4): a complex loss on the complex
+    quotient, built the same way; the Euclidean gradient is the one for ``Re tr(xi^* eta)``.
+
+    >>> from quadnet import GaussianSensing
+    >>> pr = GaussianSensing.random(4, 1, 24, seed=0, field="complex")
+    >>> cp = pymanopt_problem(pr, PSDQuotient(4, 1, field="complex"))
+    >>> float(cp.cost(pr.U_star * 1j))                         # U(1)-invariant
+    0.0
     """
     import pymanopt
 

@@ -11,6 +11,7 @@ from quadnet.sensing.gaussian import (
     population_normal_operator as population_normal_operator,
     spectral_init as spectral_init,
 )
+from quadnet.sensing import complex_gaussian as complex_gaussian  # registers field="complex"
 from quadnet.sensing.population import (
     PopulationInverse as PopulationInverse,
     population_effective_hessian as population_effective_hessian,
@@ -58,6 +59,7 @@ __all__ = [
     "prescribed_step",
     "recover",
     "sample_bound",
+    "spectral_init",
     "sufficient_sample_size",
     "trace_min_sdp",
 ]

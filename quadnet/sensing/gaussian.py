@@ -36,6 +36,7 @@ from quadnet._validation import (
     Array,
     Bind,
     Boolean,
+    Converted,
     Integer,
     Instance,
     Options,
@@ -46,6 +47,7 @@ from quadnet._validation import (
     as_factor,
     declare_params,
     memory_guard,
+    to_rng,
     nested,
     validate_params,
 )
@@ -181,20 +183,51 @@ def _nonzero_star(args) -> str | None:
     return None if np.any(args["Q_star"]) else "Q_star must be nonzero to define a relative error"
 
 
-@validate_params({"Q": Array(shape=("n", "k")), "Q_star": Array(shape=("n", "k"))},
-                 relations=[Relation(("Q_star",), _nonzero_star, "``Q_star`` is nonzero")])
+def _real_or_complex(value, name: str) -> np.ndarray:
+    if np.iscomplexobj(value) and not isinstance(value, (str, bytes)):
+        from quadnet.sensing._fields import as_complex
+
+        return as_complex(value, name, ndim=2)
+    from quadnet._validation import as_matrix
+
+    return as_matrix(value, name)
+
+
+_MATRIX = Converted(_real_or_complex, "a finite real or complex matrix",
+                    bad=[("string", "abc"), ("None", None), ("1-d", np.ones(3)),
+                         ("nan", np.full((2, 2), np.nan))])
+
+
+def _same_shape(args) -> str | None:
+    a, b = args["Q"].shape, args["Q_star"].shape
+    return None if a == b else f"Q and Q_star must have the same shape, got {a} and {b}"
+
+
+@validate_params({"Q": _MATRIX, "Q_star": _MATRIX},
+                 relations=[Relation(("Q", "Q_star"), _same_shape, "the same shape"),
+                            Relation(("Q_star",), _nonzero_star, "``Q_star`` is nonzero")])
 def relative_error(Q, Q_star) -> float:
-    """``||Q - Q*||_F / ||Q*||_F`` (the recovery error used throughout).
+    """``||Q - Q*||_F / ||Q*||_F`` (the recovery error used throughout; real or complex).
 
     Examples
     --------
     >>> relative_error([[2.0]], [[1.0]])
     1.0
+    >>> round(relative_error([[1j]], [[1.0]]), 12)        # |i - 1|
+    1.414213562373
     """
     if not np.any(Q_star):
         raise ValueError("Q_star must be nonzero to define a relative error")
+    if np.iscomplexobj(Q) or np.iscomplexobj(Q_star):
+        s = float(np.max(np.abs(Q_star)))
+        return float(np.linalg.norm(Q / s - Q_star / s) / np.linalg.norm(Q_star / s))
     return rel_diff(Q, Q_star)
 
+
+#: The problem class of each field: ``"complex"`` is registered by
+#: :mod:`quadnet.sensing.complex_gaussian` (imported with the package), so that this module
+#: does not import it.
+FIELD_CLASSES: dict[str, type] = {}
 
 #: The preprocessings of the spectral initialiser (``spectral_init(preprocessing=...)``).
 PREPROCESSINGS = ("identity", "optimal")
@@ -283,9 +316,7 @@ class GaussianSensing(Loss):
         if cls is GaussianSensing:
             field = kwargs.get("field", "real")
             if field == "complex":
-                from quadnet.sensing.complex_gaussian import ComplexGaussianSensing
-
-                return object.__new__(ComplexGaussianSensing)
+                return object.__new__(FIELD_CLASSES["complex"])
             X = args[0] if args else kwargs.get("X")
             if field == "real" and isinstance(X, np.ndarray) and np.iscomplexobj(X):
                 raise TypeError(f"GaussianSensing: X is complex (dtype {X.dtype}) but "
@@ -348,11 +379,9 @@ class GaussianSensing(Loss):
         >>> bool((a.X == b.X).all()), a.X.shape
         (True, (10, 4))
         """
-        rng = seed
+        rng = to_rng(seed)   # a Generator also when called nested (table skipped)
         if field == "complex":
-            from quadnet.sensing.complex_gaussian import random_complex_instance
-
-            return random_complex_instance(d, r, m, rng, noise)
+            return FIELD_CLASSES["complex"].random_instance(d, r, m, rng, noise)
         U_star = rng.standard_normal((d, r)) / np.sqrt(d)
         X = rng.standard_normal((m, d))
         XU = X @ U_star
@@ -712,7 +741,7 @@ class GaussianSensing(Loss):
         >>> U0.shape, bool(np.allclose(U0 @ U0.T, Ud @ Ud.T, atol=1e-9))
         ((6, 1), True)
         """
-        refused = _real_preprocessing({"preprocessing": preprocessing})
+        refused = self._preprocessing_refusal(preprocessing)
         if refused:   # also inside validated callers, where the table is skipped
             raise ValueError(refused)
         if method == "auto":
@@ -736,6 +765,10 @@ class GaussianSensing(Loss):
                           stacklevel=2)
             lam = np.where(lam > 0, lam, 1e-6 * lam[0])
         return V * np.sqrt(lam)
+
+    def _preprocessing_refusal(self, preprocessing: str) -> str | None:
+        """Why ``preprocessing`` cannot run on this problem, or ``None``."""
+        return _real_preprocessing({"preprocessing": preprocessing})
 
     def _spectral_lanczos(self, r: int) -> tuple[np.ndarray, np.ndarray]:
         """Top-``r`` eigenpairs of ``T^{-1}(M)`` by ARPACK on ``O(m d)`` products.
@@ -769,11 +802,7 @@ class GaussianSensing(Loss):
 
 
 def _preprocessing_field(args) -> str | None:
-    if args["problem"].field == "real":
-        return _real_preprocessing(args)
-    from quadnet.sensing.complex_gaussian import _preprocessing_ok
-
-    return _preprocessing_ok({"self": args["problem"], "preprocessing": args["preprocessing"]})
+    return args["problem"]._preprocessing_refusal(args["preprocessing"])
 
 
 @validate_params({"problem": Instance(GaussianSensing, "a GaussianSensing instance",

@@ -49,11 +49,14 @@ from quadnet._validation import (
     Seed,
     as_array,
     as_factor,
+    to_rng,
     validate_params,
 )
 from quadnet.sensing.bounds import prescribed_step
 from quadnet.dynamics import BLOWUP, DivergenceError
-from quadnet.sensing.gaussian import GaussianSensing, SpectralInitWarning
+from quadnet.sensing._fields import as_complex, as_complex_factor
+from quadnet.sensing.complex_gaussian import threads_for
+from quadnet.sensing.gaussian import PREPROCESSINGS, GaussianSensing, SpectralInitWarning
 
 # Constants (METHODS, INITS, SUCCESS_TOL, SDP_SUCCESS_TOL, CELL_MAX_ITER) stay module-level:
 # ``quadnet.sensing.recovery.SUCCESS_TOL``, not re-exported at the package top level.
@@ -101,7 +104,8 @@ class RecoveryResult:
 
     @property
     def Q(self) -> np.ndarray:
-        return self.U @ self.U.T
+        """``U U^*`` (``U U^T`` for a real factor)."""
+        return self.U @ self.U.T.conj()
 
 
 def _grad_scale(problem: GaussianSensing) -> float:
@@ -109,25 +113,42 @@ def _grad_scale(problem: GaussianSensing) -> float:
     return 2.0 * rms ** 1.5 if rms > 0 else 1.0
 
 
-def _initial_factor(problem: GaussianSensing, r: int, init, init_scale: float, rng):
+def _initial_factor(problem: GaussianSensing, r: int, init, init_scale: float, rng,
+                    preprocessing: str = "identity"):
+    cplx = problem.field == "complex"
     if isinstance(init, str):
         if init == "spectral":
-            return problem.spectral_init(r, strict=False), "spectral"
+            return problem.spectral_init(r, strict=False, preprocessing=preprocessing), "spectral"
         if init == "small":
             scale = init_scale * np.sqrt(max(float(np.mean(problem.y)), 0.0) / (problem.d * r))
             if scale == 0:
                 raise ValueError("init='small' needs mean(y) > 0 to set its scale")
+            if cplx:   # CN(0, 1) entries: E |U_jk|^2 = 1 as in the real case
+                z = rng.standard_normal(2 * problem.d * r).view(np.complex128)
+                return scale / np.sqrt(2.0) * z.reshape(problem.d, r), "small"
             return scale * rng.standard_normal((problem.d, r)), "small"
         raise ValueError(f"init must be one of {INITS} or a d x r array, got {init!r}")
-    return np.array(init, dtype=float), "array"
+    return np.array(init, dtype=complex if cplx else float), "array"
+
+
+def _as_vector(U: np.ndarray) -> np.ndarray:
+    """The real coordinates of a factor (the float view of a complex one), as a copy."""
+    U = np.ascontiguousarray(U)
+    return (U.view(np.float64) if np.iscomplexobj(U) else U).reshape(-1).copy()
+
+
+def _as_factor(v: np.ndarray, shape: tuple[int, int], cplx: bool) -> np.ndarray:
+    v = np.ascontiguousarray(v, dtype=np.float64)
+    return v.view(np.complex128).reshape(shape) if cplx else v.reshape(shape)
 
 
 def _lambda_max(problem: GaussianSensing, U: np.ndarray) -> float:
     """Largest eigenvalue of the factor Hessian at ``U`` (Lanczos on ``hvp_at(U)``)."""
-    n = U.size
+    cplx = np.iscomplexobj(U)
+    n = U.size * (2 if cplx else 1)              # real coordinates of C^{d x r}: R^{2 d r}
     hvp = problem.hvp_at(U)
     op = scipy.sparse.linalg.LinearOperator(
-        (n, n), matvec=lambda v: hvp(v.reshape(U.shape)).reshape(-1), dtype=float)
+        (n, n), matvec=lambda v: _as_vector(hvp(_as_factor(v, U.shape, cplx))), dtype=float)
     if n <= 3:
         dense = np.column_stack([op.matvec(e) for e in np.eye(n)])
         return float(np.linalg.eigvalsh(sym(dense))[-1])
@@ -136,15 +157,15 @@ def _lambda_max(problem: GaussianSensing, U: np.ndarray) -> float:
                                            return_eigenvectors=False)[0])
 
 
-def _spectral_quiet(problem: GaussianSensing, r: int) -> np.ndarray:
+def _spectral_quiet(problem: GaussianSensing, r: int, preprocessing: str) -> np.ndarray:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SpectralInitWarning)
-        return problem.spectral_init(r, strict=False)
+        return problem.spectral_init(r, strict=False, preprocessing=preprocessing)
 
 
-def _step(problem: GaussianSensing, r: int, eta) -> float:
+def _step(problem: GaussianSensing, r: int, eta, preprocessing: str = "identity") -> float:
     if isinstance(eta, str):
-        Us = _spectral_quiet(problem, r)
+        Us = _spectral_quiet(problem, r, preprocessing)
         if eta == "tuned":
             lam = _lambda_max(problem, Us)
             if not lam > 0:
@@ -193,16 +214,18 @@ def _gd(problem, U, eta, max_iter, gtol, g0):
 
 
 def _lbfgs(problem, U0, max_iter, gtol, g0, memory):
-    shape = U0.shape
+    """L-BFGS on the real coordinates of ``U`` (the float view of a complex factor: the
+    gradient for ``Re tr(xi^* eta)`` is the gradient in those coordinates)."""
+    shape, cplx = U0.shape, np.iscomplexobj(U0)
     last = {"x": None, "g": None}
 
     def fun(v):
         with np.errstate(over="ignore", invalid="ignore"):
-            val, g = problem._value_and_gradient(v.reshape(shape))
+            val, g = problem._value_and_gradient(_as_factor(v, shape, cplx))
         if not (np.isfinite(val) and np.all(np.isfinite(g))):
             return np.inf, np.zeros_like(v)
         last["x"], last["g"] = v.copy(), g
-        return val, g.reshape(-1)
+        return val, _as_vector(g)
 
     val0, grad0 = problem.factor_value_and_gradient(U0)
     hist = {"loss": [val0], "grad_norm": [float(np.linalg.norm(grad0)) / g0]}
@@ -210,35 +233,40 @@ def _lbfgs(problem, U0, max_iter, gtol, g0, memory):
     def callback(intermediate_result):
         x = intermediate_result.x
         g = last["g"] if last["x"] is not None and np.array_equal(last["x"], x) else \
-            problem._value_and_gradient(x.reshape(shape))[1]
+            problem._value_and_gradient(_as_factor(x, shape, cplx))[1]
         hist["loss"].append(float(intermediate_result.fun))
         hist["grad_norm"].append(float(np.linalg.norm(g)) / g0)
 
     # L-BFGS-B stops on max_i |g_i| <= gtol_abs; our rule is on ||g||_F, which is at most
     # sqrt(d r) times larger, so iterate to the stricter gtol_abs and then test our rule.
     gtol_abs = gtol * g0 / np.sqrt(U0.size)
-    res = scipy.optimize.minimize(fun, U0.reshape(-1), jac=True, method="L-BFGS-B",
+    res = scipy.optimize.minimize(fun, _as_vector(U0), jac=True, method="L-BFGS-B",
                                   callback=callback,
                                   options={"maxiter": max_iter, "maxcor": memory, "ftol": 0.0,
                                            "gtol": gtol_abs, "maxls": 50})
-    U = res.x.reshape(shape)
+    U = _as_factor(res.x, shape, cplx)
     if not np.all(np.isfinite(U)) or np.max(np.abs(U)) > BLOWUP:
         raise DivergenceError(f"L-BFGS diverged: {res.message}")
     gn = float(np.linalg.norm(problem.factor_gradient(U))) / g0
     return U, gn <= gtol, int(res.nit), hist, str(res.message)
 
 
-class _Recorder(GaussianSensing):
-    """Shares ``problem``'s data (no copy) and records every cost evaluation."""
+def _recorder(problem: GaussianSensing) -> GaussianSensing:
+    """A copy of ``problem`` sharing its data (no copy of ``X``) that records every cost
+    evaluation in ``costs``; of ``problem``'s own class (real or complex)."""
+    base = type(problem)
 
-    def __init__(self, problem: GaussianSensing):
-        self.__dict__.update(problem.__dict__)
-        self.costs: list[float] = []
+    class _Recorder(base):
+        def __init__(self):
+            self.__dict__.update(problem.__dict__)
+            self.costs: list[float] = []
 
-    def factor_value(self, U) -> float:
-        val = super().factor_value(U)
-        self.costs.append(val)
-        return val
+        def factor_value(self, U) -> float:
+            val = base.factor_value(self, U)
+            self.costs.append(val)
+            return val
+
+    return _Recorder()
 
 
 def _trust_regions(problem, U0, max_iter, gtol, g0):
@@ -247,13 +275,16 @@ def _trust_regions(problem, U0, max_iter, gtol, g0):
     from quadnet.losses import pymanopt_problem
     from quadnet.geometry.manifold import PSDQuotient
 
-    manifold = PSDQuotient(problem.d, U0.shape[1])
-    rec = _Recorder(problem)
+    if problem.field == "complex":
+        manifold = PSDQuotient(problem.d, U0.shape[1], field="complex")
+    else:
+        manifold = PSDQuotient(problem.d, U0.shape[1])
+    rec = _recorder(problem)
     opt = pymanopt.optimizers.TrustRegions(max_iterations=max_iter, min_gradient_norm=gtol * g0,
                                            min_step_size=0.0, max_cost_evaluations=10 * max_iter,
                                            max_time=np.inf, verbosity=0)
     res = opt.run(pymanopt_problem(rec, manifold), initial_point=U0)
-    U = np.asarray(res.point, dtype=float)
+    U = np.asarray(res.point, dtype=complex if problem.field == "complex" else float)
     if not np.all(np.isfinite(U)) or np.max(np.abs(U)) > BLOWUP:
         raise DivergenceError(f"trust regions diverged: {res.stopping_criterion}")
     gn = float(np.linalg.norm(problem.factor_gradient(U))) / g0
@@ -266,6 +297,8 @@ def _as_init(value, name: str):
         if value not in INITS:
             raise ValueError(f"{name} must be one of {INITS} or a d x r array, got {value!r}")
         return value
+    if np.iscomplexobj(value):      # for a complex problem; refused on a real one below
+        return as_complex(value, name, ndim=2)
     return as_array(value, name, ndim=2)
 
 
@@ -282,8 +315,16 @@ def _r_and_init(args) -> None:
     d, r = args["problem"].d, args["r"]
     if r > d:
         return f"r must satisfy 1 <= r <= d, got r = {r} > d = {d}"
-    if not isinstance(args["init"], str):
-        args["init"] = as_factor(args["init"], "init", d=d, r=r)
+    init, cplx = args["init"], args["problem"].field == "complex"
+    if not isinstance(init, str):
+        if np.iscomplexobj(init) and not cplx:
+            raise TypeError("init is a complex array but the problem is real (field='real'); "
+                            "give a real d x r start")
+        args["init"] = (as_complex_factor(init, "init", d=d, r=r, full_rank=True) if cplx
+                        else as_factor(init, "init", d=d, r=r))
+    if args["eta"] == "prescribed" and cplx:
+        return ("eta='prescribed' is the step of the real guarantee chain (quadnet theory §4); "
+                "for a complex problem give eta='tuned' or a number")
     return None
 
 
@@ -306,17 +347,18 @@ _RECOVER = {
     "restart_tol": Real(0),
     "reduce_rank": Boolean(),
     "rank_gap": Real(1, None, closed="neither"),
+    "preprocessing": Options(*PREPROCESSINGS),
 }
 
 
-@validate_params(_RECOVER, relations=[Relation(("r", "init"), _r_and_init,
+@validate_params(_RECOVER, relations=[Relation(("r", "init", "eta"), _r_and_init,
                                                "``r <= d``; an ``init`` array is ``d x r`` of "
                                                "full column rank")])
 def recover(problem: GaussianSensing, r: int, method: str = "lbfgs", init="spectral", *,
             eta="tuned", max_iter: int | None = None, gtol: float = 1e-13,
             init_scale: float = 1e-3, seed=None, lbfgs_memory: int = 20, restarts: int = 0,
             restart_tol: float = 1e-20, reduce_rank: bool = False,
-            rank_gap: float = 10.0) -> RecoveryResult:
+            rank_gap: float = 10.0, preprocessing: str = "identity") -> RecoveryResult:
     """Minimise the sensing loss over ``d x r`` factors (module docstring).
 
     Args:
@@ -350,6 +392,15 @@ def recover(problem: GaussianSensing, r: int, method: str = "lbfgs", init="spect
             ``history["width_run"]`` summarises the width-``r`` run
             (its final loss and singular values).
         rank_gap: the smallest singular-value ratio accepted as a rank gap (``> 1``).
+        preprocessing: the weights of the spectral start (``init="spectral"`` and the
+            ``eta`` rules): ``"identity"`` or, for a complex problem with ``m > d``,
+            ``"optimal"`` (Luo, Alghamdi & Lu 2019; :func:`quadnet.sensing.spectral_init`).
+
+    A complex problem (``GaussianSensing.random(..., field="complex")``; phase retrieval for
+    ``r = 1``) runs every method on complex factors: gd and lbfgs on the real coordinates of
+    ``C^{d x r}`` (the float view; gradients for ``Re tr(xi^* eta)``), trust regions on
+    ``PSDQuotient(d, r, field="complex")``; ``init="small"`` draws ``CN(0, 1)`` entries. The
+    returned ``Q`` is ``U U^*``.
 
     Raises:
         DivergenceError: the iterates became non-finite or exceeded ``1e100`` (message names
@@ -368,12 +419,21 @@ def recover(problem: GaussianSensing, r: int, method: str = "lbfgs", init="spect
     >>> out.history["rank"], bool(relative_error(out.Q, p.U_star @ p.U_star.T) < 1e-10)
     (2, True)
     """
+    with threads_for(problem):
+        return _recover(problem, r, method, init, eta, max_iter, gtol, init_scale, seed,
+                        lbfgs_memory, restarts, restart_tol, reduce_rank, rank_gap,
+                        preprocessing)
+
+
+def _recover(problem, r, method, init, eta, max_iter, gtol, init_scale, seed, lbfgs_memory,
+             restarts, restart_tol, reduce_rank, rank_gap, preprocessing) -> RecoveryResult:
+    """The body of :func:`recover` (arguments checked there)."""
     default_iter = {"gd": 20000, "lbfgs": 5000, "trust-regions": 500}[method]
     max_iter = default_iter if max_iter is None else max_iter
-    rng = seed
-    U0, init_name = _initial_factor(problem, r, init, init_scale, rng)
+    rng = to_rng(seed)   # a Generator also when called nested (table skipped)
+    U0, init_name = _initial_factor(problem, r, init, init_scale, rng, preprocessing)
     g0 = _grad_scale(problem)
-    step = _step(problem, r, eta) if method == "gd" else None
+    step = _step(problem, r, eta, preprocessing) if method == "gd" else None
     loss0 = float(problem.y @ problem.y) / (2 * problem.m)  # L(0)
     best, total_it, used = None, 0, 0
 

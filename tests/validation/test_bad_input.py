@@ -414,6 +414,9 @@ def _specs() -> dict[str, Spec]:
                              kinds={"noise": "nonneg"}, extra=[("r", D + 1), ("r", 0)])
     S[f"{GS}.spectral_init"] = method(sensing, "spectral_init", r=R)
     S[f"{GS}.spectral_init"].extra = [("r", D + 1), ("r", 0)]
+    S[f"{ga}.spectral_init"] = Spec(qn.sensing.spectral_init, {"problem": sensing(), "r": R},
+                                    extra=[("r", D + 1), ("r", 0),
+                                           ("preprocessing", "optimal")])   # real design
     S[f"{ga}.population_normal_operator"] = Spec(qn.population_normal_operator, {"H": SYM})
     S[f"{ga}.inverse_population_normal_operator"] = Spec(
         qn.inverse_population_normal_operator, {"Y": SYM})
