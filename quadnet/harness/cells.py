@@ -343,44 +343,42 @@ def beyond_commutator_cell(path: int, t: float, instance_seed: int) -> dict[str,
     return {k: row[k] for k in ("commutator", "deviation", "trace_flow", "trace_vn", "status")}
 
 
-register_sweep(Sweep(
-    name="beyond-limits",
+def _beyond_sweep(name: str, cell: str, requires: str, **fields) -> None:
+    """Register a sweep of the ``beyond`` check: its cells take the instance seed as
+    ``instance_seed`` and need the module ``requires``."""
+    register_sweep(Sweep(name=name, cell=f"quadnet.harness.cells:{cell}",
+                         seed_arg="instance_seed", requires=(requires,), **fields))
+
+
+_beyond_sweep(
+    "beyond-limits", "beyond_limit_cell", "quadnet.commuting.greedy",
     description="non-commuting sensing: small-initialisation flow limit vs GLRL as eps -> 0",
-    cell="quadnet.harness.cells:beyond_limit_cell",
     quick={"kind": ("gaussian",), "instance": (0, 1), "log10_inv_eps": (3.0, 12.0, 30.0)},
     full={"kind": ("gaussian", "rankone"), "instance": tuple(range(10)),
           "log10_inv_eps": (3.0, 6.0, 9.0, 12.0, 16.0, 20.0, 25.0, 30.0)},
     results=("eps", "dist_glrl", "trace", "glrl_trace", "glrl_rank", "alpha_glrl", "status",
              "loss_rel"),
     seed_keys=("kind", "instance"),
-    seed_arg="instance_seed",
-    requires=("quadnet.commuting.greedy",),
-))
+)
 
-register_sweep(Sweep(
-    name="beyond-joint",
+_beyond_sweep(
+    "beyond-joint", "beyond_joint_cell", "quadnet.commuting.experiments",
     description="commuting case: factor descent at fixed eta as eps -> 0 (joint limit)",
-    cell="quadnet.harness.cells:beyond_joint_cell",
     quick={"instance": (0,), "eta_scale": (0.1, 0.4), "log_inv_eps": (8.0, 32.0, 128.0)},
     full={"instance": (0, 1, 2), "eta_scale": (0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6),
           "log_inv_eps": (4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0)},
     results=_BEYOND_JOINT_RESULTS,
     seed_keys=("instance",),
-    seed_arg="instance_seed",
-    requires=("quadnet.commuting.experiments",),
-))
+)
 
-register_sweep(Sweep(
-    name="beyond-commutator",
+_beyond_sweep(
+    "beyond-commutator", "beyond_commutator_cell", "quadnet.commuting.experiments",
     description="rotate one commuting measurement: deviation from the Bregman law vs commutator",
-    cell="quadnet.harness.cells:beyond_commutator_cell",
     quick={"path": (0,), "t": (1e-4, 1e-3, 1e-2)},
     full={"path": (0, 1, 2), "t": (1e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 3e-1)},
     results=("commutator", "deviation", "trace_flow", "trace_vn", "status"),
     seed_keys=("path",),
-    seed_arg="instance_seed",
-    requires=("quadnet.commuting.experiments",),
-))
+)
 
 
 # ----------------------------------------------- recursive feature machines (verify grokking/parity)

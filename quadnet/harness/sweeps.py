@@ -529,11 +529,11 @@ def run_cells(fn: Callable[[Any], Any], cells: Iterable[Any], *, workers: int = 
 
     Examples
     --------
-    >>> from quadnet.harness.cells import phase_transition_cell
-    >>> def cell(t):
-    ...     return phase_transition_cell(6, 1, 12, t, "spectral", "lbfgs", 0)["rel_error"]
-    >>> errors = run_cells(cell, range(3))
-    >>> errors == [cell(t) for t in range(3)]  # pure cells: the same bits in any order
+    >>> import numpy as np
+    >>> def cell(t):  # a pure cell: its result depends on t only
+    ...     return float(np.linalg.norm(np.random.default_rng([0, t]).standard_normal((4, 4))))
+    >>> out = run_cells(cell, range(3))
+    >>> out == [cell(t) for t in range(3)]  # in the order of the cells, the same bits
     True
     """
     import multiprocessing as mp
@@ -541,8 +541,15 @@ def run_cells(fn: Callable[[Any], Any], cells: Iterable[Any], *, workers: int = 
 
     from quadnet._threads import single_threaded
 
-    workers = as_int(workers, "workers", minimum=1)
-    chunksize = as_int(chunksize, "chunksize", minimum=1)
+    # checked here, not by validate_params: the cells run inside this call, and a validated
+    # callable called inside another one skips its own checks and coercions
+    if not callable(fn):
+        raise TypeError(f"run_cells: fn must be a callable fn(cell), got {type(fn).__name__}")
+    for name, value in (("workers", workers), ("chunksize", chunksize)):
+        try:
+            as_int(value, name, minimum=1)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"run_cells: {exc}") from None
     cells = list(cells)
     show = progress if progress is not None else (lambda it, desc="", total=None: it)
     if workers > 1 and not mp.current_process().daemon and len(cells) > 1:

@@ -447,38 +447,33 @@ class CheckResult:
         }
 
 
-def _jsonable(obj):
+def _json_tree(obj, number: Callable[[float], Any]):
+    """JSON-able copy of ``obj``: arrays to lists, numpy scalars to Python ones, dict keys to
+    str, and every float through ``number``."""
     if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
+        return {str(k): _json_tree(v, number) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
+        return [_json_tree(v, number) for v in obj]
     if isinstance(obj, np.ndarray):
-        return _jsonable(obj.tolist())
-    if isinstance(obj, (np.bool_, bool)):
-        return bool(obj)
-    if isinstance(obj, (np.integer,)):
-        return int(obj)
-    if isinstance(obj, (float, np.floating)):
-        return _json_number(obj)
-    return obj
-
-
-def _plain(obj):
-    """JSON-able copy of figure data: arrays to lists, non-finite floats to ``None``
-    (``np.asarray(x, float)`` turns ``None`` back into ``nan``)."""
-    if isinstance(obj, dict):
-        return {str(k): _plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_plain(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return _plain(obj.tolist())
+        return _json_tree(obj.tolist(), number)
     if isinstance(obj, (np.bool_, bool)):
         return bool(obj)
     if isinstance(obj, np.integer):
         return int(obj)
     if isinstance(obj, (float, np.floating)):
-        return float(obj) if math.isfinite(obj) else None
+        return number(obj)
     return obj
+
+
+def _jsonable(obj):
+    """JSON-able copy of metrics: non-finite floats become their ``repr`` (``'nan'``)."""
+    return _json_tree(obj, _json_number)
+
+
+def _plain(obj):
+    """JSON-able copy of figure data: arrays to lists, non-finite floats to ``None``
+    (``np.asarray(x, float)`` turns ``None`` back into ``nan``)."""
+    return _json_tree(obj, lambda x: float(x) if math.isfinite(x) else None)
 
 
 #: Figure drawers: stem -> ``draw(data) -> matplotlib Figure`` (see :func:`figure`); the dict

@@ -40,15 +40,8 @@ from quadnet.sensing.population import population_effective_hessian, population_
 from quadnet.curvature.rates import descent_contraction, flow_decay_rate, local_curvature
 from quadnet.sensing.gaussian import GaussianSensing
 from quadnet.harness.checks._base import (
-    COLUMN_WIDTH,
-    OKABE_ITO,
-    QUADNET_TARGET,
-    CheckContext,
-    CheckResult,
-    figure,
-    floor_note,
-    register,
-)
+    COLUMN_WIDTH, OKABE_ITO, QUADNET_TARGET, CheckContext, CheckResult, figure, floor_note,
+    register)
 
 CLAIM = "Effective Hessian eigenvalues (vertical zeros removed) give the local flow/descent rates"
 

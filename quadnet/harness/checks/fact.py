@@ -40,15 +40,8 @@ from quadnet.features.fact import (
 )
 from quadnet.features.training import fact_identity, gd_path, train
 from quadnet.harness.checks._base import (
-    COLUMN_WIDTH,
-    OKABE_ITO,
-    QUADNET_TARGET,
-    CheckContext,
-    CheckResult,
-    figure,
-    floor_note,
-    register,
-)
+    COLUMN_WIDTH, OKABE_ITO, QUADNET_TARGET, CheckContext, CheckResult, figure, floor_note,
+    register)
 
 FT = {"kind": "theorem", "source": "Boix-Adsera et al. (2025)"}
 FN = {"kind": "target", "source": "Boix-Adsera et al. (2025)"}

@@ -37,24 +37,10 @@ from quadnet.geometry.barycenter import bw_barycenter
 from quadnet._linalg import random_orthogonal
 from quadnet.geometry.manifold import PSDQuotient, align, lyapunov_skew
 from quadnet.geometry.riemannian import (
-    bures_wasserstein_sectional_curvature,
-    curvature_bounds,
-    distance_expansion_curvature,
-    holonomy,
-    parallel_transport,
-    ricci_curvature,
-    scalar_curvature,
-    sectional_curvature,
-)
+    bures_wasserstein_sectional_curvature, curvature_bounds, distance_expansion_curvature,
+    holonomy, parallel_transport, ricci_curvature, scalar_curvature, sectional_curvature)
 from quadnet.harness.checks._base import (
-    COLUMN_WIDTH,
-    QUADNET,
-    CheckContext,
-    CheckResult,
-    figure,
-    have_module,
-    register,
-)
+    COLUMN_WIDTH, QUADNET, CheckContext, CheckResult, figure, have_module, register)
 
 CLAIM = ("Curvature of M_r^+ by O'Neill's formula, parallel transport and Bures-Wasserstein "
          "barycentres agree with independent routes")

@@ -36,13 +36,7 @@ import numpy as np
 
 from quadnet.harness.cells import GROKKING_FRAC
 from quadnet.harness.checks._base import (
-    COLUMN_WIDTH,
-    QUADNET_TARGET,
-    CheckContext,
-    CheckResult,
-    figure,
-    register,
-)
+    COLUMN_WIDTH, QUADNET_TARGET, CheckContext, CheckResult, figure, register)
 from quadnet.harness.checks._sweep_cells import SweepCells
 from quadnet.harness.recipes import FACT_CFG, NFA_CFG, STAY
 from quadnet.harness.recipes import METHODS as METHOD_CFGS

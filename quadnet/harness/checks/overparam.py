@@ -41,13 +41,7 @@ from quadnet.curvature.rates import flow_decay_rate
 from quadnet.dynamics import factorization_flow, gradient_descent, gradient_flow
 from quadnet.geometry.conformance import compare_pymanopt_optimisers, random_orthogonal
 from quadnet.harness.checks._base import (
-    COLUMN_WIDTH,
-    QUADNET,
-    CheckContext,
-    CheckResult,
-    figure,
-    register,
-)
+    COLUMN_WIDTH, QUADNET, CheckContext, CheckResult, figure, register)
 from quadnet.losses import FrobeniusLoss
 from quadnet.sensing.gaussian import GaussianSensing, relative_error
 from quadnet.sensing.recovery import recover

@@ -39,14 +39,7 @@ import numpy as np
 
 from quadnet.harness.cells import PARITY_N
 from quadnet.harness.checks._base import (
-    COLUMN_WIDTH,
-    OKABE_ITO,
-    QUADNET_TARGET,
-    CheckContext,
-    CheckResult,
-    figure,
-    register,
-)
+    COLUMN_WIDTH, OKABE_ITO, QUADNET_TARGET, CheckContext, CheckResult, figure, register)
 from quadnet.harness.checks._sweep_cells import SweepCells
 from quadnet.harness.recipes import PARITY_CFG, PARITY_RIDGE, SOLVER_CFG
 

@@ -34,13 +34,7 @@ from quadnet.dynamics import (
 from quadnet.geometry.conformance import random_orthogonal
 from quadnet.geometry.manifold import PSDQuotient, horizontal_dimension
 from quadnet.harness.checks._base import (
-    COLUMN_WIDTH,
-    CheckContext,
-    CheckResult,
-    figure,
-    floor_note,
-    register,
-)
+    COLUMN_WIDTH, CheckContext, CheckResult, figure, floor_note, register)
 from quadnet.losses import MeasurementLoss
 
 CLAIM = "Factor gradient flow/descent are exact on M_r^+ = F_{d,r}/O(r)"

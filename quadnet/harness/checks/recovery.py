@@ -41,17 +41,8 @@ from quadnet._threads import single_threaded
 from quadnet.geometry import horizontal_dimension
 from quadnet.harness.cells import phase_transition_cell
 from quadnet.harness.checks._base import (
-    COLUMN_WIDTH,
-    OKABE_ITO,
-    QUADNET,
-    QUADNET_TARGET,
-    CheckContext,
-    CheckResult,
-    figure,
-    have_module,
-    register,
-    rel_diff,
-)
+    COLUMN_WIDTH, OKABE_ITO, QUADNET, QUADNET_TARGET, CheckContext, CheckResult, figure,
+    have_module, register, rel_diff)
 from quadnet.harness.sweeps import run_cells
 from quadnet.sensing.bounds import sufficient_sample_size
 from quadnet.sensing.gaussian import (

@@ -37,16 +37,8 @@ from quadnet.dynamics import gradient_descent, gradient_flow
 from quadnet.geometry.conformance import random_orthogonal
 from quadnet.harness.cells import selection_cell
 from quadnet.harness.checks._base import (
-    COLUMN_WIDTH,
-    OKABE_ITO,
-    QUADNET_TARGET,
-    CheckContext,
-    CheckResult,
-    figure,
-    floor_note,
-    register,
-    rel_diff,
-)
+    COLUMN_WIDTH, OKABE_ITO, QUADNET_TARGET, CheckContext, CheckResult, figure, floor_note,
+    register, rel_diff)
 from quadnet.losses import Loss, MeasurementLoss
 
 T5 = {"kind": "theorem", "source": "Cheng (2026) §5"}
