@@ -374,7 +374,9 @@ def test_script_without_main_guard_runs_or_gets_a_clear_message(tmp_path):
     """A script calling run_sweep(workers=2) at module level, without the
     ``if __name__ == "__main__":`` guard: with the default start method (fork) it simply
     works; with spawn it stops with one clear message instead of pages of tracebacks."""
-    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    root = str(Path(__file__).resolve().parents[2])  # quadnet importable without installing
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
+               PYTHONPATH=os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])]))
     script = tmp_path / "unguarded.py"
     script.write_text(_SCRIPT.format(store=str(tmp_path / "a"), extra=""))
     out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
