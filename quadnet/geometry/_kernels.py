@@ -96,7 +96,8 @@ class Frame(NamedTuple):
     ``s = sigma**2``, ``P`` the left singular vectors (``None`` on the Gram route, where
     ``P = Un E / sigma`` is formed only if needed), ``rank`` the numerical rank, ``tol`` the
     absolute singular-value threshold, ``inv`` the ``r x r`` array ``1/(s_i + s_j)`` with the
-    dropped pairs set to 0.
+    dropped pairs set to 0, ``cx`` whether the factor is complex and ``Eh = E^*`` (``E^T`` for a
+    real factor: the transpose the kernels take, formed once per point).
     """
 
     Un: np.ndarray
@@ -108,6 +109,8 @@ class Frame(NamedTuple):
     rank: int
     tol: float
     inv: np.ndarray
+    cx: bool = False
+    Eh: np.ndarray | None = None
 
 
 def _pair_inverse(sigma: np.ndarray, s: np.ndarray, tol: float) -> np.ndarray:
@@ -121,18 +124,19 @@ def _pair_inverse(sigma: np.ndarray, s: np.ndarray, tol: float) -> np.ndarray:
 def frame(U: np.ndarray, rtol: float = RANK_RTOL) -> Frame:
     """The :class:`Frame` of a finite ``d x r`` factor (one ``eigh`` or one SVD)."""
     d, r = U.shape
-    s, E = np.linalg.eigh(ct(U) @ U)
+    cx = U.dtype.kind == "c"
+    s, E = np.linalg.eigh((U.conj().T if cx else U.T) @ U)
     if not _SMALL**2 * r < s[-1] < _BIG**2:       # rare: zero, tiny or huge factor
         m = float(np.abs(U).max())
         if m == 0.0:
-            z = np.zeros(r)
-            return Frame(U, 1.0, z, z, np.eye(r, dtype=U.dtype), np.eye(d, r, dtype=U.dtype), 0,
-                         0.0, np.zeros((r, r)))
+            z, eye = np.zeros(r), np.eye(r, dtype=U.dtype)
+            return Frame(U, 1.0, z, z, eye, np.eye(d, r, dtype=U.dtype), 0, 0.0,
+                         np.zeros((r, r)), cx, eye)
         return _svd_frame(U / m, m, rtol)
     if s[0] > GRAM_RTOL * s[-1]:                  # well conditioned: the Gram route
         sigma = np.sqrt(s)
         return Frame(U, 1.0, sigma, s, E, None, r, rtol * float(sigma[-1]),
-                     1.0 / (s[:, None] + s[None, :]))
+                     1.0 / (s[:, None] + s[None, :]), cx, E.conj().T if cx else E.T)
     if not 1e-100 < s[-1] < 1e100:  # ill-conditioned and small/large: a kept s_i = sigma_i^2
         m = float(np.abs(U).max())  # (down to rtol^2 s_max) would underflow 1/(s_i + s_j)
         return _svd_frame(U / m, m, rtol)
@@ -144,7 +148,9 @@ def _svd_frame(Un: np.ndarray, scale: float, rtol: float) -> Frame:
     tol = rtol * float(sigma[0])
     s = sigma * sigma
     rank = int(np.count_nonzero(sigma > tol))
-    return Frame(Un, scale, sigma, s, ct(Wt), P, rank, tol, _pair_inverse(sigma, s, tol))
+    cx = Un.dtype.kind == "c"
+    return Frame(Un, scale, sigma, s, ct(Wt), P, rank, tol, _pair_inverse(sigma, s, tol), cx,
+                 Wt)
 
 
 def frame_from_eig(U: np.ndarray, eig, rtol: float = RANK_RTOL) -> Frame:
@@ -156,8 +162,9 @@ def frame_from_eig(U: np.ndarray, eig, rtol: float = RANK_RTOL) -> Frame:
     s, E = eig
     if s[-1] > 0 and s[0] > GRAM_RTOL * s[-1] and _SMALL**2 < s[-1] < _BIG**2:
         sigma = np.sqrt(s)
+        cx = U.dtype.kind == "c" or E.dtype.kind == "c"
         return Frame(U, 1.0, sigma, s, E, None, U.shape[1], rtol * float(sigma[-1]),
-                     1.0 / (s[:, None] + s[None, :]))
+                     1.0 / (s[:, None] + s[None, :]), cx, E.conj().T if cx else E.T)
     return frame(U, rtol)
 
 
@@ -174,8 +181,7 @@ def lyapunov(fr: Frame, K: np.ndarray) -> np.ndarray:
     ``Omega = E [ (E^T K E)_ij / (s_i + s_j) ] E^T`` over kept pairs, 0 on dropped pairs
     (``K`` in the units of ``U^T U``; the frame's scaling is undone).
     """
-    Eh = ct(fr.E)
-    W = fr.E @ ((Eh @ K @ fr.E) * fr.inv) @ Eh
+    W = fr.E @ ((fr.Eh @ K @ fr.E) * fr.inv) @ fr.Eh
     if fr.scale == 1.0:  # the common case: no rescaled frame, no division
         return W
     # divided twice: scale**2 over/underflows for the rescaled frames (scale ~1e200, 1e-200)
@@ -184,24 +190,26 @@ def lyapunov(fr: Frame, K: np.ndarray) -> np.ndarray:
 
 def _omega_tilde(fr: Frame, Z: np.ndarray) -> np.ndarray:
     """``Omega`` of ``P_v(Z) = Un Omega`` in the ``E`` basis (minimum norm)."""
+    cx = fr.cx                  # Z in the field of the frame (a complex Z needs a complex U)
     if fr.P is None:
-        Kt = ct(fr.Un @ fr.E) @ (Z @ fr.E)
+        A = fr.Un @ fr.E
+        Kt = (A.conj().T if cx else A.T) @ (Z @ fr.E)
     else:
-        Kt = fr.sigma[:, None] * (ct(fr.P) @ Z @ fr.E)
-    return (Kt - ct(Kt)) * fr.inv
+        Kt = fr.sigma[:, None] * ((fr.P.conj().T if cx else fr.P.T) @ Z @ fr.E)
+    return (Kt - (Kt.conj().T if cx else Kt.T)) * fr.inv
 
 
 def vertical_generator(fr: Frame, Z: np.ndarray) -> np.ndarray:
     """The minimum-norm skew (skew-Hermitian) ``Omega`` with ``P_v(Z) = U Omega``."""
-    return (fr.E @ _omega_tilde(fr, Z) @ ct(fr.E)) / fr.scale
+    return (fr.E @ _omega_tilde(fr, Z) @ fr.Eh) / fr.scale
 
 
 def vertical_part(fr: Frame, Z: np.ndarray) -> np.ndarray:
     """``P_v(Z)``: the orthogonal projection onto ``V_U = {U Omega : Omega skew}``."""
     Wt = _omega_tilde(fr, Z)
     if fr.P is None:
-        return fr.Un @ (fr.E @ Wt @ ct(fr.E))
-    return fr.P @ ((fr.sigma[:, None] * Wt) @ ct(fr.E))
+        return fr.Un @ (fr.E @ Wt @ fr.Eh)
+    return fr.P @ ((fr.sigma[:, None] * Wt) @ fr.Eh)
 
 
 def horizontal_part(fr: Frame, Z: np.ndarray) -> np.ndarray:
@@ -303,7 +311,7 @@ def procrustes(U: np.ndarray, V: np.ndarray) -> np.ndarray:
         A, _, Bt = np.linalg.svd(M)
         return A @ Bt
     try:
-        A, sv, Bt = np.linalg.svd(ct(U) @ V)
+        A, sv, Bt = np.linalg.svd((U.conj().T if U.dtype.kind == "c" else U.T) @ V)
         ok = _SMALL**2 < sv[0] < _BIG**2
     except (np.linalg.LinAlgError, RuntimeWarning, FloatingPointError):
         ok = False                                # overflow to inf (warns under -W error), NaN
@@ -328,10 +336,11 @@ def fro_norm(A: np.ndarray) -> float:
     v = A.reshape(-1)
     if v.size == 0:
         return 0.0
-    if v.dtype.kind == "c":          # ||z|| = ||(Re z, Im z)||: the float64 view of complex128
-        v = np.ascontiguousarray(v, dtype=np.complex128).view(np.float64)
-    elif v.dtype != np.float64:
-        v = v.astype(np.float64)
+    if v.dtype != np.float64:
+        if v.dtype.kind == "c":      # ||z|| = ||(Re z, Im z)||: the float64 view of complex128
+            v = np.ascontiguousarray(v, dtype=np.complex128).view(np.float64)
+        else:
+            v = v.astype(np.float64)
     if v.size <= _NRM2_MAX:
         return float(_dnrm2(v))
     try:

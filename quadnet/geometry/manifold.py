@@ -75,7 +75,7 @@ _BOOLEAN = Boolean()
 def _finite(a: np.ndarray) -> bool:
     """All entries finite: one dot product (NaN/inf propagate into it), exact fallback."""
     v = a.ravel()
-    if v.dtype.kind == "c":
+    if v.dtype is _C128:
         v = v.view(np.float64)      # (Re, Im) pairs: one real dot product
     try:
         if math.isfinite(v.dot(v)):
@@ -1008,8 +1008,8 @@ class PSDQuotient(Manifold):
         a = self._shaped(tangent_vector_a, "tangent_vector_a")
         b = self._shaped(tangent_vector_b, "tangent_vector_b")
         try:
-            if self._complex:
-                out = float(np.vdot(a, b).real)        # Re tr(a^* b)
+            if self._complex:      # Re tr(a^* b) = <(Re a, Im a), (Re b, Im b)>: one real dot
+                out = float(a.reshape(-1).view(np.float64) @ b.reshape(-1).view(np.float64))
             else:
                 out = float(a.reshape(-1) @ b.reshape(-1))
         except (RuntimeWarning, FloatingPointError):
