@@ -6,8 +6,8 @@ checks of ``quadnet.harness.checks``; ``quadnet sweep`` runs the sweeps register
 :func:`draw_figure` redraws any figure of a saved report, at any size and style.
 
 The same machinery verifies claims of your own, with no edit of quadnet: a check is
-``run(ctx: CheckContext) -> CheckResult`` registered with :func:`register` in any file or
-module; its rows (:meth:`CheckResult.add`, :meth:`~CheckResult.report`,
+``run(ctx: CheckContext, res: CheckResult)`` registered with :func:`register` (which makes
+``res`` with the check's name and claim) in any file or module; its rows (:meth:`CheckResult.add`, :meth:`~CheckResult.report`,
 :meth:`~CheckResult.skip`), figures (drawers registered with :func:`figure`, drawn with
 :meth:`CheckContext.draw`) and sweeps (:func:`register_sweep` with a cell function,
 :func:`run_sweep`) behave as the built-in ones. ``quadnet verify --checks FILE_OR_MODULE``

@@ -121,15 +121,13 @@ def load_checks(source: str | os.PathLike) -> list[str]:
     >>> folder = pathlib.Path(tempfile.mkdtemp())
     >>> _ = (folder / "doc_trace_checks.py").write_text('''
     ... import numpy as np
-    ... from quadnet.harness import CheckResult, register
+    ... from quadnet.harness import register
     ...
     ... @register("doc-trace", "tr(U U^T) equals the squared Frobenius norm of U")
-    ... def run(ctx):
-    ...     res = CheckResult("doc-trace", "tr(U U^T) equals the squared Frobenius norm of U")
+    ... def run(ctx, res):
     ...     U = ctx.rng("U").standard_normal((6, 2))
     ...     res.add("trace identity", abs(np.trace(U @ U.T) - np.sum(U * U)), 1e-12,
     ...             kind="theorem", source="a textbook identity")
-    ...     return res
     ... ''')
     >>> load_checks(folder / "doc_trace_checks.py")
     ['doc-trace']
