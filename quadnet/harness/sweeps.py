@@ -783,6 +783,59 @@ def check_store_path(store) -> None:
                               "--store")
 
 
+def _backend(sweep: Sweep, chunks: list[Chunk], workers: int, dask_local: int | None,
+             scheduler: str | None, start_method: str | None
+             ) -> tuple[str, Callable[[], Backend]]:
+    """The backend's name (for :class:`SweepReport`) and a function starting it."""
+    if scheduler is not None:
+        return f"dask scheduler {scheduler}", \
+            (lambda: _run_dask(sweep, chunks, n_local=None, address=scheduler))
+    if dask_local is not None:
+        return f"dask LocalCluster({dask_local})", \
+            (lambda: _run_dask(sweep, chunks, n_local=dask_local, address=None))
+    if workers == 0:
+        return "this process", (lambda: _run_inline(sweep, chunks))
+    method = start_method or default_start_method()
+    return f"{workers} local process(es) ({method})", \
+        (lambda: _run_local(sweep, chunks, workers, method))
+
+
+def _drive(sweep: Sweep, runner: Callable[[], Backend], cells: list[dict], st: Store,
+           done: dict, skipped: int, *, progress: bool, guard: tuple) -> None:
+    """Run the backend, writing each finished cell into the store (and ``done``) as its task
+    arrives; after a failed cell no new cell starts, the finished ones are kept, and the
+    first failure is raised."""
+    from tqdm import tqdm
+
+    with tqdm(total=len(cells), initial=skipped, desc=f"sweep {sweep.name}", unit="cell",
+              disable=not progress, leave=False) as bar:
+        gen, error = runner(), None
+        try:
+            for indices, fut in gen:
+                try:
+                    outs = fut.result()
+                except Exception as exc:  # noqa: BLE001 - the task itself died
+                    if _broken_unguarded(exc, *guard):
+                        raise RuntimeError(f"sweep {sweep.name!r}: {_GUARD_HELP}") from None
+                    outs = [(i, exc) for i in indices]
+                for i, result in outs:
+                    if isinstance(result, BaseException):
+                        if error is None:  # stop starting cells; keep those that finish
+                            error = _cell_error(sweep.name, i, cells[i], result)
+                            with contextlib.suppress(StopIteration):
+                                gen.send(True)
+                        continue
+                    rec = {"index": i, "params": cells[i]["params"],
+                           "seed": cells[i]["seed"], "result": result}
+                    st.write_cell(i, rec)
+                    done[i] = rec
+                    bar.update(1)
+        finally:
+            gen.close()
+        if error is not None:
+            raise error
+
+
 def run_sweep(name: str | Sweep, store, *, quick: bool = False, seed: int = 0, workers: int = 1,
               dask_local: int | None = None, scheduler: str | None = None,
               chunk: int | None = None, progress: bool = True,
@@ -848,48 +901,10 @@ def run_sweep(name: str | Sweep, store, *, quick: bool = False, seed: int = 0, w
     if chunk is None:
         chunk = auto_chunk(len(todo), n_par) if workers or dask_local or scheduler else 1
     chunks = _chunks(todo, chunk)
-    if scheduler is not None:
-        backend, runner = f"dask scheduler {scheduler}", \
-            (lambda: _run_dask(sweep, chunks, n_local=None, address=scheduler))
-    elif dask_local is not None:
-        backend, runner = f"dask LocalCluster({dask_local})", \
-            (lambda: _run_dask(sweep, chunks, n_local=dask_local, address=None))
-    elif workers == 0:
-        backend, runner = "this process", (lambda: _run_inline(sweep, chunks))
-    else:
-        method = start_method or default_start_method()
-        backend, runner = f"{workers} local process(es) ({method})", \
-            (lambda: _run_local(sweep, chunks, workers, method))
+    backend, runner = _backend(sweep, chunks, workers, dask_local, scheduler, start_method)
     if todo:
-        from tqdm import tqdm
-
-        with tqdm(total=len(cells), initial=skipped, desc=f"sweep {sweep.name}", unit="cell",
-                  disable=not progress, leave=False) as bar:
-            gen, error = runner(), None
-            try:
-                for indices, fut in gen:
-                    try:
-                        outs = fut.result()
-                    except Exception as exc:  # noqa: BLE001 - the task itself died
-                        if _broken_unguarded(exc, workers, dask_local, scheduler, start_method):
-                            raise RuntimeError(f"sweep {sweep.name!r}: {_GUARD_HELP}") from None
-                        outs = [(i, exc) for i in indices]
-                    for i, result in outs:
-                        if isinstance(result, BaseException):
-                            if error is None:  # stop starting cells; keep those that finish
-                                error = _cell_error(sweep.name, i, cells[i], result)
-                                with contextlib.suppress(StopIteration):
-                                    gen.send(True)
-                            continue
-                        rec = {"index": i, "params": cells[i]["params"],
-                               "seed": cells[i]["seed"], "result": result}
-                        st.write_cell(i, rec)
-                        done[i] = rec
-                        bar.update(1)
-            finally:
-                gen.close()
-            if error is not None:
-                raise error
+        guard = (workers, dask_local, scheduler, start_method)
+        _drive(sweep, runner, cells, st, done, skipped, progress=progress, guard=guard)
     records = [done[i] for i in range(len(cells))]
     if sweep.results is not None:
         names = list(sweep.results)
