@@ -24,22 +24,14 @@ import argparse
 import os
 import subprocess
 import sys
-import time
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [_HERE, os.path.dirname(_HERE)]      # bench_geometry, and this tree's quadnet
+from bench_geometry import _per_call  # noqa: E402  (the per-call timer of the geometry benchmark)
 
 OPS = ("retraction", "projection", "dist", "log", "transport", "inner_product", "norm",
        "egrad_to_rgrad", "ehess_to_rhess", "random_tangent_vector")
 SIZES = ((10, 2), (100, 5), (1000, 20))
-
-
-def _per_call(fn, budget: float) -> float:
-    fn()
-    n, t0 = 0, time.perf_counter()
-    while True:
-        fn()
-        n += 1
-        el = time.perf_counter() - t0
-        if el >= budget:
-            return el / n
 
 
 def _calls(M, U, V, Z, W):
@@ -153,7 +145,6 @@ def main(argv=None) -> None:
     ap.add_argument("--reference", default=None, help="a tree holding an earlier quadnet/")
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     rounds = 3 if args.quick else max(3, args.rounds)
     budget = 0.01 if args.quick else 0.03
     print("load:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())

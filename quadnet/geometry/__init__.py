@@ -1,4 +1,4 @@
-"""Quotient geometry of M_r^+ ≅ F_{d,r}/O(r) at every factor (full rank and the rank-deficient strata): the fibre-bundle kernels, the pymanopt manifold, conformance diagnostics, curvature, parallel transport and Bures–Wasserstein barycentres (quadnet theory §1, §7; docs/stratified.md, docs/riemannian.md).
+"""Quotient geometry of M_r^+ ≅ F_{d,r}/O(r) at every factor (full rank and the rank-deficient strata): the fibre-bundle kernels, the pymanopt manifold, conformance diagnostics, curvature, parallel transport and Bures–Wasserstein barycentres (quadnet theory §1, §7; docs/stratified.md, docs/riemannian.md); the same for the Hermitian quotient C^{d x r}/U(r) of complex factors (``PSDQuotient(d, r, field="complex")``, Hermitian input to the free functions).
 
 Every public name of the subpackage is re-exported here, one per line, except
 ``quadnet.geometry.barycenter.transport_maps``.

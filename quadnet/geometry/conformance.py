@@ -499,6 +499,12 @@ def check_manifold(manifold, *, seed=0, trials: int = 3, rtol: float = 1e-9,
     ``lift o differential = id`` on ``H_U``; at ``k < r`` the identities in
     :data:`BOUNDARY_EXCEPTIONS` fail by theory and their stated replacements are checked.
 
+    A manifold with ``field == "complex"`` (``PSDQuotient(d, r, field="complex")``) is checked
+    with complex Gaussian points and directions, Haar unitary fibre elements (``U(r)``), the
+    conjugate transpose for the transpose, the real inner product ``Re tr(A^* B)``, the
+    dimension counted in the real-ified space (``2 d r - r^2`` at full rank) and the Hermitian
+    test loss ``1/2 ||U U^* - T||_F^2`` for the Taylor slopes.
+
     Parameters
     ----------
     manifold : PSDQuotient-like
@@ -531,6 +537,9 @@ def check_manifold(manifold, *, seed=0, trials: int = 3, rtol: float = 1e-9,
     >>> worst = check_manifold(qn.PSDQuotient(3, 2), trials=1)
     >>> worst["P_h + P_v = I"] < 1e-12, worst["P_h + P_v = I (rank < r)"] < 1e-12
     (True, True)
+    >>> worst = check_manifold(qn.PSDQuotient(3, 2, field="complex"), trials=1)
+    >>> worst["dist = Bures-Wasserstein"] < 1e-12
+    True
     """
     M = manifold
     rng = seed

@@ -15,6 +15,11 @@ of the (possibly singular) Lyapunov equation ``G Omega + Omega G = U^T Z - Z^T U
 (``G = U^T U``). All work at a point goes through one eigendecomposition of ``G`` (or one SVD
 of ``U`` when ``kappa(U) >= 100``), see ``quadnet.geometry._kernels``.
 
+With ``field="complex"`` the factors are complex (``U`` in ``C^{d x r}``, ``Q = U U^*``
+Hermitian PSD, fibres ``U R`` with ``R`` unitary) and every formula above holds with ``A^*``
+for ``A^T``, skew-Hermitian ``Omega`` and the real inner product ``Re tr(xi^* eta)``; the
+kernels are shared (``quadnet.geometry._kernels`` is field-generic).
+
 Validation happens once, at the public methods: a non-array, a wrong shape or a non-finite
 entry raises ``TypeError``/``ValueError`` naming the argument. For speed the structural
 checks (type, dtype, shape) run first and finiteness is checked once on the result (a NaN or
@@ -546,8 +551,12 @@ class PSDQuotient(Manifold):
     def _out(self, out: np.ndarray, op: str, **named) -> np.ndarray:
         if _finite(out):
             return out
+        self._refuse(op, named)
+
+    def _refuse(self, op: str, named: dict, why: str = " (overflow of finite inputs)"):
+        """A non-finite result: the full checks name a non-finite argument, else overflow."""
         self._full(named)
-        raise ValueError(f"{op}: the result is not finite (overflow of finite inputs)")
+        raise ValueError(f"{op}: the result is not finite{why}")
 
     def _step(self, U, xi, op: str) -> np.ndarray:
         """``U + xi`` with one finiteness test of the result (inlined fast path)."""
@@ -617,11 +626,6 @@ class PSDQuotient(Manifold):
         -------
         int
 
-        Raises
-        ------
-        TypeError, ValueError
-            Non-array, wrong-shape or non-finite ``U``.
-
         Examples
         --------
         >>> import numpy as np
@@ -646,11 +650,6 @@ class PSDQuotient(Manifold):
         -------
         int
 
-        Raises
-        ------
-        TypeError, ValueError
-            Non-array, wrong-shape or non-finite ``U``.
-
         Examples
         --------
         >>> import numpy as np
@@ -672,11 +671,6 @@ class PSDQuotient(Manifold):
         Returns
         -------
         ndarray, shape (d, d)
-
-        Raises
-        ------
-        TypeError, ValueError
-            Non-array, wrong-shape or non-finite input.
 
         Examples
         --------
@@ -708,11 +702,6 @@ class PSDQuotient(Manifold):
         -------
         ndarray, shape (d, d)
             Symmetric.
-
-        Raises
-        ------
-        TypeError, ValueError
-            Non-array, wrong-shape or non-finite input.
 
         Examples
         --------
@@ -747,11 +736,6 @@ class PSDQuotient(Manifold):
         -------
         ndarray, shape (d, r)
 
-        Raises
-        ------
-        TypeError, ValueError
-            Non-array, wrong-shape or non-finite input.
-
         Examples
         --------
         >>> import numpy as np
@@ -776,11 +760,6 @@ class PSDQuotient(Manifold):
         Returns
         -------
         ndarray, shape (d, r)
-
-        Raises
-        ------
-        TypeError, ValueError
-            Non-array, wrong-shape or non-finite input.
 
         Examples
         --------
@@ -807,11 +786,6 @@ class PSDQuotient(Manifold):
         -------
         ndarray, shape (d, r)
 
-        Raises
-        ------
-        TypeError, ValueError
-            Non-array, wrong-shape or non-finite input.
-
         Examples
         --------
         >>> import numpy as np
@@ -830,7 +804,8 @@ class PSDQuotient(Manifold):
     @declare_params({"U": _DR, "Qdot": Symmetric("d"), "exact": Boolean(),
                      "return_residual": Boolean()})
     def lift(self, U, Qdot, exact: bool = False, *, return_residual: bool = False):
-        r"""Minimum-norm horizontal lift of a symmetric ``Qdot`` at ``Q = U U^T``, any rank.
+        r"""Minimum-norm horizontal lift of a symmetric ``Qdot`` at ``Q = U U^T``, any rank
+        (complex field: a Hermitian ``Qdot``, ``U^*`` for ``U^T``).
 
         The minimum-norm least-squares solution of ``xi U^T + U xi^T = Qdot``; it is
         horizontal. With the rank-``k`` SVD ``U = P_k diag(sigma_k) E_k^T`` and
@@ -901,11 +876,6 @@ class PSDQuotient(Manifold):
         ndarray, shape (r, r)
             Orthogonal.
 
-        Raises
-        ------
-        TypeError, ValueError
-            Non-array, wrong-shape or non-finite input.
-
         Examples
         --------
         >>> import numpy as np
@@ -932,11 +902,6 @@ class PSDQuotient(Manifold):
         -------
         ndarray, shape (d r, dim V_U)
 
-        Raises
-        ------
-        TypeError, ValueError
-            Non-array, wrong-shape or non-finite input.
-
         Examples
         --------
         >>> import numpy as np
@@ -962,11 +927,6 @@ class PSDQuotient(Manifold):
         -------
         ndarray, shape (d r, dim H_U)
 
-        Raises
-        ------
-        TypeError, ValueError
-            Non-array, wrong-shape or non-finite input.
-
         Examples
         --------
         >>> import numpy as np
@@ -981,7 +941,8 @@ class PSDQuotient(Manifold):
     # ------------------------------------------------------------------ metric
     @declare_params({"point": _DR, "tangent_vector_a": _DR, "tangent_vector_b": _DR})
     def inner_product(self, point, tangent_vector_a, tangent_vector_b) -> float:
-        """``g_Q(xi, eta) = <xi, eta>_F`` on horizontal lifts (quadnet theory §1).
+        """``g_Q(xi, eta) = <xi, eta>_F`` on horizontal lifts (quadnet theory §1); on the complex
+        field the real inner product ``Re tr(xi^* eta)``.
 
         Parameters
         ----------
@@ -991,11 +952,6 @@ class PSDQuotient(Manifold):
         Returns
         -------
         float
-
-        Raises
-        ------
-        TypeError, ValueError
-            Non-array, wrong-shape or non-finite input.
 
         Examples
         --------
@@ -1016,8 +972,7 @@ class PSDQuotient(Manifold):
             out = math.nan
         if math.isfinite(out):
             return out
-        self._full({"tangent_vector_a": a, "tangent_vector_b": b})
-        raise ValueError("inner_product: the result is not finite (overflow of finite inputs)")
+        self._refuse("inner_product", {"tangent_vector_a": a, "tangent_vector_b": b})
 
     @declare_params({"point": _DR, "tangent_vector": _DR})
     def norm(self, point, tangent_vector) -> float:
@@ -1031,11 +986,6 @@ class PSDQuotient(Manifold):
         -------
         float
 
-        Raises
-        ------
-        TypeError, ValueError
-            Non-array, wrong-shape or non-finite input.
-
         Examples
         --------
         >>> import numpy as np
@@ -1047,13 +997,12 @@ class PSDQuotient(Manifold):
         out = _k.fro_norm(xi)
         if math.isfinite(out):
             return out
-        self._full({"tangent_vector": xi})
-        raise ValueError("norm: the result is not finite")
+        self._refuse("norm", {"tangent_vector": xi}, "")
 
     @declare_params({"point_a": _DR, "point_b": _DR})
     def dist(self, point_a, point_b) -> float:
         """``dist(Q1, Q2) = min_{R in O(r)} ||U1 R - U2||_F`` (Bures–Wasserstein, quadnet
-        theory §1), computed as the norm of the aligned difference (no cancellation: relative
+        theory §1; the minimum over ``U(r)`` on the complex field), computed as the norm of the aligned difference (no cancellation: relative
         error ``~ eps ||U|| / dist``, where the trace formula has ``eps ||U||^2 / dist^2``).
 
         Parameters
@@ -1063,11 +1012,6 @@ class PSDQuotient(Manifold):
         Returns
         -------
         float
-
-        Raises
-        ------
-        TypeError, ValueError
-            Non-array, wrong-shape or non-finite input.
 
         Examples
         --------
@@ -1085,8 +1029,7 @@ class PSDQuotient(Manifold):
             out = math.nan
         if math.isfinite(out):
             return out
-        self._full({"point_a": U, "point_b": V})
-        raise ValueError("dist: the result is not finite (overflow of finite inputs)")
+        self._refuse("dist", {"point_a": U, "point_b": V})
 
     # ------------------------------------------------------- maps and motion
     @declare_params({"point": _DR, "tangent_vector": _DR})
@@ -1102,11 +1045,6 @@ class PSDQuotient(Manifold):
         Returns
         -------
         ndarray, shape (d, r)
-
-        Raises
-        ------
-        TypeError, ValueError
-            Non-array, wrong-shape or non-finite input.
 
         Examples
         --------
@@ -1128,11 +1066,6 @@ class PSDQuotient(Manifold):
         Returns
         -------
         ndarray, shape (d, r)
-
-        Raises
-        ------
-        TypeError, ValueError
-            Non-array, wrong-shape or non-finite input.
 
         Examples
         --------
@@ -1156,11 +1089,6 @@ class PSDQuotient(Manifold):
         -------
         ndarray, shape (d, r)
             Horizontal at ``point_a``.
-
-        Raises
-        ------
-        TypeError, ValueError
-            Non-array, wrong-shape or non-finite input.
 
         Examples
         --------
@@ -1191,11 +1119,6 @@ class PSDQuotient(Manifold):
         -------
         ndarray, shape (d, r)
 
-        Raises
-        ------
-        TypeError, ValueError
-            Non-array, wrong-shape or non-finite input.
-
         Examples
         --------
         >>> import numpy as np
@@ -1221,11 +1144,6 @@ class PSDQuotient(Manifold):
         -------
         ndarray, shape (d, r)
             Horizontal at ``point_b``.
-
-        Raises
-        ------
-        TypeError, ValueError
-            Non-array, wrong-shape or non-finite input.
 
         Examples
         --------
@@ -1254,11 +1172,6 @@ class PSDQuotient(Manifold):
         Returns
         -------
         ndarray, shape (d, r)
-
-        Raises
-        ------
-        TypeError, ValueError
-            A bad ``rng``.
 
         Examples
         --------
@@ -1290,11 +1203,6 @@ class PSDQuotient(Manifold):
         -------
         ndarray, shape (d, r)
 
-        Raises
-        ------
-        TypeError, ValueError
-            Non-array, wrong-shape or non-finite input.
-
         Examples
         --------
         >>> import numpy as np
@@ -1320,11 +1228,6 @@ class PSDQuotient(Manifold):
         -------
         ndarray, shape (d, r)
 
-        Raises
-        ------
-        TypeError, ValueError
-            Non-array, wrong-shape or non-finite input.
-
         Examples
         --------
         >>> import numpy as np
@@ -1346,11 +1249,6 @@ class PSDQuotient(Manifold):
         -------
         ndarray, shape (d, r)
 
-        Raises
-        ------
-        TypeError, ValueError
-            Non-array, wrong-shape or non-finite input.
-
         Examples
         --------
         >>> import numpy as np
@@ -1371,11 +1269,6 @@ class PSDQuotient(Manifold):
         Returns
         -------
         ndarray, shape (d, r)
-
-        Raises
-        ------
-        TypeError, ValueError
-            Non-array, wrong-shape or non-finite input.
 
         Examples
         --------
@@ -1416,11 +1309,6 @@ class PSDQuotient(Manifold):
         Returns
         -------
         ndarray, shape (d, r)
-
-        Raises
-        ------
-        TypeError, ValueError
-            Non-array, wrong-shape or non-finite input.
 
         Examples
         --------

@@ -51,8 +51,17 @@ equations of a submersion", Michigan Math. J. 13:
   right singular basis ``E``: ``E (e_a e_b^T - e_b e_a^T) E^*`` and ``i E (e_a e_b^T + e_b e_a^T)
   E^*`` (``a < b``, ``||U W||^2 = lambda_a + lambda_b``) and ``i E e_a e_a^T E^*``
   (``||U W||^2 = lambda_a``); the Ricci form sums over all of them,
-  ``Ric(xi, eta) = 3 sum_W <P_h(xi W), P_h(eta W)> / ||U W||^2``, and the scalar curvature is
-  its trace over an orthonormal basis of ``H_U``. Unlike the real case, ``r = 1`` is curved
+  ``Ric(xi, eta) = 3 sum_W <P_h(xi W), P_h(eta W)> / ||U W||^2``, and the scalar curvature, its
+  trace over an orthonormal basis of ``H_U`` (``[A; B]`` with ``Sigma A`` Hermitian in the
+  singular bases; the ``B`` block gives ``2 (d - r) ||W||^2``, the ``A`` block
+  ``2 + 4 s_ab`` for each off-diagonal ``W`` and ``2 sum_{i != a} lambda_a^2 /
+  (lambda_a + lambda_i)^2`` for ``i E e_a e_a^T E^*``), is::
+
+      scal = 12 sum_{a<b} [2 (d - r) + 1 + 2 s_ab] / (lambda_a + lambda_b)
+             + 6 sum_a [d - r + sum_{i != a} lambda_a^2 / (lambda_a + lambda_i)^2] / lambda_a,
+      s_ab = sum_{i != a,b} lambda_a lambda_b / ((lambda_a + lambda_i)(lambda_b + lambda_i)).
+
+  Unlike the real case, ``r = 1`` is curved
   (``C^d / U(1)`` is the cone over complex projective space): ``K(xi, i xi) > 0`` for ``xi``
   orthogonal to ``U``. Parallel transport solves the same ODE in complex arithmetic.
 
@@ -184,6 +193,20 @@ def _scalar_closed_form(lam: np.ndarray, d: int) -> float:
     return float(6.0 * total)
 
 
+def _scalar_closed_form_complex(lam: np.ndarray, d: int) -> float:
+    """The Hermitian quotient's scalar curvature (``docs``: module docstring)."""
+    r = lam.size
+    total = 0.0
+    for a in range(r):
+        rest = np.delete(lam, a)
+        total += 6.0 * ((d - r) + float(np.sum(lam[a] ** 2 / (lam[a] + rest) ** 2))) / lam[a]
+        for b in range(a + 1, r):
+            rest = np.delete(lam, [a, b])
+            inner = float(np.sum(lam[a] * lam[b] / ((lam[a] + rest) * (lam[b] + rest))))
+            total += 12.0 * (2 * (d - r) + 1 + 2 * inner) / (lam[a] + lam[b])
+    return total
+
+
 def _transport_rhs(U: np.ndarray, xi: np.ndarray):
     d, r = U.shape
 
@@ -227,6 +250,13 @@ def _as_horizontal(U: np.ndarray, Z: np.ndarray, name: str, project: bool) -> np
             f"{name} is not horizontal at U: ||P_v({name})|| / ||{name}|| = {rel:.3e} > "
             f"{HORIZONTAL_RTOL:g} ({form}); pass project=True to use its horizontal projection")
     return Z
+
+
+def _horizontal_pair(U, xi, eta, project: bool):
+    """``(U, xi, eta)`` in one field (complex if one of them is), both directions checked
+    horizontal at ``U`` (or projected, with ``project``)."""
+    U, xi, eta = _promote(U, xi, eta)
+    return U, _as_horizontal(U, xi, "xi", project), _as_horizontal(U, eta, "eta", project)
 
 
 def _check_plane(xi: np.ndarray, eta: np.ndarray) -> None:
@@ -295,9 +325,7 @@ def sectional_curvature(U, xi, eta, *, project: bool = False) -> float:
     ...                     np.array([[1.], [1.], [-2.]]))
     0.0
     """
-    U, xi, eta = _promote(U, xi, eta)
-    xi = _as_horizontal(U, xi, "xi", project)
-    eta = _as_horizontal(U, eta, "eta", project)
+    U, xi, eta = _horizontal_pair(U, xi, eta, project)
     # K does not depend on the lengths of xi and eta: unit vectors keep |xi ^ eta|^2 from
     # underflowing (entries ~1e-150) or overflowing (~1e150)
     xi, eta = xi / K.fro_norm(xi), eta / K.fro_norm(eta)
@@ -377,6 +405,9 @@ def scalar_curvature(U) -> float:
         scal = 6 sum_{a<b} [d - r + 1 + sum_{i != a,b} lambda_a lambda_b /
                            ((lambda_a + lambda_i)(lambda_b + lambda_i))] / (lambda_a + lambda_b).
 
+    Complex factors (the Hermitian quotient): the closed form of the module docstring, with the
+    extra vertical directions of ``U(r)`` (``r = 1`` gives ``6 (d - 1) / lambda_1``).
+
     Parameters
     ----------
     U : array_like, shape (d, r)
@@ -400,11 +431,9 @@ def scalar_curvature(U) -> float:
     >>> scalar_curvature(np.ones((4, 1)))
     0.0
     """
-    if U.dtype.kind == "c":    # the trace of the Ricci form over an orthonormal basis of H_U
-        B = K.horizontal_basis(K.frame(U))
-        Xs = B.T.reshape(-1, *U.shape)
-        return float(np.trace(_ricci_form(U, Xs, Xs)))
     lam, _ = _gram_eig_desc(U)
+    if U.dtype.kind == "c":
+        return _scalar_closed_form_complex(lam, U.shape[0])
     return float(_scalar_closed_form(lam, U.shape[0]))
 
 
@@ -456,7 +485,8 @@ def curvature_bounds(U) -> CurvatureBounds:
     E (e_a e_b^T - e_b e_a^T) E^T`` (returned as ``extremal_plane``). The Ricci bound is
     attained when ``d > r`` (``xi = x e_r^T E^T`` with ``x`` orthogonal to the range of ``U``).
     Both lower bounds are attained along the radial direction ``xi = U``. For ``r = 1`` every
-    bound is 0.
+    bound is 0. Real factors only: a complex factor is refused naming ``U`` (on the Hermitian
+    quotient ``r = 1`` is curved and these bounds do not hold).
 
     Parameters
     ----------
@@ -733,9 +763,7 @@ def holonomy(U, xi, eta, eps: float, *, rtol: float = 1e-13) -> dict:
     >>> bool(abs(h["angle"] / (h["K_centre"] * h["area"]) - 1) < 1e-3)
     True
     """
-    U, xi, eta = _promote(U, xi, eta)
-    xi = _as_horizontal(U, xi, "xi", False)
-    eta = _as_horizontal(U, eta, "eta", False)
+    U, xi, eta = _horizontal_pair(U, xi, eta, False)
     e1 = xi / K.fro_norm(xi)             # scaled norms: no overflow of |xi|^2 (xi ~ 1e300)
     e2 = eta / K.fro_norm(eta)           # and the plane test on unit vectors (no underflow)
     _check_plane(e1, e2)
@@ -824,9 +852,7 @@ def distance_expansion_curvature(U, xi, eta, *, scales=None) -> float:
                              f"({Kn:.3g} x 2^{-2 * k}) is outside the float64 range; rescale U "
                              f"(K(c U) = K(U) / c^2)")
         return out
-    U, xi, eta = _promote(U, xi, eta)
-    xi = _as_horizontal(U, xi, "xi", False)
-    eta = _as_horizontal(U, eta, "eta", False)
+    U, xi, eta = _horizontal_pair(U, xi, eta, False)
     _check_plane(xi, eta)
     if scales is None:
         smin = float(np.linalg.svd(U, compute_uv=False)[-1])

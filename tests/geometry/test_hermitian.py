@@ -365,6 +365,19 @@ def test_ricci_is_the_sum_of_sectional_curvatures(d, r):
     assert abs(np.trace(Ric) - scalar_curvature(U)) <= 1e-12 * np.trace(Ric)
 
 
+@pytest.mark.parametrize("d,r", [(2, 1), (5, 1), (3, 2), (4, 3), (4, 4), (6, 3)])
+def test_scalar_curvature_closed_form_is_the_trace_of_ricci(d, r):
+    """The closed form in lambda = sigma(U)^2 against the trace of the Ricci matrix (a sum of
+    vertical-basis projections over an orthonormal basis of H_U); r = 1: 6 (d - 1) / |u|^2."""
+    M, rng, U, _ = case(d, r, 18)
+    scal = scalar_curvature(U)
+    assert abs(scal - np.trace(M.ricci_curvature(U))) <= 1e-12 * scal
+    if r == 1:
+        assert abs(scal - 6 * (d - 1) / re(U, U)) <= 1e-13 * scal
+    R = unitary(r, rng)
+    assert abs(M.scalar_curvature(U @ R) - scal) <= 1e-12 * scal
+
+
 @pytest.mark.parametrize("d,r", [(3, 1), (4, 2), (5, 3)])
 def test_parallel_transport_is_an_isometry(d, r):
     M, rng, U, _ = case(d, r, 11)
