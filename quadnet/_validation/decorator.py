@@ -239,35 +239,41 @@ def name_callable(exc: BaseException, qualname: str) -> BaseException:
     return exc
 
 
-def _check_table(constraints: dict, order: list, recorded: list, relations: tuple,
-                 qualname: str, values: dict) -> dict:
-    """Convert ``values[name]`` for each name of ``order`` in place, then check ``relations``;
-    record the ``recorded`` names for :func:`count_validations` (not the helpers the converters
-    call). A LAPACK failure while checking becomes a ``LinAlgFailure`` naming the argument.
-    Every error names the argument and starts with ``qualname`` (:func:`name_callable`)."""
+def _steps(constraints: dict, order) -> tuple:
+    """``(name, converter)`` for each name of ``order``: the converters bound once, when the
+    table is applied, not looked up at every call."""
+    return tuple((name, constraints[name].convert) for name in order)
+
+
+def _check_table(steps: tuple, recorded: list, relations: tuple, qualname: str,
+                 values: dict) -> dict:
+    """Convert ``values[name]`` in place for each ``(name, converter)`` of ``steps``, then
+    check ``relations``; record the ``recorded`` names for :func:`count_validations` (not the
+    helpers the converters call). A LAPACK failure while checking becomes a ``LinAlgFailure``
+    naming the argument. Every error names the argument and starts with ``qualname``
+    (:func:`name_callable`)."""
     trace = _context.TRACE
     if trace is not None:
         _context.TRACE = None  # the helpers a converter calls are not counted again
+    dims: dict = {}
+    name = None
     try:
-        dims: dict = {}
-        name = None
-        try:
-            for name in order:
-                values[name] = constraints[name].convert(values[name], name, dims)
-            for rel in relations:
-                name = ", ".join(rel.names)
-                rel(values)
-        except np.linalg.LinAlgError as exc:
-            raise name_callable(LinAlgFailure(
-                f"{name}: checking it failed in LAPACK ({exc}); its entries are extreme or "
-                f"not finite-conditioned"), qualname) from exc
-        except (TypeError, ValueError) as exc:
-            name_callable(exc, qualname)
-            raise
+        for name, convert in steps:
+            values[name] = convert(values[name], name, dims)
+        for rel in relations:
+            name = ", ".join(rel.names)
+            rel(values)
+    except np.linalg.LinAlgError as exc:
+        raise name_callable(LinAlgFailure(
+            f"{name}: checking it failed in LAPACK ({exc}); its entries are extreme or "
+            f"not finite-conditioned"), qualname) from exc
+    except (TypeError, ValueError) as exc:
+        name_callable(exc, qualname)
+        raise
     finally:
         if trace is not None:
             _context.TRACE = trace
-            trace.extend((qualname, name) for name in recorded)
+            trace.extend((qualname, n) for n in recorded)
     return values
 
 
@@ -328,8 +334,8 @@ def validate_params(constraints: dict, *, relations=(), finite_result: bool = Tr
         qualname = fn.__qualname__
         order = [n for n in params if n in constraints]
         recorded = [n for n in order if constraints[n].record]
-        check = functools.partial(_check_table, constraints, order, recorded, relations,
-                                  qualname)
+        check = functools.partial(_check_table, _steps(constraints, order), recorded,
+                                  relations, qualname)
         NESTED = _context.NESTED
         varargs = any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params.values())
         positional = tuple(n for n, p in params.items()
@@ -482,7 +488,8 @@ def validate_estimator(estimator) -> dict:
     order = list(constraints)
     values = {name: getattr(estimator, name) for name in order}
     recorded = [n for n in order if constraints[n].record]
-    return _check_table(constraints, order, recorded, relations, cls.__qualname__, values)
+    return _check_table(_steps(constraints, order), recorded, relations, cls.__qualname__,
+                        values)
 
 
 def fit_context(fit):
