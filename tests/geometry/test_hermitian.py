@@ -248,6 +248,30 @@ def test_dimension_is_the_kernel_of_the_realified_differential(d, r):
     assert M.vertical_basis(U).shape == (d * r, r * r)
 
 
+@pytest.mark.parametrize("d,r", [(4, 3), (5, 4)])
+def test_rank_deficient_points_as_in_the_real_case(d, r):
+    """At rank k < r: dim V_U = r^2 - (r-k)^2 (the skew-Hermitian block of the null directions
+    drops out), every projection finite, idempotent and orthogonal, the lift minimum-norm."""
+    M = qn.PSDQuotient(d, r, field="complex")
+    rng = np.random.default_rng([d, r])
+    for k in range(r):
+        P = np.linalg.qr(cgauss(rng, (d, r)))[0]
+        U = (P * np.r_[rng.uniform(0.5, 2.0, k), np.zeros(r - k)]) @ ct(unitary(r, rng))
+        assert M.rank(U) == k and M.vertical_dimension(U) == r * r - (r - k) ** 2
+        B = M.horizontal_basis(U)
+        assert B.shape[1] == horizontal_dimension(d, r, k, field="complex") == \
+            2 * d * r - r * r + (r - k) ** 2
+        Z = cgauss(rng, (d, r))
+        h = M.horizontal_projection(U, Z)
+        assert np.all(np.isfinite(h)) and rel(M.horizontal_projection(U, h), h) <= TOL
+        assert abs(re(h, M.vertical_projection(U, Z))) <= TOL * np.linalg.norm(Z) ** 2
+        Qdot = M.differential(U, h)
+        xi = M.lift(U, Qdot)
+        assert np.linalg.norm(M.differential(U, xi) - Qdot) <= TOL * max(np.linalg.norm(Qdot), 1)
+        assert np.linalg.norm(xi) <= np.linalg.norm(h) * (1 + TOL)
+        assert np.isfinite(M.dist(U, cgauss(rng, (d, r))))
+
+
 @pytest.mark.parametrize("d,r", SIZES)
 def test_projections_split_orthogonally(d, r):
     M, rng, U, _ = case(d, r, 4)
