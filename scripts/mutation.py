@@ -40,7 +40,7 @@ can fill it in without changing mutmut's test selection (a changed selection res
 verdict). ``--retest`` (with ``--keep DIR`` of an earlier run, the same target and test files)
 copies the test files of ``--commit`` into ``DIR`` again and re-runs only the mutants that
 survived or that no test reached: after tests were added (none removed or weakened, the
-target unchanged) a killed mutant stays killed, so this gives the score of a fresh run in a
+target's code unchanged: its docstrings may differ) a killed mutant stays killed, so this gives the score of a fresh run in a
 fraction of the time. The package stays that of the first run's commit; both are recorded.
 
 Printed at the end: the counts by outcome, the score ``killed / all mutants`` (mutants in
@@ -190,6 +190,18 @@ def rewrite(src: str, public_only: bool = False) -> tuple[str, dict]:
     return out, summary
 
 
+def _code(src: str) -> str:
+    """The code of a module without its docstrings (a retest is valid when only they changed)."""
+    tree = ast.parse(src)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                and body and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str)):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree)
+
+
 # ------------------------------------------------------------------------ the scratch copy
 
 def _git(*args: str) -> str:
@@ -310,9 +322,9 @@ def main(argv=None) -> int:
     names: list[str] = []
     tests_commit = record["commit"]
     if args.retest:
-        now = _git("show", f"{commit}:{args.target}") + "\n"
-        if now.rstrip("\n") != (work / (args.target + ".orig")).read_text().rstrip("\n"):
-            print(f"{args.target} at {commit[:10]} differs from the run in {work} "
+        now = _git("show", f"{commit}:{args.target}")
+        if _code(now) != _code((work / (args.target + ".orig")).read_text()):
+            print(f"the code of {args.target} at {commit[:10]} differs from the run in {work} "
                   f"({record['commit'][:10]}): start a fresh run")
             return 1
         before = {t: (work / t).read_bytes() for t in args.tests}
