@@ -7,7 +7,10 @@ each one, a valid call (tiny sizes) and which arguments to perturb; a public cal
 no entry in ``SPECS`` fails :func:`test_every_public_callable_has_a_spec`, so the coverage
 stays at 100 %.
 
-For each argument of a valid call the test derives bad values from the valid one: NaN and
+The bad values come from one generator, :func:`quadnet._validation.bad_values`: for each
+argument of a valid call, its table entry's own bad values (with their error type; the message
+must start with the callable's name when the callable is checked by its table), and bad values
+derived from the valid one by the argument's kind (``_kind``, from its name and value): NaN and
 inf entries, a wrong number of dimensions, a wrong shape, strings, complex and object arrays,
 empty arrays, ``r = 0`` and ``r > d`` factors, seeds ``"abc"``, ``-1`` and ``1.5``, and
 non-positive or non-finite steps and tolerances. Each must raise ``TypeError`` or
