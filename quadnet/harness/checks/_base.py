@@ -53,6 +53,7 @@ from quadnet import _progress
 from quadnet._validation import Boolean, Integer, validate_params
 from quadnet.harness._constraints import Text
 from quadnet.harness._registry import origin_label, registry
+from quadnet.harness.report._format import QUADNET_SOURCE
 
 __all__ = [
     "FIGURES",
@@ -86,7 +87,7 @@ CHENG = ('Cheng (2026) "Quotient Dynamics, Effective Curvature, and Implicit Bia
 FACT_PAPER = ('Boix-Adsera et al. (2025) "The Features at Convergence Theorem" '
               "(arXiv:2507.05644)")
 RFM_PAPER = "Radhakrishnan et al. (2024), Science 383"
-QUADNET = "quadnet target"
+QUADNET = QUADNET_SOURCE
 #: The keywords of a row that checks a quadnet target: ``res.add(..., **QUADNET_TARGET)``.
 QUADNET_TARGET = {"kind": "target", "source": QUADNET}
 

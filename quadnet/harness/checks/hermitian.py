@@ -549,7 +549,7 @@ def _fig_recovery(f: dict):
         ax.axhline(0.9, color="0.6", lw=0.6)
         if r == 1:
             for xv, lab, yv in (((4 * d - 4) / d, "4d - 4", 0.35), (2.0, "2d", 0.35),
-                                (4.0, "quadnet target", 0.02)):
+                                (4.0, QUADNET, 0.02)):
                 ax.axvline(xv, color="0.3", ls=":", lw=0.7)
                 ax.text(xv, yv, lab, fontsize=5.5, rotation=90, ha="right" if xv < 4 else "left")
         unit = "d" if r == 1 else "n_h"

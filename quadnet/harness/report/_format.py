@@ -13,7 +13,11 @@ import math
 
 from quadnet._progress import format_duration as format_duration  # the progress lines' one
 
-__all__ = ["format_duration", "format_number", "format_tolerance", "latex_cell",
+#: The source name of a claim quadnet makes itself (no paper makes it): every row, report and
+#: reference list uses this one constant.
+QUADNET_SOURCE = "quadnet target"
+
+__all__ = ["QUADNET_SOURCE", "format_duration", "format_number", "format_tolerance", "latex_cell",
            "markdown_cell"]
 
 

@@ -13,6 +13,7 @@ import sys
 import textwrap
 
 from quadnet.harness.report._format import (
+    QUADNET_SOURCE,
     format_number,
     format_tolerance,
     latex_cell,
@@ -31,7 +32,7 @@ REFERENCES = {
     "Radhakrishnan et al. (2024)": 'Radhakrishnan, Beaglehole, Pandit & Belkin (2024), '
                                    '"Mechanism for feature learning in neural networks and '
                                    'backpropagation-free machine learning models", Science 383',
-    "quadnet target": "a target quadnet sets itself (no paper makes this claim)",
+    QUADNET_SOURCE: "a target quadnet sets itself (no paper makes this claim)",
 }
 
 
