@@ -2,9 +2,12 @@
 path against a reference tree (quadnet target: complex operations cost <= 4x the real ones at
 the same ``(d, r)``; the real path is not slower than before).
 
-Two measurements, one BLAS thread (``threadpoolctl.threadpool_limits(1)``), the minimum over
-rounds of the mean per-call time of a round (the estimate least disturbed by other load on a
-shared machine, as ``timeit`` recommends):
+Two measurements, one BLAS thread (``threadpoolctl.threadpool_limits(1)``), in CPU time of
+this process (``time.process_time``). Each round times
+the two sides back to back (order alternating); the tables give the minimum over rounds of
+each side's mean per-call time (the estimate least disturbed by other load, as ``timeit``
+recommends) and the median over rounds of the paired ratio (robust to load that changes
+between rounds):
 
 * ``--reference DIR``: the real manifold of this tree against the one of the tree at ``DIR``
   (a ``git archive`` of an earlier commit: ``git archive <rev> quadnet | tar -x -C DIR``),
@@ -24,14 +27,26 @@ import argparse
 import os
 import subprocess
 import sys
+import time
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [_HERE, os.path.dirname(_HERE)]      # bench_geometry, and this tree's quadnet
-from bench_geometry import _per_call  # noqa: E402  (the per-call timer of the geometry benchmark)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # this tree
 
 OPS = ("retraction", "projection", "dist", "log", "transport", "inner_product", "norm",
        "egrad_to_rgrad", "ehess_to_rhess", "random_tangent_vector")
 SIZES = ((10, 2), (100, 5), (1000, 20))
+
+
+def _per_call(fn, budget: float) -> float:
+    """CPU seconds per call of ``fn()`` (``time.process_time``: the time this process ran, not
+    the time it waited for one of the two cores of a shared machine), repeated for ``budget``."""
+    fn()
+    n, t0 = 0, time.process_time()
+    while True:
+        fn()
+        n += 1
+        el = time.process_time() - t0
+        if el >= budget:
+            return el / n
 
 
 def _calls(M, U, V, Z, W):
@@ -83,7 +98,7 @@ def _reference_module(tree: str):
 
 
 def _interleaved(calls_a: dict, calls_b: dict, rounds: int, budget: float) -> dict:
-    """``op -> (median a, median b)``, the two timed alternately, round by round."""
+    """``op -> (min a, min b, median of b / a)``, the two timed back to back, round by round."""
     out = {}
     for op in OPS:
         ta, tb = [], []
@@ -91,7 +106,8 @@ def _interleaved(calls_a: dict, calls_b: dict, rounds: int, budget: float) -> di
             pair = ((calls_a, ta), (calls_b, tb)) if k % 2 == 0 else ((calls_b, tb), (calls_a, ta))
             for calls, acc in pair:
                 acc.append(_per_call(calls[op], budget))
-        out[op] = (min(ta), min(tb))
+        ratios = sorted(b / a for a, b in zip(ta, tb))
+        out[op] = (min(ta), min(tb), ratios[len(ratios) // 2])
     return out
 
 
@@ -102,8 +118,8 @@ def reference_table(reference: str, rounds: int, budget: float) -> str:
     from quadnet import PSDQuotient
 
     ref = _reference_module(reference)
-    lines = ["| (d, r) | operation | reference µs | this tree µs | this / reference | same bits |",
-             "| --- | --- | ---: | ---: | ---: | --- |"]
+    lines = ["| (d, r) | operation | reference µs | this tree µs | this / reference (median of "
+             "paired ratios) | same bits |", "| --- | --- | ---: | ---: | ---: | --- |"]
     with threadpool_limits(1):
         for d, r in SIZES:
             pts = _points(d, r, "real")
@@ -114,9 +130,9 @@ def reference_table(reference: str, rounds: int, budget: float) -> str:
             same["random_tangent_vector"] = bool(np.array_equal(
                 PSDQuotient(d, r).random_tangent_vector(pts[0], 3),
                 ref.PSDQuotient(d, r).random_tangent_vector(pts[0], 3)))
-            for op, (t_ref, t_new) in _interleaved(old, new, rounds, budget).items():
+            for op, (t_ref, t_new, ratio) in _interleaved(old, new, rounds, budget).items():
                 lines.append(f"| {d}x{r} | {op} | {1e6 * t_ref:.2f} | {1e6 * t_new:.2f} | "
-                             f"{t_new / t_ref:.3f} | {'yes' if same[op] else 'no'} |")
+                             f"{ratio:.3f} | {'yes' if same[op] else 'no'} |")
     return "\n".join(lines)
 
 
@@ -132,10 +148,10 @@ def complex_table(rounds: int, budget: float) -> str:
             cplx = _calls(PSDQuotient(d, r, seed=0, field="complex"), *_points(d, r, "complex"))
             for op, pair in _interleaved(real, cplx, rounds, budget).items():
                 times[(d, r, op)] = pair
-    lines = ["| (d, r) | operation | real µs | complex µs | complex / real |",
-             "| --- | --- | ---: | ---: | ---: |"]
-    for (d, r, op), (tr, tc) in times.items():
-        lines.append(f"| {d}x{r} | {op} | {1e6 * tr:.2f} | {1e6 * tc:.2f} | {tc / tr:.2f} |")
+    lines = ["| (d, r) | operation | real µs | complex µs | complex / real (median of paired "
+             "ratios) |", "| --- | --- | ---: | ---: | ---: |"]
+    for (d, r, op), (tr, tc, ratio) in times.items():
+        lines.append(f"| {d}x{r} | {op} | {1e6 * tr:.2f} | {1e6 * tc:.2f} | {ratio:.2f} |")
     return "\n".join(lines)
 
 
@@ -146,7 +162,7 @@ def main(argv=None) -> None:
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
     rounds = 3 if args.quick else max(3, args.rounds)
-    budget = 0.01 if args.quick else 0.03
+    budget = 0.005 if args.quick else 0.01
     print("load:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
     if args.reference:
         print("\n### Real path: this tree against the reference\n")

@@ -62,6 +62,7 @@ __all__ = [
 GRAM_RTOL = 1e-4
 
 _BIG, _SMALL = 1e150, 1e-150  # outside [_SMALL, _BIG]^2 the Gram matrix over/underflows
+_F64 = np.dtype(np.float64)
 
 
 def vertical_dim(r: int, k: int | None = None, field: str = "real") -> int:
@@ -124,7 +125,7 @@ def _pair_inverse(sigma: np.ndarray, s: np.ndarray, tol: float) -> np.ndarray:
 def frame(U: np.ndarray, rtol: float = RANK_RTOL) -> Frame:
     """The :class:`Frame` of a finite ``d x r`` factor (one ``eigh`` or one SVD)."""
     d, r = U.shape
-    cx = U.dtype.kind == "c"
+    cx = U.dtype is not _F64 and U.dtype.kind == "c"     # one identity test on the real path
     s, E = np.linalg.eigh((U.conj().T if cx else U.T) @ U)
     if not _SMALL**2 * r < s[-1] < _BIG**2:       # rare: zero, tiny or huge factor
         m = float(np.abs(U).max())
@@ -311,7 +312,8 @@ def procrustes(U: np.ndarray, V: np.ndarray) -> np.ndarray:
         A, _, Bt = np.linalg.svd(M)
         return A @ Bt
     try:
-        A, sv, Bt = np.linalg.svd((U.conj().T if U.dtype.kind == "c" else U.T) @ V)
+        A, sv, Bt = np.linalg.svd((U.T if U.dtype is _F64 or U.dtype.kind != "c" else U.conj().T)
+                                  @ V)
         ok = _SMALL**2 < sv[0] < _BIG**2
     except (np.linalg.LinAlgError, RuntimeWarning, FloatingPointError):
         ok = False                                # overflow to inf (warns under -W error), NaN

@@ -78,10 +78,14 @@ _BOOLEAN = Boolean()
 
 
 def _finite(a: np.ndarray) -> bool:
-    """All entries finite: one dot product (NaN/inf propagate into it), exact fallback."""
+    """All entries finite (real or complex128 ``a``): see :func:`_finite_real`."""
+    return _finite_real(a.ravel().view(np.float64) if a.dtype is _C128 else a)
+
+
+def _finite_real(a: np.ndarray) -> bool:
+    """All entries of a real array finite: one dot product (NaN/inf propagate into it), exact
+    fallback."""
     v = a.ravel()
-    if v.dtype is _C128:
-        v = v.view(np.float64)      # (Re, Im) pairs: one real dot product
     try:
         if math.isfinite(v.dot(v)):
             return True
@@ -521,6 +525,7 @@ class PSDQuotient(Manifold):
         self.field = field
         self._complex = field == "complex"
         self._dtype = _C128 if self._complex else _F64
+        self._isfinite = _finite if self._complex else _finite_real
         name = f"PSDQuotient(d={d}, r={r}{', field=complex' if self._complex else ''})"
         super().__init__(name, horizontal_dim(d, r, field=field))
 
@@ -549,7 +554,7 @@ class PSDQuotient(Manifold):
             as_matrix(x, name, shape=self._shape, allow_complex=self._complex)
 
     def _out(self, out: np.ndarray, op: str, **named) -> np.ndarray:
-        if _finite(out):
+        if self._isfinite(out):
             return out
         self._refuse(op, named)
 
