@@ -1184,14 +1184,12 @@ class PSDQuotient(Manifold):
         (3, 2)
         """
         gen = self._rng if rng is None else as_rng(rng, "rng", record=not nested())
-        return self._gaussian(gen)
+        return self._gaussian(gen) if self._complex else gen.standard_normal(self._shape)
 
     def _gaussian(self, gen: np.random.Generator) -> np.ndarray:
-        """A ``d x r`` standard Gaussian: real ``N(0, 1)`` entries, or complex ``CN(0, 1)`` ones
-        ``(g_1 + i g_2) / sqrt(2)`` from one draw ``g`` of shape ``(2, d, r)`` (``E|z|^2 = 1``,
-        so ``E ||U||_F^2 = d r`` in both fields)."""
-        if not self._complex:
-            return gen.standard_normal(self._shape)
+        """A ``d x r`` complex Gaussian, ``CN(0, 1)`` entries ``(g_1 + i g_2) / sqrt(2)`` from one
+        draw ``g`` of shape ``(2, d, r)`` (``E|z|^2 = 1``, so ``E ||U||_F^2 = d r`` as for the real
+        field's ``N(0, 1)`` entries)."""
         g = gen.standard_normal((2,) + self._shape)
         return (g[0] + 1j * g[1]) * math.sqrt(0.5)
 
@@ -1218,7 +1216,8 @@ class PSDQuotient(Manifold):
         point = self._point(point, "point")
         gen = self._rng if rng is None else as_rng(rng, "rng", record=not nested())
         fr = _k.frame(point, self.rank_rtol)
-        xi = _k.horizontal_part(fr, self._gaussian(gen))
+        xi = _k.horizontal_part(fr, self._gaussian(gen) if self._complex else
+                                gen.standard_normal(self._shape))
         return xi / _k.fro_norm(xi)
 
     @declare_params({"point": _DR})
