@@ -2,8 +2,8 @@ r"""The ``Raises`` section of a validated callable's docstring, generated from i
 
 :func:`raises_text` writes the ``TypeError, ValueError`` entry (one line per argument, from
 ``Constraint.describe``, and one per relation); :func:`with_raises` puts it into a numpydoc
-docstring: in place of a hand-written generic ``TypeError``/``ValueError`` entry of an existing
-``Raises`` section (other entries are kept), or as a new ``Raises`` section before ``Warns``,
+docstring: in place of a hand-written generic ``TypeError, ValueError`` entry of an existing
+``Raises`` section (other entries, such as a ``ValueError`` stating a specific condition, are kept), or as a new ``Raises`` section before ``Warns``,
 ``See Also``, ``Notes``, ``References`` or ``Examples``.
 
 Examples
@@ -67,14 +67,14 @@ def with_raises(doc: str | None, constraints: dict, relations) -> str | None:
         nxt = [x for x in headers if x.start() > h.start()]
         end = nxt[0].start() if nxt else len(doc)
         body = doc[h.end():end]
-        # drop an existing generic "TypeError, ValueError" / "ValueError" / "TypeError" entry
+        # drop an existing generic "TypeError, ValueError" entry; a lone "ValueError" or
+        # "TypeError" entry states a specific condition (e.g. a direction not horizontal) and stays
         kept, skipping = [], False
         for ln in body.split("\n"):
             stripped = ln.strip()
             is_head = ln.startswith(indent) and stripped and not ln[len(indent):].startswith(" ")
             if is_head:
-                skipping = stripped.rstrip(":") in ("TypeError, ValueError", "ValueError, TypeError",
-                                                    "TypeError", "ValueError")
+                skipping = stripped.rstrip(":") in ("TypeError, ValueError", "ValueError, TypeError")
             if not skipping:
                 kept.append(ln)
         rest = "\n".join(kept).strip("\n")
