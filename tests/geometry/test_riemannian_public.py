@@ -1,0 +1,153 @@
+"""Public curvature functions of ``quadnet.geometry.riemannian`` at every scale and field.
+
+Independent routes: the Bures–Wasserstein closed form (Takatsu 2011) against O'Neill's factor
+route (``sectional_curvature`` at ``U`` with ``Sigma = U U^T``, ``X = xi U^T + U xi^T``); the
+scale laws ``K(c Sigma) = K(Sigma) / c``, ``K(c U) = K(U) / c^2`` and the invariance under
+``X -> a X``; unitary invariance of the Hermitian case; the holonomy of a small loop
+against ``K * area`` (the Ambrose–Singer / Gauss–Bonnet first order).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from quadnet.geometry.riemannian import (
+    bures_wasserstein_sectional_curvature,
+    distance_expansion_curvature,
+    holonomy,
+    sectional_curvature,
+)
+
+
+def _horizontal(U, Z):
+    """``Z - U Omega``, ``Omega`` skew with ``G Omega + Omega G = U^T Z - Z^T U``."""
+    r = U.shape[1]
+    G = U.T @ U
+    Kr = np.kron(np.eye(r), G) + np.kron(G, np.eye(r))
+    rhs = U.T @ Z - Z.T @ U
+    om = np.linalg.solve(Kr, rhs.reshape(-1, order="F")).reshape(r, r, order="F")
+    return Z - U @ om
+
+
+def _plane(d, r, seed):
+    rng = np.random.default_rng(seed)
+    U = rng.standard_normal((d, r)) + 2.0 * np.eye(d, r)
+    xi = _horizontal(U, rng.standard_normal((d, r)))
+    eta = _horizontal(U, rng.standard_normal((d, r)))
+    return U, xi, eta
+
+
+# --------------------------------------------------------- Bures–Wasserstein closed form
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_bures_wasserstein_closed_form_equals_the_factor_route(seed):
+    U, xi, eta = _plane(3, 3, seed)
+    Sigma = U @ U.T
+    X, Y = xi @ U.T + U @ xi.T, eta @ U.T + U @ eta.T
+    want = sectional_curvature(U, xi, eta)
+    got = bures_wasserstein_sectional_curvature(Sigma, X, Y)
+    assert got == pytest.approx(want, rel=1e-9)
+    # the same values as complex (Hermitian) arrays: the complex branch gives the same K
+    cx = bures_wasserstein_sectional_curvature(Sigma.astype(complex), X.astype(complex),
+                                               Y.astype(complex))
+    assert cx == pytest.approx(want, rel=1e-9)
+    # scale laws: K(c Sigma) = K / c, K(a X, b Y) = K
+    for c in (1e-200, 3.7, 1e200):
+        assert bures_wasserstein_sectional_curvature(c * Sigma, X, Y) == pytest.approx(
+            want / c, rel=1e-9)
+    assert bures_wasserstein_sectional_curvature(Sigma, 1e-300 * X, 1e250 * Y) == pytest.approx(
+        want, rel=1e-9)
+
+
+def test_bures_wasserstein_hermitian_case_is_unitarily_invariant():
+    rng = np.random.default_rng(5)
+    n = 3
+    A = rng.standard_normal((n, n)) + 1j * rng.standard_normal((n, n))
+    Sigma = A @ A.conj().T + np.eye(n)
+    X = rng.standard_normal((n, n)) + 1j * rng.standard_normal((n, n))
+    Y = rng.standard_normal((n, n)) + 1j * rng.standard_normal((n, n))
+    X, Y = X + X.conj().T, Y + Y.conj().T
+    W, _ = np.linalg.qr(rng.standard_normal((n, n)) + 1j * rng.standard_normal((n, n)))
+    k = bures_wasserstein_sectional_curvature(Sigma, X, Y)
+    kw = bures_wasserstein_sectional_curvature(W @ Sigma @ W.conj().T, W @ X @ W.conj().T,
+                                               W @ Y @ W.conj().T)
+    assert k > 0.0 and kw == pytest.approx(k, rel=1e-9)
+    assert bures_wasserstein_sectional_curvature(Sigma, 2.0 * X, -3.0 * Y) == pytest.approx(
+        k, rel=1e-9)
+    assert bures_wasserstein_sectional_curvature(1e-150 * Sigma, X, Y) == pytest.approx(
+        k * 1e150, rel=1e-9)
+
+
+def test_bures_wasserstein_refusals_name_the_cause():
+    X = np.array([[0.0, 1.0], [1.0, 0.0]])
+    Y = np.diag([1.0, 0.0])
+    with pytest.raises(ValueError, match="^Sigma must be symmetric positive definite$"):
+        bures_wasserstein_sectional_curvature(np.diag([1.0, 0.0]), X, Y)
+    with pytest.raises(ValueError, match="^Sigma must be symmetric positive definite$"):
+        bures_wasserstein_sectional_curvature(np.zeros((2, 2)), X, Y)
+    S = np.diag([1.0, 4.0])
+    with pytest.raises(ValueError, match="^X is zero: the sectional curvature is undefined$"):
+        bures_wasserstein_sectional_curvature(S, np.zeros((2, 2)), Y)
+    with pytest.raises(ValueError, match="^Y is zero: the sectional curvature is undefined$"):
+        bures_wasserstein_sectional_curvature(S, X, np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="^X and Y are parallel: the sectional curvature is "
+                                         "undefined$"):
+        bures_wasserstein_sectional_curvature(S, X, -2.0 * X)
+    assert bures_wasserstein_sectional_curvature(S, X, Y) == pytest.approx(0.48, rel=1e-12)
+
+
+# ----------------------------------------------------------- distance expansion, far scales
+
+@pytest.mark.parametrize("c", [2.0 ** -400, 1e-120, 1e130, 2.0 ** 350])
+def test_distance_expansion_follows_the_scale_law(c):
+    U, xi, eta = _plane(4, 2, 7)
+    want = sectional_curvature(U, xi, eta)
+    assert distance_expansion_curvature(U, xi, eta) == pytest.approx(want, rel=1e-4)
+    assert distance_expansion_curvature(c * U, xi, eta) == pytest.approx(want / c ** 2,
+                                                                         rel=1e-4)
+    hs = (0.1, 0.05, 0.025)
+    ref = distance_expansion_curvature(U, xi, eta, scales=hs)
+    got = distance_expansion_curvature(c * U, xi, eta, scales=[c * h for h in hs])
+    assert got == pytest.approx(ref / c ** 2, rel=1e-6)
+
+
+def test_distance_expansion_refuses_a_curvature_outside_float64():
+    U, xi, eta = _plane(4, 2, 8)
+    with pytest.raises(ValueError, match=r"U has entries up to .*e-200: its sectional curvature "
+                                         r"\(.* x 2\^\d+\) is outside the float64 range; "
+                                         r"rescale U \(K\(c U\) = K\(U\) / c\^2\)"):
+        distance_expansion_curvature(1e-200 * U, xi, eta)
+
+
+def test_distance_expansion_refuses_vertical_and_parallel_directions():
+    U, xi, eta = _plane(4, 2, 9)
+    vertical = U @ np.array([[0.0, 1.0], [-1.0, 0.0]])
+    with pytest.raises(ValueError, match="xi is not horizontal at U"):
+        distance_expansion_curvature(U, xi + vertical, eta)
+    with pytest.raises(ValueError, match="xi and eta are parallel"):
+        distance_expansion_curvature(U, xi, 3.0 * xi)
+
+
+# ----------------------------------------------------------------------------- holonomy
+
+def test_holonomy_angle_is_curvature_times_area_and_scale_free_in_the_directions():
+    U = np.array([[1.0, 0.0], [0.0, 1.5], [0.0, 0.0]])
+    xi = np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 0.0]])
+    eta = np.array([[0.0, 0.0], [0.0, 0.0], [0.0, 1.0]])
+    h = holonomy(U, xi, eta, 1e-2)
+    assert set(h) >= {"angle", "area", "K", "K_centre", "norm_drift", "transported"}
+    assert h["area"] == pytest.approx(1e-4, rel=1e-15)
+    assert h["K"] == pytest.approx(sectional_curvature(U, xi, eta), rel=1e-12)
+    assert h["angle"] / (h["K_centre"] * h["area"]) == pytest.approx(1.0, abs=1e-3)
+    V = h["transported"]
+    assert V.shape == U.shape
+    assert h["norm_drift"] == pytest.approx(abs(np.linalg.norm(V) - 1.0), abs=1e-15)
+    assert h["norm_drift"] < 1e-9
+    # horizontal at U (U^T V symmetric) and the same loop for rescaled directions
+    np.testing.assert_allclose(U.T @ V, (U.T @ V).T, atol=1e-9)
+    h2 = holonomy(U, 1e-3 * xi, 1e5 * eta, 1e-2)
+    assert h2["angle"] == pytest.approx(h["angle"], rel=1e-9)
+    np.testing.assert_allclose(h2["transported"], V, atol=1e-12)
+    with pytest.raises(ValueError, match="eta is not horizontal at U"):
+        holonomy(U, xi, eta + U @ np.array([[0.0, 1.0], [-1.0, 0.0]]), 1e-2)
