@@ -12,6 +12,7 @@ Usage::
         --ratios 2.5 3 3.5 4 4.5 5 --runs lbfgs:optimal lbfgs:small
     python benchmarks/bench_phase_retrieval.py --summary          # the table of --out
     python benchmarks/bench_phase_retrieval.py --timing           # complex / real op costs
+    python benchmarks/bench_phase_retrieval.py --overlap          # spectral overlap, d = 500
 
 A run is ``method:start`` with start ``identity`` (spectral, y-weights), ``optimal``
 (spectral, Luo, Alghamdi & Lu 2019 weights), ``small`` (``CN(0, 1)`` entries scaled by
@@ -173,6 +174,26 @@ def timing(d: int = 128, r: int = 1, m: int = 512, reps: int = 7) -> None:
           f"{best['A/A old hvp'] / best['old real hvp']:.3f}; kernels' source identical: {same}")
 
 
+def overlap(d: int = 500, ratios=(0.75, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0), instances: int = 3):
+    """Mean overlap |<u0, u*>|^2 / (|u0|^2 |u*|^2) of both spectral starts against m/d."""
+    print(f"d = {d}; load average {os.getloadavg()}")
+    with single_threaded():
+        for ratio in ratios:
+            m = int(ratio * d)
+            out = {"identity": [], "optimal": []}
+            for s in range(instances):
+                prob = qn.GaussianSensing.random(d, 1, m, seed=[7, m, s], field="complex")
+                x = prob.U_star
+                for pre in out:
+                    if pre == "optimal" and m <= d:
+                        continue
+                    u = prob.spectral_init(1, preprocessing=pre, strict=False)
+                    out[pre].append(abs(np.vdot(u, x)) ** 2 /
+                                    (np.vdot(u, u).real * np.vdot(x, x).real))
+            print(f"m/d = {ratio:4.2f}: " + ", ".join(
+                f"{k} {np.mean(v):.3f}" if v else f"{k} (m <= d)" for k, v in out.items()))
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--d", type=int, default=128)
@@ -184,7 +205,11 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     ap.add_argument("--summary", action="store_true")
     ap.add_argument("--timing", nargs="*", type=int, metavar="D R M")
+    ap.add_argument("--overlap", action="store_true", help="spectral overlap at d = 500")
     args = ap.parse_args(argv)
+    if args.overlap:
+        overlap()
+        return 0
     if args.timing is not None:
         timing(*args.timing) if args.timing else timing()
         return 0
