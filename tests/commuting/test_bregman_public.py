@@ -218,3 +218,52 @@ def test_cvxpy_baseline_refuses_infeasible_data():
     with pytest.raises(InfeasibleError, match=r"A diag\(m\) q = y has no solution q >= 0 "
                                               r"\(cvxpy status infeasible"):
         bregman_projection_cvxpy(A, np.array([-1.0]), np.array([1.0, 1.0]), solver="CLARABEL")
+
+
+# ------------------------------------------------- the thresholds of the rescaling (1e+-20)
+
+def _unit_max_instance(seed=4):
+    rng = np.random.default_rng(seed)
+    A = rng.uniform(0.2, 1.0, (2, 5))
+    A[0, 0] = 1.0                                   # max |A| = 1 exactly
+    y = A @ rng.uniform(0.5, 1.5, 5)
+    return A, y / np.max(np.abs(y))                 # max |y| = 1 exactly
+
+
+def test_rescaling_starts_exactly_outside_the_documented_ratio_interval():
+    # Y_RESCALE_BELOW = 1e-20: a ratio max|y| / max|A| of exactly 1e-20 is solved as given
+    # (every log q0 = log 1e-20 < -30: the LP start), a smaller one at the unit scale (the
+    # zero start of log q0 ~ 0)
+    A, y = _unit_max_instance()
+    at = bregman_projection(A, 1e-20 * y, log_q0=np.full(5, math.log(1e-20)))
+    assert at.info["start"] == "lp"
+    below = bregman_projection(A, 0.9e-20 * y, log_q0=np.full(5, math.log(0.9e-20)))
+    assert below.info["start"] == "zero"
+    np.testing.assert_allclose(below.q / 0.9e-20, at.q / 1e-20, rtol=1e-10)
+
+
+@pytest.mark.parametrize("amax", [1.0, 0.25])
+def test_ratio_just_above_1e20_is_solved_at_the_unit_scale(amax):
+    # ratio 2^67 ~ 1.48e20: solved as the unit-scale problem (y / 2^67, q0 / 2^67), whose
+    # every log q0 is below -30 (the LP start), for max |A| = 1 and max |A| < 1
+    A, y = _unit_max_instance()
+    A = amax * A
+    c = 2.0 ** 67 * amax
+    out = bregman_projection(A, c * y, np.ones(5))
+    ref = bregman_projection(A, amax * y, log_q0=np.full(5, -67 * math.log(2.0)))
+    assert ref.info["start"] == "lp" and out.info["start"] == "lp"
+    np.testing.assert_allclose(out.q, 2.0 ** 67 * ref.q, rtol=1e-10)
+
+
+def test_min_trace_reduced_costs_are_per_unit_multiplicity():
+    rng = np.random.default_rng(6)
+    A = rng.uniform(0.2, 2.0, (2, 5))
+    y = A @ rng.uniform(0.5, 1.5, 5)
+    mult = np.array([1e6, 3e5, 1.0, 2e6, 5e5])
+    res = min_trace_solution(A, y, multiplicities=mult)
+    r = 1.0 - A.T @ res.dual
+    on = r <= 1e-9
+    assert res.info["max_reduced_cost_on_face"] == pytest.approx(
+        float(np.abs(r[on]).max()), abs=1e-12)
+    assert res.info["min_reduced_cost_off_face"] == pytest.approx(float(r[~on].min()),
+                                                                  rel=1e-9)
