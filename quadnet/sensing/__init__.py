@@ -12,6 +12,10 @@ from quadnet.sensing.gaussian import (
     spectral_init as spectral_init,
 )
 from quadnet.sensing import complex_gaussian as complex_gaussian  # registers field="complex"
+from quadnet.sensing.complex_gaussian import (
+    ComplexGaussianSensing as ComplexGaussianSensing,
+    optimal_preprocessing as optimal_preprocessing,
+)
 from quadnet.sensing.population import (
     PopulationInverse as PopulationInverse,
     population_effective_hessian as population_effective_hessian,
@@ -42,6 +46,7 @@ from quadnet.curvature.hessian import register_preconditioner as _register_preco
 _register_preconditioner("population", PopulationInverse)
 
 __all__ = [
+    "ComplexGaussianSensing",
     "PopulationInverse",
     "GaussianSensing",
     "HAVE_CVXPY",
@@ -51,6 +56,7 @@ __all__ = [
     "basin_radius",
     "concentration_samples",
     "inverse_population_normal_operator",
+    "optimal_preprocessing",
     "population_effective_hessian",
     "population_effective_hvp",
     "population_effective_inverse",

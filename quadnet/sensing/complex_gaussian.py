@@ -75,8 +75,7 @@ from quadnet.sensing.gaussian import (
     _r_le_d,
 )
 
-__all__ = ["ComplexGaussianSensing", "optimal_preprocessing", "random_complex_instance",
-           "threads_for"]
+__all__ = ["ComplexGaussianSensing", "optimal_preprocessing"]
 
 _DESIGN = Converted(lambda v, name: as_complex(v, name, ndim=2),
                     "a finite complex m x d array (rows a_i^*)",
