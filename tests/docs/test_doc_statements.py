@@ -439,3 +439,22 @@ def test_subpackages_re_export_what_their_docstrings_say():
                 if name not in pkg.__all__:
                     assert f"quadnet.{sub}.{info.name}" in pkg.__doc__.replace("\n", " "), \
                         (sub, info.name, name)
+
+
+def test_readme_api_tour_runs():
+    """README, "API tour": the tour's Python block runs as printed (its asserts included),
+    without a deprecation or a quadnet warning."""
+    import warnings
+
+    from quadnet.exceptions import QuadnetWarning
+
+    text = _text("README.md")
+    tour = text.split("## API tour", 1)[1]
+    block = re.findall(r"^```python\n(.*?)^```", tour, flags=re.S | re.M)[0]
+    assert 'field="complex"' in block
+    namespace: dict = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        warnings.simplefilter("error", QuadnetWarning)
+        exec(compile(block, "README.md (API tour)", "exec"), namespace)
+    assert namespace["lim"].converged and namespace["fit"].converged
