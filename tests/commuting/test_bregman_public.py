@@ -240,6 +240,10 @@ def test_rescaling_starts_exactly_outside_the_documented_ratio_interval():
     below = bregman_projection(A, 0.9e-20 * y, log_q0=np.full(5, math.log(0.9e-20)))
     assert below.info["start"] == "zero"
     np.testing.assert_allclose(below.q / 0.9e-20, at.q / 1e-20, rtol=1e-10)
+    # the upper end: a ratio of exactly 1e20 is solved as given (log q0 = 0: the zero start)
+    top = bregman_projection(A, 1e20 * y, np.ones(5))
+    assert top.info["start"] == "zero"
+    np.testing.assert_allclose((A @ top.q) / 1e20, y, rtol=1e-10)
 
 
 @pytest.mark.parametrize("amax", [1.0, 0.25])
