@@ -132,9 +132,13 @@ def kind_of(constraint, valid=_MISSING) -> str | None:
 
 
 def _array_perturbations(kind: str, value) -> list[tuple[str, Any]]:
-    a = np.asarray(value, dtype=float)
+    a = np.asarray(value)
+    cx = np.iscomplexobj(a)  # a complex valid value (a complex field): keep its dtype
+    a = a.astype(complex if cx else float)
     out = [("str", "abc"), ("none", None), ("object-array", a.astype(object)),
-           ("complex-array", a + 1j), ("list-of-str", np.full(a.shape, "a").tolist())]
+           ("list-of-str", np.full(a.shape, "a").tolist())]
+    if not cx:
+        out.insert(3, ("complex-array", a + 1j))
     if kind != "labels" and a.size:
         nan, inf = a.copy(), a.copy()
         nan.flat[a.size // 2] = np.nan
@@ -177,7 +181,7 @@ def _either(kind: str, value) -> list[tuple[str, Any]]:
     """Int and bool arrays: accepted, or refused with an error naming the argument (their
     values may be invalid, e.g. a rank-deficient rounding of a factor)."""
     if kind in ("array", "factor") and isinstance(value, np.ndarray) and value.size:
-        a = np.asarray(value, dtype=float)
+        a = np.asarray(value).real.astype(float)  # (of a complex value: its real part)
         return [("int-array", np.round(3 * a).astype(np.int64)), ("bool-array", a > 0)]
     return []
 

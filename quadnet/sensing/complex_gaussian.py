@@ -47,6 +47,7 @@ from quadnet._validation import (
     Converted,
     Integer,
     Options,
+    Real,
     Relation,
     declare_params,
     finite_result,
@@ -99,6 +100,13 @@ def _xh(X: np.ndarray, W: np.ndarray) -> np.ndarray:
     return out
 
 
+def _positive_mean(args) -> str | None:
+    mean = float(np.mean(args["y"]))
+    return None if mean > 0 else f"y must have a positive mean, got mean {mean:.3g}"
+
+
+@validate_params({"y": Array(ndim=1), "delta": Real(1.0, closed="neither")},
+                 relations=[Relation(("y",), _positive_mean, "``y`` with a positive mean")])
 def optimal_preprocessing(y, delta: float) -> np.ndarray:
     r"""The optimal spectral preprocessing of Luo, Alghamdi & Lu (2019), complex Gaussian design.
 
@@ -563,7 +571,7 @@ class ComplexGaussianSensing(GaussianSensing):
         return _preprocessing_ok({"self": self, "preprocessing": preprocessing})
 
     @staticmethod
-    def random_instance(d: int, r: int, m: int, rng, noise: float):
+    def _random_instance(d: int, r: int, m: int, rng, noise: float):
         """:func:`random_complex_instance` (``GaussianSensing.random(..., field="complex")``)."""
         return random_complex_instance(d, r, m, rng, noise)
 

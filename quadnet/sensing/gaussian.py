@@ -381,7 +381,7 @@ class GaussianSensing(Loss):
         """
         rng = to_rng(seed)   # a Generator also when called nested (table skipped)
         if field == "complex":
-            return FIELD_CLASSES["complex"].random_instance(d, r, m, rng, noise)
+            return FIELD_CLASSES["complex"]._random_instance(d, r, m, rng, noise)
         U_star = rng.standard_normal((d, r)) / np.sqrt(d)
         X = rng.standard_normal((m, d))
         XU = X @ U_star

@@ -184,14 +184,16 @@ COUNTS = {"steps", "trials", "max_iter", "maxiter", "iters", "d", "r", "m", "n",
 FACTOR_NAMES = {"U", "U0", "V", "point", "point_a", "point_b"}
 
 
-def loss_method_specs(prefix, make, d=D, r=R, extra_methods=()):
-    Ud = U if d == D else np.linalg.qr(np.random.default_rng(1).standard_normal((d, r)))[0]
-    Qd = Ud @ Ud.T
+def loss_method_specs(prefix, make, d=D, r=R, extra_methods=(), Ud=None):
+    if Ud is None:
+        Ud = U if d == D else np.linalg.qr(np.random.default_rng(1).standard_normal((d, r)))[0]
+    Qd = Ud @ Ud.conj().T
     Hd = np.eye(d)
     out = {
         f"{prefix}.factor_value": method(make, "factor_value", U=Ud),
         f"{prefix}.factor_gradient": method(make, "factor_gradient", U=Ud),
-        f"{prefix}.factor_hvp": method(make, "factor_hvp", U=Ud, xi=np.ones((d, r))),
+        f"{prefix}.factor_hvp": method(make, "factor_hvp", U=Ud,
+                                       xi=np.ones((d, r), dtype=Ud.dtype)),
         f"{prefix}.hvp_at": method(make, "hvp_at", U=Ud),
         f"{prefix}.default_preconditioner": method(make, "default_preconditioner", U=Ud),
         f"{prefix}.single_precision_hvp_at": method(make, "single_precision_hvp_at", U=Ud),
@@ -420,6 +422,28 @@ def _specs() -> dict[str, Spec]:
     S[f"{ga}.spectral_init"] = Spec(qn.sensing.spectral_init, {"problem": sensing(), "r": R},
                                     extra=[("r", D + 1), ("r", 0),
                                            ("preprocessing", "optimal")])   # real design
+    # the complex problem (a_i ~ CN(0, I)): the same methods on complex factors
+    cg = f"{se}.complex_gaussian"
+    CGS = f"{cg}.ComplexGaussianSensing"
+
+    def csensing():
+        return qn.GaussianSensing.random(D, R, M_MEAS, seed=0, field="complex")
+
+    Uc = U * np.exp(0.3j)
+    cprob = csensing()
+    S[CGS] = Spec(qn.sensing.ComplexGaussianSensing, {"X": cprob.X, "y": cprob.y})
+    S.update(loss_method_specs(CGS, csensing, Ud=Uc))
+    for name, kw in (("gram_factor", {"U": Uc}), ("factor_value_and_gradient", {"U": Uc}),
+                     ("measure", {"Q": Uc @ Uc.conj().T}), ("moment_matrix", {}),
+                     ("normal_operator", {"H": SYM}), ("spectral_init", {"r": R})):
+        S[f"{CGS}.{name}"] = method(csensing, name, **kw)
+    S[f"{CGS}.spectral_init"].extra = [("r", D + 1), ("r", 0)]
+    S[f"{CGS}.random"] = Spec(qn.sensing.ComplexGaussianSensing.random,
+                              {"d": D, "r": R, "m": M_MEAS, "seed": 0, "noise": 0.1,
+                               "field": "complex"},
+                              kinds={"noise": "nonneg"}, extra=[("r", D + 1), ("r", 0)])
+    S[f"{cg}.optimal_preprocessing"] = Spec(qn.sensing.optimal_preprocessing,
+                                            {"y": cprob.y / cprob.y.mean(), "delta": 3.0})
     S[f"{ga}.population_normal_operator"] = Spec(qn.population_normal_operator, {"H": SYM})
     S[f"{ga}.inverse_population_normal_operator"] = Spec(
         qn.inverse_population_normal_operator, {"Y": SYM})
