@@ -430,7 +430,7 @@ def _recovery(ctx: CheckContext, res: CheckResult) -> dict:
     for s in summary.values():
         unit = "d" if s["r"] == 1 else "n_h"
         res.report(f"(c) m_90 / {unit}, d = {s['d']}, r = {s['r']}, {s['curve']}",
-                   s["m90_ratio"], paper="no claim", source=QUADNET)
+                   s["m90_ratio"], paper="no claim", source="quadnet exploration")
     pr = [s for s in summary.values() if s["r"] == 1]
     d = pr[0]["d"]
     best = min((s for s in pr), key=lambda s: np.nan_to_num(s["m90_ratio"], nan=np.inf))
