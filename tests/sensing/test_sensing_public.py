@@ -148,6 +148,8 @@ def test_single_precision_products_and_the_default_preconditioner():
         stack = p.single_precision_hvp_at(U)(np.stack([xi, 2.0 * xi]))
     assert h32.dtype == np.float64 and h32.shape == (12, 2)
     assert np.linalg.norm(h32 - h64) <= 1e-5 * np.linalg.norm(h64)
+    # the products really are float32 ones: they differ from float64 by float32 roundings
+    assert np.linalg.norm(h32 - h64) > 1e-10 * np.linalg.norm(h64)
     np.testing.assert_allclose(stack[1], 2.0 * stack[0], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(stack[0], h64, rtol=1e-4, atol=1e-5 * np.abs(h64).max())
     P = p.default_preconditioner(U)
