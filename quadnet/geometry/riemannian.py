@@ -674,11 +674,17 @@ def parallel_transport(U, xi, v, t=1.0, *, project: bool = False, rtol: float = 
     """
     U, xi, v = _promote(U, xi, v)
     xi = _as_horizontal(U, xi, "xi", project)
-    if float(np.linalg.norm(v)) == 0.0:
+    if K.fro_norm(v) == 0.0:    # (fro_norm: no underflow of the squares for |v| ~ 1e-200)
         return np.zeros_like(v)
     v = _as_horizontal(U, v, "v", project)
-    atol = 1e-15 * float(np.linalg.norm(v)) if atol is None else atol
+    nv = K.fro_norm(v)
     _check_segment(U, xi, t)
+    if not 1e-100 <= nv <= 1e100:
+        # transport is linear in v: move a unit vector and scale back, so that neither the
+        # solver's error norm nor its absolute tolerance under- or overflows
+        atol = 1e-15 if atol is None else atol / nv
+        return nv * _transport(U, xi, v / nv, t, rtol, atol)
+    atol = 1e-15 * nv if atol is None else atol
     return _transport(U, xi, v, t, rtol, atol)
 
 
