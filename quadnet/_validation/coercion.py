@@ -71,15 +71,16 @@ def as_array(x, name: str, *, ndim: int | None = None, shape: tuple | None = Non
     """
     if not field:
         _record("as_array", name)
+    what = "complex numbers" if allow_complex else "real numbers"
     if isinstance(x, (str, bytes)) or x is None or (field and isinstance(x, (bool, np.bool_))):
-        raise TypeError(f"{name} must be an array of real numbers, got {type(x).__name__}")
+        raise TypeError(f"{name} must be an array of {what}, got {type(x).__name__}")
     try:
         arr = np.asarray(x)
     except Exception as exc:  # pragma: no cover - exotic inputs
-        raise TypeError(f"{name} must be an array of real numbers: {exc}") from exc
+        raise TypeError(f"{name} must be an array of {what}: {exc}") from exc
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool) \
             or (field and np.iscomplexobj(arr)):
-        raise TypeError(f"{name} must be an array of real numbers, got dtype {arr.dtype}")
+        raise TypeError(f"{name} must be an array of {what}, got dtype {arr.dtype}")
     if np.iscomplexobj(arr):
         if not allow_complex:
             raise TypeError(f"{name} must be real, got complex dtype {arr.dtype} (the real field "

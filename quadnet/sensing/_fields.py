@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from quadnet._validation import RANK_RTOL, Converted, Options, Relation
+from quadnet._validation import RANK_RTOL, Converted, Options, Relation, as_array
 
 __all__ = [
     "FIELDS",
@@ -51,27 +51,10 @@ def as_complex(x, name: str, *, ndim: int | None = None, shape: tuple | None = N
         ...
     TypeError: x must be an array of complex numbers, got str
     """
-    if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"{name} must be an array of complex numbers, got {type(x).__name__}")
-    try:
-        arr = np.asarray(x)
-    except Exception as exc:  # pragma: no cover - exotic inputs
-        raise TypeError(f"{name} must be an array of complex numbers: {exc}") from exc
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
-        raise TypeError(f"{name} must be an array of complex numbers, got dtype {arr.dtype}")
-    arr = arr.astype(np.complex128, copy=False)
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
-    if shape is not None and (arr.ndim != len(shape) or any(
-            s is not None and s != a for s, a in zip(shape, arr.shape))):
-        want = "(" + ", ".join("*" if s is None else str(s) for s in shape) + ")"
-        raise ValueError(f"{name} must have shape {want}, got {arr.shape}")
+    arr = as_array(x, name, ndim=ndim, shape=shape, allow_complex=True)
     if not allow_empty and arr.size == 0:
         raise ValueError(f"{name} must be non-empty, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        bad = int(arr.size - np.count_nonzero(np.isfinite(arr)))
-        raise ValueError(f"{name} has {bad} non-finite entries (NaN or inf)")
-    return arr
+    return arr.astype(np.complex128, copy=False)
 
 
 def as_complex_factor(U, name: str = "U", *, d: int | None = None, r: int | None = None,
