@@ -57,12 +57,12 @@ exit status:
      FILE, and `quadnet verify --resume FILE` runs the rest
 """
 
-#: What ``quadnet verify --quick`` took, measured (``/usr/bin/time``, quadnet 0.2.0.dev0, the
-#: nine checks): CPU seconds (user + sys, children included, ``/usr/bin/time``) and wall
-#: seconds on a 2-core machine at a 1-minute load of 0.7-0.8 (2026-12-02). The one quick-mode time claim: ``--help``, the
+#: What ``quadnet verify --quick`` took, measured (``/usr/bin/time``, the ten default checks):
+#: CPU seconds (user + sys, children included, ``/usr/bin/time``) and wall seconds on a 2-core
+#: machine at a 1-minute load of 0.6 (2026-12-02). The one quick-mode time claim: ``--help``, the
 #: end-of-run note, the README and Getting started say the same. Wall time grows with the
 #: load; it is a note, never a limit.
-QUICK_MEASURED = {"cpu_seconds": 36.8, "wall_seconds": 36.9, "load": "0.7-0.8",
+QUICK_MEASURED = {"cpu_seconds": 12.7, "wall_seconds": 12.6, "load": "0.6",
                   "machine": "a 2-core machine"}
 
 
@@ -77,10 +77,10 @@ def quick_time_claim() -> str:
     Examples
     --------
     >>> quick_time_claim()
-    'about 40 CPU-seconds for the nine checks; 37 s wall measured on a 2-core machine at load 0.7-0.8, longer when the machine is busier'
+    'about 10 CPU-seconds for the ten default checks; 13 s wall measured on a 2-core machine at load 0.6, longer when the machine is busier'
     """
     m = QUICK_MEASURED
-    return (f"about {round(m['cpu_seconds'], -1):.0f} CPU-seconds for the nine checks; "
+    return (f"about {round(m['cpu_seconds'], -1):.0f} CPU-seconds for the ten default checks; "
             f"{format_duration(m['wall_seconds'])} wall measured on {m['machine']} at load "
             f"{m['load']}, longer when the machine is busier")
 
