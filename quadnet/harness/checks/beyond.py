@@ -44,6 +44,7 @@ from quadnet.curvature.hessian import effective_hessian
 from quadnet.dynamics import gradient_flow
 from quadnet.exceptions import ConvergenceWarning
 from quadnet.harness.checks._base import (
+    QUADNET,
     CheckContext,
     CheckResult,
     have_module,
@@ -119,14 +120,14 @@ def _glrl_rows(res: CheckResult, eps: np.ndarray, inst: list[dict]) -> dict:
     last = np.array([o["rows"][-1]["dist_glrl"] for o in inst])
     res.add(f"{EXP} ({LLL}) flow limit vs GLRL at eps = {eps[-1]:.0e}: instances within 1e-3 "
             f"(of {len(inst)})", int(np.sum(last <= 1e-3)), None,
-            paper="quadnet target <= 1e-3", passed=True)
+            paper=f"{QUADNET} <= 1e-3", passed=True)
     both = sum(1 for o in inst if o["rows"][-1]["dist_glrl"] <= 1e-3
                and o["rows"][-1]["status"] == "converged" and o["glrl_status"] != "stage_budget")
     res.add(f"{EXP} ... of them with both the flow and GLRL converged (the rest stop on their "
             f"time cap: slow directions, see the diagnosis per instance)", both, None,
-            paper="quadnet target <= 1e-3", passed=True)
+            paper=f"{QUADNET} <= 1e-3", passed=True)
     res.add(f"{EXP} ... median distance at eps = {eps[-1]:.0e}", float(np.median(last)), 1e-3,
-            paper="quadnet target <= 1e-3")
+            paper=f"{QUADNET} <= 1e-3")
     fits = [(o["alpha_fit"], o["alpha_pred"]) for o in inst
             if math.isfinite(o["alpha_fit"]) and o["fit_points"] >= 2]
     if fits:
@@ -237,7 +238,7 @@ def _joint_rows(ctx: CheckContext, res: CheckResult) -> dict:
     conv = [c for row in grid for c in row if c["converged"]]
     res.add(f"{EXP} (derived) descent limit = Bregman projection of eps exp(beta) (max rel., "
             f"{len(conv)} converged cells)", max(c["identity_error"] for c in conv), 1e-8,
-            paper="quadnet target: exact identity")
+            paper=f"{QUADNET}: exact identity")
     below = [row[-1] for row in grid if row[-1]["lp_vs_min_trace"] <= 1e-9 and row[-1]["converged"]]
     above = [row[-1] for row in grid if row[-1]["lp_vs_min_trace"] > 1e-9 and row[-1]["converged"]]
     if below:

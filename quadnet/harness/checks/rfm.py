@@ -31,6 +31,8 @@ from quadnet.features.rfm import RecursiveFeatureMachine, modular_arithmetic, sp
 from quadnet.harness.checks._base import (
     COLUMN_WIDTH,
     OKABE_ITO,
+    QUADNET,
+    QUADNET_TARGET,
     CheckContext,
     CheckResult,
     figure,
@@ -39,7 +41,7 @@ from quadnet.harness.checks._base import (
 from quadnet.harness.recipes import STAY as STAY  # re-exported: the old home of these names
 from quadnet.harness.recipes import FACT_CFG, NFA_CFG, PARITY_CFG, reach_and_stay, threshold
 
-QT = {"kind": "target", "source": "quadnet target"}
+QT = QUADNET_TARGET
 FN = {"kind": "target", "source": "Boix-Adsera et al. (2025)"}
 
 OTHER_FACT = {"gaussian": 2.5, "quadratic": 1.0, "laplace": 2.5}
@@ -250,7 +252,7 @@ def _figure_grokking(f: dict):
         hits = [r for r in reach if r is not None]
         ax.plot(hits, [101.5] * len(hits), "v", color="k", ms=3, clip_on=False,
                 label="iteration from which a seed stays at 100%")
-        ax.axvline(bound, color="k", ls=":", lw=0.8, label="quadnet target (this bound)")
+        ax.axvline(bound, color="k", ls=":", lw=0.8, label=f"{QUADNET} (this bound)")
         ax.set_title(f"{name}, (x+y) mod {f['p']}")
         ax.set_ylabel("test accuracy (%)")
         ax.set_ylim(0, 104)
@@ -294,7 +296,7 @@ def _figure_parity(f: dict):
                     label=f"{upd.upper()}-RFM")
     ax.axhline(99, color="k", ls=":", lw=0.8, label="success: 99% test accuracy")
     ax.axvline(1000, color=OKABE_ITO[0], ls=":", lw=0.8,
-               label="quadnet target: FACT-RFM succeeds from n = 1000")
+               label=f"{QUADNET}: FACT-RFM succeeds from n = 1000")
     ax.set_xlabel("training size n")
     ax.set_ylabel("test accuracy (%)")
     ax.set_title("sparse parity d = 50, k = 3 (Gaussian kernel, L = 7)")
