@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from quadnet._validation import RANK_RTOL, Converted, Options, Relation, as_array
+from quadnet._validation import RANK_RTOL, Converted, Options, Relation, as_array, as_factor
 
 __all__ = [
     "FIELDS",
@@ -66,20 +66,8 @@ def as_complex_factor(U, name: str = "U", *, d: int | None = None, r: int | None
     >>> as_complex_factor([[1j], [0.0]], "U").shape
     (2, 1)
     """
-    arr = as_complex(U, name, ndim=2, shape=(d, r), allow_empty=True)
-    dd, rr = arr.shape
-    if rr > dd:
-        raise ValueError(f"{name} must have at most as many columns as rows (r <= d), got shape "
-                         f"{arr.shape}")
-    if rr == 0:
-        raise ValueError(f"{name} must have at least one column, got shape {arr.shape}")
-    if full_rank:
-        s = np.linalg.svd(arr, compute_uv=False)
-        ratio = float(s[-1] / s[0]) if s[0] > 0 else 0.0
-        if not ratio > rtol:
-            raise ValueError(f"{name} is numerically rank deficient: sigma_min/sigma_max = "
-                             f"{ratio:.3e} <= {rtol:g}; a full column rank {rr} is needed")
-    return arr
+    arr = as_factor(U, name, d=d, r=r, full_rank=full_rank, rtol=rtol, allow_complex=True)
+    return arr.astype(np.complex128, copy=False)
 
 
 def as_complex_directions(x, name: str, shape: tuple[int, int]) -> tuple[np.ndarray, bool]:
