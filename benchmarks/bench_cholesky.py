@@ -49,7 +49,8 @@ def main() -> None:
                 t[name].append((time.perf_counter() - w0, time.process_time() - c0))
                 assert info == 0
         d = np.linalg.norm(np.tril(L1) - np.tril(L2)) / np.linalg.norm(np.tril(L1))
-        lw, lc = min(t["lapack"]); bw, bc = min(t["blocked"])
+        lw, lc = min(t["lapack"])
+        bw, bc = min(t["blocked"])
         print(f"| {n:,} | {lw:.2f} / {lc:.2f} | {bw:.2f} / {bc:.2f} | {bw / lw:.3f} | {d:.1e} |",
               flush=True)
         del K, L1, L2
