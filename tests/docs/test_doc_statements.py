@@ -256,7 +256,7 @@ def test_fact_page_training_statements():
 def test_sweep_cell_environment_of_grokking_parity_page(monkeypatch):
     """docs/grokking_parity.md §1: the checks read stores under `sweeps/` (or
     `$QUADNET_SWEEPS`); with `QUADNET_CHECK_COMPUTE=0` nothing is computed; the parity check's
-    limit `QUADNET_PARITY_MAX_N` defaults to 5,000."""
+    limit `QUADNET_PARITY_MAX_N` defaults to 20,000."""
     import inspect
 
     from quadnet.harness.checks import _sweep_cells, parity
@@ -267,7 +267,7 @@ def test_sweep_cell_environment_of_grokking_parity_page(monkeypatch):
     monkeypatch.setenv("QUADNET_SWEEPS", "/somewhere/else")
     monkeypatch.setenv("QUADNET_CHECK_COMPUTE", "0")
     assert _sweep_cells.sweeps_dir() == "/somewhere/else" and not _sweep_cells.compute_missing()
-    assert 'os.environ.get("QUADNET_PARITY_MAX_N", "5000")' in inspect.getsource(parity.run)
+    assert parity.DEFAULT_MAX_N == 20_000 and "QUADNET_PARITY_MAX_N" in inspect.getsource(parity._max_n)
     plan, err = parity._solver_plan(5000, "fact")
     assert plan is not None and err is None
 

@@ -18,7 +18,8 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from quadnet.harness.sweeps import _execute_cell, cell_key, finished_cells, get_sweep, run_cells
+from quadnet.harness.sweeps import (
+    _execute_cell, cell_key, cpu_seconds, finished_cells, get_sweep, run_cells)
 
 __all__ = ["SweepCells", "compute_missing", "sweeps_dir"]
 
@@ -79,10 +80,11 @@ class SweepCells:
         return self.run_all([params])[0]
 
     def run_all(self, cells: Iterable[Mapping[str, Any]], progress: Callable | None = None,
-                desc: str = "") -> list[dict[str, Any] | None]:
+                desc: str = "", workers: int = 1) -> list[dict[str, Any] | None]:
         """The results of ``cells`` (as :meth:`run`, in order): the known ones read, the
-        others computed in this process by :func:`quadnet.harness.sweeps.run_cells`, one
-        BLAS thread, exactly as a sweep worker computes them."""
+        others computed by :func:`quadnet.harness.sweeps.run_cells` (in this process, or on
+        ``workers`` local processes), one BLAS thread each, exactly as a sweep worker computes
+        them: the same bits for every ``workers``."""
         cells = [dict(c) for c in cells]
         todo: dict[tuple[str, int], dict[str, Any]] = {}
         for c in cells:
@@ -94,10 +96,10 @@ class SweepCells:
                 continue
             todo.setdefault(self.key(c), c)
         if todo:
-            t0, w0 = time.process_time(), time.perf_counter()
+            t0, w0 = cpu_seconds(), time.perf_counter()
             outs = run_cells(_compute_cell, [(self.sweep, c, k[1]) for k, c in todo.items()],
-                             progress=progress, desc=desc)
-            self.cpu_seconds += time.process_time() - t0
+                             progress=progress, desc=desc, workers=workers, chunksize=1)
+            self.cpu_seconds += cpu_seconds() - t0
             self.wall_seconds += time.perf_counter() - w0
             self.computed += len(outs)
             self.results.update(zip(todo, outs))

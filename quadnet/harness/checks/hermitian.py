@@ -50,7 +50,7 @@ from quadnet.harness.checks._base import (
     rel_diff,
 )
 from quadnet.harness.checks.recovery import threshold
-from quadnet.harness.sweeps import run_cells
+from quadnet.harness.sweeps import cpu_seconds, run_cells
 from quadnet.sensing.recovery import CELL_MAX_ITER
 from quadnet.sensing.gaussian import (
     GaussianSensing,
@@ -452,19 +452,11 @@ def _recovery(ctx: CheckContext, res: CheckResult) -> dict:
             "cpu_seconds_cells": sum(c["cpu_seconds"] for c in cells)}
 
 
-def _cpu_seconds() -> float:
-    """CPU seconds of this process and of its finished worker processes."""
-    import resource
-
-    return sum(resource.getrusage(who).ru_utime + resource.getrusage(who).ru_stime
-               for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
-
-
 # ------------------------------------------------------------------------- the check
 @register("hermitian", CLAIM, order=22)
 @single_threaded()  # one BLAS thread: CPU seconds, see quadnet._threads
 def run(ctx: CheckContext, res: CheckResult) -> None:
-    t0, c0 = time.perf_counter(), _cpu_seconds()
+    t0, c0 = time.perf_counter(), cpu_seconds()
     geo = _geometry(ctx, res, 12 if ctx.quick else 60)
     op = _operator(ctx, res)
     spec = _spectral(ctx, res)
@@ -475,7 +467,7 @@ def run(ctx: CheckContext, res: CheckResult) -> None:
                         "phase_transition": rec["summary"],
                         "seconds": {"geometry_and_spectral": t1 - t0,
                                     "total": time.perf_counter() - t0,
-                                    "cpu_total": _cpu_seconds() - c0}})
+                                    "cpu_total": cpu_seconds() - c0}})
     ctx.draw(res, "hermitian_operator", {"operator": op, "planes": geo["planes"]})
     ctx.draw(res, "hermitian_spectral", spec)
     ctx.draw(res, "hermitian_recovery", {"summary": rec["summary"], "quick": ctx.quick})

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from quadnet.harness import checks, discovery
 from quadnet.harness.cli import _common
+from quadnet.harness.sweeps import cpu_seconds
 from quadnet.harness.cli._common import (
     EXIT_FAIL,
     EXIT_OK,
@@ -347,13 +348,13 @@ def run_checks(args, planned: Plan) -> int:
             for name in bar:
                 current = name
                 bar.set_postfix_str(name)
-                t0, c0 = time.perf_counter(), _cpu_seconds()
+                t0, c0 = time.perf_counter(), cpu_seconds()
                 if not show:
                     print(f"[quadnet] running check {name!r} ({p.mode}) ...", file=sys.stderr,
                           flush=True)
                 with ctx.activity(name):
                     res = _common.run_one(checks, name, ctx)
-                wall, cpu = time.perf_counter() - t0, _cpu_seconds() - c0
+                wall, cpu = time.perf_counter() - t0, cpu_seconds() - c0
                 chk = res.as_dict()
                 chk["run"] = {"quadnet": p.versions["quadnet"], "seed": p.seed, "mode": p.mode,
                               "seconds": round(wall, 2), "cpu_seconds": round(cpu, 2),
@@ -391,17 +392,6 @@ def run_checks(args, planned: Plan) -> int:
     if args.quick:
         _quick_note(report)
     return _exit_code(report)
-
-
-def _cpu_seconds() -> float:
-    """CPU seconds of this process plus its finished child processes (checks may use some)."""
-    t = time.process_time()
-    try:
-        import resource
-    except ImportError:  # pragma: no cover - not on POSIX
-        return t
-    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return t + ru.ru_utime + ru.ru_stime
 
 
 def _resume_command(args, path: str) -> str:
