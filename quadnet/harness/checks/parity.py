@@ -184,6 +184,7 @@ def _measure(ctx: CheckContext, cells: SweepCells, g: dict, max_n: int) -> tuple
                                  workers=workers))
         for c, a in slots:
             acc[c["method"]][c["k"]][i].append(next(new)["test_acc"] if a is None else a)
+    outside = [c for c in outside if any(acc["nfa"][c["k"]])]  # rows that were followed
     return acc, not_needed, skipped, outside
 
 
