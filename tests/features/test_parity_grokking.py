@@ -77,6 +77,33 @@ def test_parity_check_lists_the_cells_it_could_not_run(monkeypatch):
     assert len(k4) == 1 and 0.3 < k4[0].measured < 0.7
 
 
+def test_parity_check_follows_nfa_to_its_bound_and_says_so(monkeypatch):
+    """Cells of NFA-RFM above NFA_MAX_N are an exploration bound, not a skipped claim: counted in
+    a REPORTED row with the command that runs them; FACT-RFM's k = 4 row is judged (and fails
+    honestly here: at n <= 500 k = 4 is at chance)."""
+    monkeypatch.setattr(parity, "_grid", lambda quick: {"k": (1, 4), "n": (250, 500),
+                                                        "trials": (0,), "ridge0_max": 0})
+    monkeypatch.setattr(parity, "NFA_MAX_N", 250)
+    monkeypatch.delenv("QUADNET_PARITY_MAX_N", raising=False)
+    res = parity.run(CheckContext(quick=False))
+    assert not res.skipped
+    out = [r for r in res.rows if "NFA-RFM cells not run because n > 250" in r.claim]
+    assert len(out) == 1 and out[0].status == "REPORTED" and out[0].measured == 2
+    assert "quadnet sweep parity --set k=1,4 --set n=500 --set trial=0 --set method=nfa" \
+        in out[0].claim
+    k4 = [r for r in res.rows if "k=4: FACT-RFM" in r.claim and "<= the paper's" in r.claim]
+    assert len(k4) == 1 and k4[0].status == "FAIL" and k4[0].measured == float("inf")
+    unconfirmed = [r for r in res.rows if "not confirmed" in r.claim]
+    assert len(unconfirmed) == 1 and unconfirmed[0].measured == 1  # k = 4 (k = 1: 250, then 500)
+
+
+def test_cells_of_one_size_give_the_same_bits_on_two_workers():
+    cells = [{"k": 2, "n": 250, "trial": t, "method": "fact", "ridge": 1e-3} for t in (0, 1)]
+    one = SweepCells("parity", 3, read_stores=False).run_all(cells)
+    two = SweepCells("parity", 3, read_stores=False).run_all(cells, workers=2)
+    assert one == two and one[0] != one[1]
+
+
 def test_stores_only_mode_skips_every_missing_cell(tmp_path, monkeypatch):
     monkeypatch.setenv("QUADNET_SWEEPS", str(tmp_path))  # no stores at all
     monkeypatch.setenv("QUADNET_CHECK_COMPUTE", "0")
