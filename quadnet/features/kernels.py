@@ -194,15 +194,17 @@ class KernelRows:
     def __init__(self, kernel: str, X: np.ndarray, M: np.ndarray, L: float):
         self.kernel, self.X, self.M, self.L = kernel, X, M, float(L)
         self.n = X.shape[0]
-        XM = np.asarray(_maybe_sparse(X) @ M)
+        self._Xs = _maybe_sparse(X)  # the centres as scipy.sparse (one-hot data), or X
+        XM = np.asarray(self._Xs @ M)
         self._XMt = np.ascontiguousarray(XM.T)  # M Xᵀ (d × n)
         self._xx = np.einsum("ij,ij->i", XM, X) if KERNELS[kernel] else None
 
     def block(self, Z: np.ndarray, rows: slice | None = None, want_alpha: bool = True
               ) -> tuple[np.ndarray, np.ndarray | None]:
         """``(K, α)`` of the points ``Z`` (``b × d``) against the centres; ``rows``: ``Z`` is
-        ``X[rows]`` (reuses the centres' norms)."""
-        Zs = _maybe_sparse(Z)
+        ``X[rows]`` (reuses the centres' norms and their sparse form)."""
+        Zs = (self._Xs[rows] if rows is not None and sparse.issparse(self._Xs)
+              else _maybe_sparse(Z))
         G = np.asarray(Zs @ self._XMt)
         zz = None
         if KERNELS[self.kernel]:
