@@ -104,6 +104,18 @@ def test_cells_of_one_size_give_the_same_bits_on_two_workers():
     assert one == two and one[0] != one[1]
 
 
+def test_parity_cells_share_the_machine_only_when_memory_holds_them(monkeypatch):
+    from quadnet._validation import resources
+
+    cells = [{"k": 4, "n": 20000, "trial": t, "method": "fact", "ridge": 1e-3} for t in (0, 1)]
+    need = parity._solver_plan(20000, "fact")[0].estimate
+    monkeypatch.setattr(resources, "available_memory", lambda: 2 * need)
+    assert parity._workers(2, 20000, cells) == 2
+    monkeypatch.setattr(resources, "available_memory", lambda: 2 * need - 1)
+    assert parity._workers(2, 20000, cells) == 1   # two fits would not fit at once
+    assert parity._workers(2, 20000, cells[:1]) == 1 and parity._workers(1, 250, cells) == 1
+
+
 def test_stores_only_mode_skips_every_missing_cell(tmp_path, monkeypatch):
     monkeypatch.setenv("QUADNET_SWEEPS", str(tmp_path))  # no stores at all
     monkeypatch.setenv("QUADNET_CHECK_COMPUTE", "0")

@@ -149,6 +149,18 @@ def _why_not_run(cells: SweepCells, n: int, m: str, max_n: int) -> str | None:
     return None
 
 
+def _workers(most: int, n: int, cells: list) -> int:
+    """Worker processes for the cells of one size: at most ``most``, as many as there are
+    cells, and only as many as the machine's available memory holds at once (each worker
+    needs its solver's estimate, ``quadnet.features.solvers.choose_solver``)."""
+    from quadnet._validation.resources import available_memory
+
+    if most < 2 or len(cells) < 2:
+        return 1
+    need = max(_solver_plan(n, c["method"])[0].estimate for c in cells)
+    return max(1, min(most, len(cells), available_memory() // max(1, need)))
+
+
 def _measure(ctx: CheckContext, cells: SweepCells, g: dict, max_n: int) -> tuple:
     """Test accuracies per method, ``k``, grid ``n`` and seed: size by size in increasing
     ``n`` (the missing cells of one size computed together, on two workers in full mode), each
@@ -182,7 +194,7 @@ def _measure(ctx: CheckContext, cells: SweepCells, g: dict, max_n: int) -> tuple
                     slots.append((c, None))
         wanted = [c for c, a in slots if a is None]
         new = iter(cells.run_all(wanted, progress=ctx.progress, desc=f"parity n = {n:,}",
-                                 workers=workers))
+                                 workers=_workers(workers, n, wanted)))
         for c, a in slots:
             acc[c["method"]][c["k"]][i].append(next(new)["test_acc"] if a is None else a)
     outside = [c for c in outside if any(acc["nfa"][c["k"]])]  # rows that were followed
