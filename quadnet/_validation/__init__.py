@@ -40,132 +40,33 @@ from __future__ import annotations
 # private names that modules and tests elsewhere in quadnet import from here
 from quadnet._validation._context import NESTED as _NESTED  # noqa: F401
 from quadnet._validation._context import record as _record  # noqa: F401
-from quadnet._validation.badvalues import BadValue, accepted_values, bad_values, kind_of
-from quadnet._validation.coercion import (
-    RANK_RTOL,
-    as_array,
-    as_directions,
-    as_factor,
-    as_int,
-    as_matrix,
-    as_positive,
-    as_rng,
-    as_solver,
-    as_square,
-    as_symmetric,
-    installed_solvers,
-    rank_deficiency,
-    record_array,
-    renamed_keyword,
-    to_rng,
-    unvec,
-    vec,
-)
-from quadnet._validation.constraints import (
-    Array,
-    Bind,
-    Boolean,
-    Constraint,
-    Converted,
-    CvxpySolver,
-    Directions,
-    Factor,
-    Instance,
-    Integer,
-    IsCallable,
-    Optional,
-    Options,
-    Real,
-    Relation,
-    Seed,
-    Sequence,
-    Symmetric,
-    TimeGrid,
-    _bind as _bind,
-)
+from quadnet._validation import badvalues, coercion, constraints, decorator, docgen, resources
+# each submodule's public names, as its own ``__all__`` declares them (star imports: the names
+# are written once, where they are defined)
+from quadnet._validation.badvalues import *  # noqa: F403
+from quadnet._validation.coercion import *  # noqa: F403
+from quadnet._validation.constraints import *  # noqa: F403
+from quadnet._validation.constraints import _bind as _bind
+from quadnet._validation.decorator import *  # noqa: F403
 from quadnet._validation.decorator import (
     _check_result as _check_result,
     _extreme_arguments as _extreme_arguments,
     _linalg_failure as _linalg_failure,
     _nonfinite as _nonfinite,
     _overflow_error as _overflow_error,
-    count_validations,
-    declare_params,
-    finite_result,
-    fit_context,
-    name_callable,
-    nested,
-    solve_cvxpy,
-    solver_failure,
-    validate_estimator,
-    validate_params,
 )
-from quadnet._validation.docgen import raises_text
-from quadnet._validation.resources import available_memory, memory_guard
+from quadnet._validation.docgen import *  # noqa: F403
+from quadnet._validation.resources import *  # noqa: F403
 from quadnet.exceptions import (
-    LinAlgFailure,
-    NonFiniteResultError,
-    SizeTooLargeError,
-    SolverFailure,
+    LinAlgFailure as LinAlgFailure,
+    NonFiniteResultError as NonFiniteResultError,
+    SizeTooLargeError as SizeTooLargeError,
+    SolverFailure as SolverFailure,
 )
 
-__all__ = [
-    "RANK_RTOL",
-    "Array",
-    "BadValue",
-    "Bind",
-    "Boolean",
-    "Constraint",
-    "Converted",
-    "CvxpySolver",
-    "Directions",
-    "Factor",
-    "Instance",
-    "Integer",
-    "IsCallable",
-    "LinAlgFailure",
-    "NonFiniteResultError",
-    "Optional",
-    "Options",
-    "Real",
-    "Relation",
-    "Seed",
-    "Sequence",
-    "SizeTooLargeError",
-    "SolverFailure",
-    "Symmetric",
-    "TimeGrid",
-    "accepted_values",
-    "as_array",
-    "as_directions",
-    "as_factor",
-    "as_int",
-    "as_matrix",
-    "as_positive",
-    "as_rng",
-    "as_solver",
-    "as_square",
-    "as_symmetric",
-    "available_memory",
-    "bad_values",
-    "count_validations",
-    "declare_params",
-    "finite_result",
-    "fit_context",
-    "installed_solvers",
-    "kind_of",
-    "memory_guard",
-    "name_callable",
-    "nested",
-    "raises_text",
-    "rank_deficiency",
-    "record_array",
-    "renamed_keyword",
-    "solve_cvxpy",
-    "solver_failure",
-    "to_rng",
-    "unvec",
-    "validate_estimator",
-    "validate_params",
-    "vec",
-]
+# the public names: the submodules' own ``__all__`` and the re-exported error classes
+__all__ = sorted({
+    *badvalues.__all__, *coercion.__all__, *constraints.__all__, *decorator.__all__,
+    *docgen.__all__, *resources.__all__,
+    "LinAlgFailure", "NonFiniteResultError", "SizeTooLargeError", "SolverFailure",
+})
