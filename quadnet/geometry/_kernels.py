@@ -309,11 +309,11 @@ def procrustes(U: np.ndarray, V: np.ndarray) -> np.ndarray:
         Un = U / np.where(mu > 0, mu, 1.0)
         M = np.swapaxes(Un.conj() if Un.dtype.kind == "c" else Un, -1, -2) @ (
             V / np.where(mv > 0, mv, 1.0))
-        A, _, Bt = np.linalg.svd(M)
-        return A @ Bt
+        A, _, Bt = np.linalg.svd(M, full_matrices=M.shape[-1] == M.shape[-2])
+        return A @ Bt  # r x q widths: the partial isometry of the thin SVD
     try:
         A, sv, Bt = np.linalg.svd((U.T if U.dtype is _F64 or U.dtype.kind != "c" else U.conj().T)
-                                  @ V)
+                                  @ V, full_matrices=U.shape[1] == V.shape[1])
         ok = _SMALL**2 < sv[0] < _BIG**2
     except (np.linalg.LinAlgError, RuntimeWarning, FloatingPointError):
         ok = False                                # overflow to inf (warns under -W error), NaN
@@ -321,7 +321,7 @@ def procrustes(U: np.ndarray, V: np.ndarray) -> np.ndarray:
         mu, mv = float(np.abs(U).max()), float(np.abs(V).max())
         if not (mu > 0 and mv > 0 and math.isfinite(mu) and math.isfinite(mv)):
             return np.eye(U.shape[1]) if mu == 0 or mv == 0 else np.full((U.shape[1],) * 2, np.nan)
-        A, sv, Bt = np.linalg.svd(ct(U / mu) @ (V / mv))
+        A, sv, Bt = np.linalg.svd(ct(U / mu) @ (V / mv), full_matrices=U.shape[1] == V.shape[1])
     return A @ Bt
 
 

@@ -274,6 +274,8 @@ def bw_barycenter(Us, weights=None, *, inputs: str | None = None, init=None, tol
         :class:`DeprecationWarning`.
     init : array_like, shape (d, q), optional
         Starting factor (``q <= d``); by default the input of largest weight (the first on ties).
+        A start narrower than the points (``q < r``) is completed with zero columns to width
+        ``min(r, max_rank)``.
     tol : float, default 1e-13
         Stop each stage when ``||sum_i w_i log_U(U_i)||_F <= tol * scale``,
         ``scale = sqrt(sum_i w_i tr Q_i)``; in ``[1e-15, 1e-2]``.
@@ -348,6 +350,12 @@ def bw_barycenter(Us, weights=None, *, inputs: str | None = None, init=None, tol
     if max_rank is not None and U.shape[1] > max_rank:
         raise ValueError(f"init has {U.shape[1]} columns > max_rank = {max_rank}")
     cap = d if max_rank is None else min(d, max_rank)
+    if U.shape[1] < min(r, cap):
+        # a start narrower than the points: zero columns up to their width, so the fixed point
+        # can leave rank q (the cone test below is only a certificate at a point whose
+        # U_i^T Q U_i have full rank; at a narrower Q the distance is not differentiable
+        # off its support and the test would pass at a non-optimal point)
+        U = np.concatenate([U, np.zeros((d, min(r, cap) - U.shape[1]), dtype=U.dtype)], axis=1)
     scale = float(np.sqrt(np.sum(w * np.sum(np.abs(S) ** 2, axis=(1, 2)))))
 
     if progress:
