@@ -77,6 +77,7 @@ import numpy as np
 import scipy.integrate
 import scipy.linalg
 
+from quadnet._docstrings import fill
 from quadnet._linalg import sym
 from quadnet._validation import (RANK_RTOL, Array, Boolean, Factor, Optional, Real, Sequence,
                                  Symmetric, validate_params)
@@ -93,6 +94,10 @@ __all__ = [
     "scalar_curvature",
     "sectional_curvature",
 ]
+
+#: Parameter entries that several functions below document identically (``{{name}}`` lines).
+_DOC = {"U": """U : array_like, shape (d, r)
+    Full-column-rank factor."""}
 
 #: Relative size of a vertical component (``||P_v xi|| / ||xi||``) above which a direction is
 #: refused as not horizontal.
@@ -280,6 +285,7 @@ TRANSPORT = {"U": _U, "xi": _DR, "v": _DR, "t": Real(), "project": Boolean(),
 
 
 @validate_params(PLANE)
+@fill(_DOC)
 def sectional_curvature(U, xi, eta, *, project: bool = False) -> float:
     r"""Sectional curvature of ``M_r^+`` at ``Q = U U^T`` on the plane of horizontal ``xi, eta``.
 
@@ -294,8 +300,7 @@ def sectional_curvature(U, xi, eta, *, project: bool = False) -> float:
 
     Parameters
     ----------
-    U : array_like, shape (d, r)
-        Full-column-rank factor.
+    {{U}}
     xi, eta : array_like, shape (d, r)
         Horizontal lifts (``U^T xi`` symmetric) spanning a plane.
     project : bool, default False
@@ -335,6 +340,7 @@ def sectional_curvature(U, xi, eta, *, project: bool = False) -> float:
 
 @validate_params({"U": _U, "xi": Optional(_DR), "eta": Optional(_DR),
                   "project": Boolean()})
+@fill(_DOC)
 def ricci_curvature(U, xi=None, eta=None, *, project: bool = False):
     r"""Ricci curvature of ``M_r^+`` at ``U U^T``: the form ``Ric(xi, eta)`` or its matrix.
 
@@ -347,8 +353,7 @@ def ricci_curvature(U, xi=None, eta=None, *, project: bool = False):
 
     Parameters
     ----------
-    U : array_like, shape (d, r)
-        Full-column-rank factor.
+    {{U}}
     xi, eta : array_like, shape (d, r), optional
         Horizontal directions. Both omitted: the ``n_h x n_h`` matrix of ``Ric`` in the
         orthonormal basis :meth:`PSDQuotient.horizontal_basis` (row-major columns).
@@ -396,6 +401,7 @@ def ricci_curvature(U, xi=None, eta=None, *, project: bool = False):
 
 
 @validate_params({"U": _U})
+@fill(_DOC)
 def scalar_curvature(U) -> float:
     r"""Scalar curvature of ``M_r^+`` at ``U U^T`` in closed form in ``lambda = sigma(U)^2``.
 
@@ -410,8 +416,7 @@ def scalar_curvature(U) -> float:
 
     Parameters
     ----------
-    U : array_like, shape (d, r)
-        Full-column-rank factor.
+    {{U}}
 
     Returns
     -------
@@ -469,6 +474,7 @@ class CurvatureBounds:
 
 
 @validate_params({"U": Factor()})
+@fill(_DOC)
 def curvature_bounds(U) -> CurvatureBounds:
     r"""Bounds on the sectional and Ricci curvature at ``U U^T`` from ``sigma(U)``.
 
@@ -490,8 +496,7 @@ def curvature_bounds(U) -> CurvatureBounds:
 
     Parameters
     ----------
-    U : array_like, shape (d, r)
-        Full-column-rank factor.
+    {{U}}
 
     Returns
     -------
@@ -620,6 +625,7 @@ def bures_wasserstein_sectional_curvature(Sigma, X, Y) -> float:
 
 
 @validate_params(TRANSPORT)
+@fill(_DOC)
 def parallel_transport(U, xi, v, t=1.0, *, project: bool = False, rtol: float = 1e-13,
                        atol: float | None = None) -> np.ndarray:
     r"""Levi-Civita parallel transport of ``v`` along the geodesic ``U + s xi``, ``s in [0, t]``.
@@ -637,8 +643,7 @@ def parallel_transport(U, xi, v, t=1.0, *, project: bool = False, rtol: float = 
 
     Parameters
     ----------
-    U : array_like, shape (d, r)
-        Full-column-rank factor.
+    {{U}}
     xi : array_like, shape (d, r)
         Horizontal velocity of the geodesic.
     v : array_like, shape (d, r)
@@ -723,6 +728,7 @@ def _check_segment(U: np.ndarray, xi: np.ndarray, t: float, max_evals: int = 400
 
 @validate_params({"U": _U, "xi": _DR, "eta": _DR, "eps": Real(0, None, closed="neither"),
                   "rtol": TRANSPORT["rtol"]})
+@fill(_DOC)
 def holonomy(U, xi, eta, eps: float, *, rtol: float = 1e-13) -> dict:
     r"""Holonomy of parallel transport around the geodesic quadrilateral with corners
     ``U, U + eps xi, U + eps (xi + eta), U + eps eta`` (in this order).
@@ -738,8 +744,7 @@ def holonomy(U, xi, eta, eps: float, *, rtol: float = 1e-13) -> dict:
 
     Parameters
     ----------
-    U : array_like, shape (d, r)
-        Full-column-rank factor.
+    {{U}}
     xi, eta : array_like, shape (d, r)
         Horizontal directions at ``U``; they are orthonormalised (Gram–Schmidt) first.
     eps : float
@@ -795,6 +800,7 @@ def holonomy(U, xi, eta, eps: float, *, rtol: float = 1e-13) -> dict:
 
 @validate_params({"U": _U, "xi": _DR, "eta": _DR,
                   "scales": Optional(Sequence(Real(0, None, closed="neither")))})
+@fill(_DOC)
 def distance_expansion_curvature(U, xi, eta, *, scales=None) -> float:
     r"""Sectional curvature from quadnet's own distance, by the geodesic-spread expansion.
 
@@ -813,8 +819,7 @@ def distance_expansion_curvature(U, xi, eta, *, scales=None) -> float:
 
     Parameters
     ----------
-    U : array_like, shape (d, r)
-        Full-column-rank factor.
+    {{U}}
     xi, eta : array_like, shape (d, r)
         Horizontal, not parallel; they are normalised.
     scales : sequence of float, optional
