@@ -31,6 +31,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
+from quadnet._docstrings import fill
 from quadnet._threads import single_threaded
 from quadnet._validation import (
     Array,
@@ -57,6 +58,16 @@ __all__ = [
     "feasible_support",
     "min_trace_solution",
 ]
+
+#: Parameter entries that several functions below document identically (``{{name}}`` lines).
+_DOC = {
+    "A_y": """A : array_like, shape (n_meas, d)
+    Measurement matrix.
+y : array_like, shape (n_meas,)
+    Measurements.""",
+    "multiplicities": """multiplicities : array_like, shape (d,), optional
+    Block ranks ``m_k > 0`` (default all 1).""",
+}
 
 #: Exponents above this are treated as overflow (exp(700) ~ 1e304).
 _EXP_MAX = 700.0
@@ -272,6 +283,7 @@ def _raise_infeasible(B: np.ndarray, y: np.ndarray) -> None:
 
 
 @validate_params({"A": _A, "y": _Y, "multiplicities": _MULT}, relations=[_PROBLEM])
+@fill(_DOC)
 def feasible_support(A, y, multiplicities=None) -> np.ndarray:
     """The coordinates that are positive at some point of ``{q >= 0 : A diag(m) q = y}``.
 
@@ -284,12 +296,8 @@ def feasible_support(A, y, multiplicities=None) -> np.ndarray:
 
     Parameters
     ----------
-    A : array_like, shape (n_meas, d)
-        Measurement matrix.
-    y : array_like, shape (n_meas,)
-        Measurements.
-    multiplicities : array_like, shape (d,), optional
-        Block ranks ``m_k > 0``.
+    {{A_y}}
+    {{multiplicities}}
 
     Returns
     -------
@@ -451,6 +459,7 @@ Y_RESCALE_BELOW = 1e-20
                   "detect_support": Boolean()},
                  relations=[_PROBLEM, _start_relation()],
                  finite_result=False)   # log_q = -inf off the support is part of the answer
+@fill(_DOC)
 def bregman_projection(A, y, q0=None, *, log_q0=None, multiplicities=None, tol: float = 1e-14,
                        max_iter: int = 200, start: str = "auto",
                        detect_support: bool = False) -> BregmanResult:
@@ -476,8 +485,7 @@ def bregman_projection(A, y, q0=None, *, log_q0=None, multiplicities=None, tol: 
         Strictly positive start (give exactly one of ``q0`` and ``log_q0``).
     log_q0 : array_like, shape (d,), optional
         Its logarithm, for starts below ``1e-308`` (``log_q0 = -1e4`` is fine).
-    multiplicities : array_like, shape (d,), optional
-        Block ranks ``m_k > 0`` (default all 1).
+    {{multiplicities}}
     tol : float, default 1e-14
         Target relative primal residual (the stationarity residual is rounding only).
     max_iter : int, default 200
@@ -615,6 +623,7 @@ def _divergence_args(args) -> str | None:
                   "multiplicities": Optional(Array(shape=("d",)))},
                  relations=[Relation(("q", "q0", "multiplicities"), _divergence_args,
                                      "``q >= 0``, ``q0 > 0``, ``multiplicities > 0``")])
+@fill(_DOC)
 def bregman_divergence(q, q0, multiplicities=None) -> float:
     r"""The (weighted) relative entropy of ``q`` from ``q0`` (quadnet theory §5).
 
@@ -628,8 +637,7 @@ def bregman_divergence(q, q0, multiplicities=None) -> float:
         A point with ``q >= 0``.
     q0 : array_like, shape (d,)
         The reference point, ``q0 > 0``.
-    multiplicities : array_like, shape (d,), optional
-        Block ranks ``m_k > 0`` (default all 1).
+    {{multiplicities}}
 
     Returns
     -------
@@ -665,6 +673,7 @@ def _positive_weights(args) -> str | None:
                   "rc_tol": Real(RC_TOL_MIN, 1, closed="left")},
                  relations=[_PROBLEM, Relation(("weights",), _positive_weights,
                                                "``weights`` has one entry > 0 per column")])
+@fill(_DOC)
 def min_trace_solution(A, y, weights=None, multiplicities=None, *,
                        rc_tol: float = 1e-9) -> MinTraceResult:
     r"""The minimum-trace interpolant: the ``eps -> 0`` limit of the projection of ``eps * weights``.
@@ -687,14 +696,10 @@ def min_trace_solution(A, y, weights=None, multiplicities=None, *,
 
     Parameters
     ----------
-    A : array_like, shape (n_meas, d)
-        Measurement matrix.
-    y : array_like, shape (n_meas,)
-        Measurements.
+    {{A_y}}
     weights : array_like, shape (d,), optional
         Positive weights ``w`` of the start direction (default all 1).
-    multiplicities : array_like, shape (d,), optional
-        Block ranks ``m_k > 0`` (default all 1).
+    {{multiplicities}}
     rc_tol : float, default 1e-9
         Relative reduced-cost tolerance in ``[1e-13, 1)`` (``RC_TOL_MIN``).
 
