@@ -96,8 +96,14 @@ __all__ = [
 ]
 
 #: Parameter entries that several functions below document identically (``{{name}}`` lines).
-_DOC = {"U": """U : array_like, shape (d, r)
-    Full-column-rank factor."""}
+_DOC = {
+    "U": """U : array_like, shape (d, r)
+    Full-column-rank factor.""",
+    "raises_rank_deficient": """Raises
+------
+ValueError
+    ``U`` rank deficient.""",
+}
 
 #: Relative size of a vertical component (``||P_v xi|| / ||xi||``) above which a direction is
 #: refused as not horizontal.
@@ -423,10 +429,7 @@ def scalar_curvature(U) -> float:
     float
         ``scal >= 0``; ``0`` for ``r = 1``.
 
-    Raises
-    ------
-    ValueError
-        ``U`` rank deficient.
+    {{raises_rank_deficient}}
 
     Examples
     --------
@@ -504,10 +507,7 @@ def curvature_bounds(U) -> CurvatureBounds:
         ``sigma``, ``sectional_min``, ``sectional_max``, ``ricci_max``, ``scalar``,
         ``ricci_attained``, ``extremal_plane``.
 
-    Raises
-    ------
-    ValueError
-        ``U`` rank deficient.
+    {{raises_rank_deficient}}
 
     Examples
     --------
