@@ -246,10 +246,9 @@ def taylor_slope(ts, errs, floor: float, window: int = 6) -> float:
 
     Raises
     ------
-    TypeError, ValueError
-        Mismatched or non-finite arrays (a NaN remainder is an error, never "exact"), bad
-        ``floor`` or ``window``; ``ValueError`` when fewer than 3 remainders exceed
-        ``100 x floor``.
+    ValueError
+        Fewer than 3 remainders exceed ``100 x floor`` (a NaN remainder is refused with the
+        arguments, never taken as "exact").
 
     Examples
     --------
@@ -763,11 +762,6 @@ def eckart_young_value(target, r: int) -> float:
     Returns
     -------
     float
-
-    Raises
-    ------
-    TypeError, ValueError
-        Non-symmetric target or bad ``r``.
 
     Examples
     --------

@@ -386,10 +386,9 @@ def bures_wasserstein(Q1, Q2, *, field: str | None = None) -> float:
 
     Raises
     ------
-    TypeError, ValueError
-        Non-array, non-square, non-symmetric (non-Hermitian), non-finite or not positive
-        semidefinite input (an eigenvalue below ``-10 n eps lambda_max``; the message gives
-        the smallest eigenvalue and the relative asymmetry).
+    ValueError
+        A matrix that is not positive semidefinite (an eigenvalue below
+        ``-10 n eps lambda_max``; the message gives its smallest and largest eigenvalues).
 
     Examples
     --------
