@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.integrate import solve_ivp
 
+from quadnet._docstrings import fill
 from quadnet._linalg import sym
 from quadnet._threads import single_threaded
 from quadnet._validation import (
@@ -320,6 +321,9 @@ def _worst_commutator(As: np.ndarray) -> tuple[int, int, float]:
 
 #: the table of the methods on spectral coordinates, which check ``q`` inline (``as_array``)
 _Q_VECTOR = {"q": Array(ndim=1, shape=("d",))}
+#: and their one documented parameter (a ``{{q}}`` line of their docstrings)
+_Q_DOC = {"q": """q : array_like, shape (d,)
+    Spectral coordinates."""}
 
 
 def _finite(arg: str):
@@ -510,13 +514,13 @@ class CommutingSensing(Loss):
 
     @declare_params(_Q_VECTOR)
     @_finite("q")
+    @fill(_Q_DOC)
     def reduced_gradient(self, q) -> np.ndarray:
         r"""Gradient of the reduced loss, ``g = (1/m) A^T (A q - y)`` (quadnet theory §5).
 
         Parameters
         ----------
-        q : array_like, shape (d,)
-            Spectral coordinates.
+        {{q}}
 
         Returns
         -------
@@ -533,13 +537,13 @@ class CommutingSensing(Loss):
 
     @declare_params(_Q_VECTOR)
     @_finite("q")
+    @fill(_Q_DOC)
     def reduced_loss(self, q) -> float:
         r"""The reduced loss ``(1/(2m)) ||A q - y||^2`` on spectral coordinates (quadnet theory §5).
 
         Parameters
         ----------
-        q : array_like, shape (d,)
-            Spectral coordinates.
+        {{q}}
 
         Returns
         -------
