@@ -96,14 +96,8 @@ __all__ = [
 ]
 
 #: Parameter entries that several functions below document identically (``{{name}}`` lines).
-_DOC = {
-    "U": """U : array_like, shape (d, r)
-    Full-column-rank factor.""",
-    "raises_rank_deficient": """Raises
-------
-ValueError
-    ``U`` rank deficient.""",
-}
+_DOC = {"U": """U : array_like, shape (d, r)
+    Full-column-rank factor."""}
 
 #: Relative size of a vertical component (``||P_v xi|| / ||xi||``) above which a direction is
 #: refused as not horizontal.
@@ -429,8 +423,6 @@ def scalar_curvature(U) -> float:
     float
         ``scal >= 0``; ``0`` for ``r = 1``.
 
-    {{raises_rank_deficient}}
-
     Examples
     --------
     >>> import numpy as np
@@ -506,8 +498,6 @@ def curvature_bounds(U) -> CurvatureBounds:
     CurvatureBounds
         ``sigma``, ``sectional_min``, ``sectional_max``, ``ricci_max``, ``scalar``,
         ``ricci_attained``, ``extremal_plane``.
-
-    {{raises_rank_deficient}}
 
     Examples
     --------
