@@ -548,6 +548,7 @@ class CommutingSensing(Loss):
         Returns
         -------
         float
+            ``(1/(2m)) ||A q - y||^2 >= 0``.
 
         Examples
         --------

@@ -642,6 +642,7 @@ def bregman_divergence(q, q0, multiplicities=None) -> float:
     Returns
     -------
     float
+        ``D(q, q0) >= 0``.
 
     Examples
     --------

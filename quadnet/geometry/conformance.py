@@ -243,6 +243,7 @@ def taylor_slope(ts, errs, floor: float, window: int = 6) -> float:
     Returns
     -------
     float
+        The fitted slope ``p`` of ``log err = p log t + c``: the order of the remainder.
 
     Raises
     ------
@@ -762,6 +763,7 @@ def eckart_young_value(target, r: int) -> float:
     Returns
     -------
     float
+        The minimum value (0 when ``T`` is positive semidefinite of rank ``<= r``).
 
     Examples
     --------

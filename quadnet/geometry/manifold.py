@@ -383,6 +383,7 @@ def bures_wasserstein(Q1, Q2, *, field: str | None = None) -> float:
     Returns
     -------
     float
+        ``d(Q1, Q2) >= 0``.
 
     Raises
     ------
@@ -956,6 +957,7 @@ class PSDQuotient(Manifold):
         Returns
         -------
         float
+            ``Re tr(xi^* eta)`` (``tr(xi^T eta)`` on the real field).
 
         Examples
         --------

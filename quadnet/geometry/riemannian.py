@@ -566,6 +566,7 @@ def bures_wasserstein_sectional_curvature(Sigma, X, Y) -> float:
     Returns
     -------
     float
+        ``K(X, Y) >= 0`` (the metric is non-negatively curved).
 
     Raises
     ------
