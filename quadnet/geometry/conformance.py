@@ -258,15 +258,11 @@ def taylor_slope(ts, errs, floor: float, window: int = 6) -> float:
     >>> round(taylor_slope(ts, 0.3 * ts**3, 1e-16), 6)
     3.0
     """
-    slope = _fit_slope(ts, errs, floor, window)
-    if slope is None:
-        n = int(np.count_nonzero(errs > 100 * floor))
-        raise ValueError(
-            f"errs: only {n} of the {errs.size} remainders are above the rounding level "
-            f"100 x floor = {100 * floor:.3g} (max {float(errs.max()):.3g}); a slope needs at "
-            f"least 3 (zero remainders: the model is exact to this order, or the steps are too "
-            f"small to leave rounding)")
-    return slope
+    return _slope_or_refuse(ts, errs, floor, window, lambda n: (
+        f"errs: only {n} of the {errs.size} remainders are above the rounding level "
+        f"100 x floor = {100 * floor:.3g} (max {float(errs.max()):.3g}); a slope needs at "
+        f"least 3 (zero remainders: the model is exact to this order, or the steps are too "
+        f"small to leave rounding)"))
 
 
 def _fit_slope(ts: np.ndarray, errs: np.ndarray, floor: float, window: int) -> float | None:
@@ -278,6 +274,16 @@ def _fit_slope(ts: np.ndarray, errs: np.ndarray, floor: float, window: int) -> f
     if keep.size < 3:
         return None
     return float(np.polyfit(np.log(ts[keep]), np.log(errs[keep]), 1)[0])
+
+
+def _slope_or_refuse(ts: np.ndarray, errs: np.ndarray, floor: float, window: int,
+                     why) -> float:
+    """:func:`_fit_slope`, or a ``ValueError`` with the message ``why(n)`` when it is undefined
+    (``n`` the number of remainders above ``100 floor``)."""
+    slope = _fit_slope(ts, errs, floor, window)
+    if slope is None:
+        raise ValueError(why(int(np.count_nonzero(errs > 100 * floor))))
+    return slope
 
 
 def _floor(f0: float) -> float:
@@ -303,15 +309,12 @@ _MOVING = Relation(("U", "xi", "ts"), _moving_direction,
 
 def _slope_along(what: str, ts: np.ndarray, errs: np.ndarray, floor: float) -> float:
     """:func:`taylor_slope` of a check, refused naming ``xi`` and ``ts`` when undefined."""
-    slope = _fit_slope(ts, errs, floor, min(6, ts.size) if ts.size >= 3 else 3)
-    if slope is None:
-        n = int(np.count_nonzero(errs > 100 * floor))
-        raise ValueError(
-            f"{what}: the Taylor remainder along xi is at rounding level (<= 100 x floor = "
-            f"{100 * floor:.3g}) at all but {n} of the {ts.size} steps ts, so no slope can be "
-            f"measured: xi is too short for these steps, or the model is exact along this curve "
-            f"(rescale xi or ts, or use another direction)")
-    return slope
+    window = min(6, ts.size) if ts.size >= 3 else 3
+    return _slope_or_refuse(ts, errs, floor, window, lambda n: (
+        f"{what}: the Taylor remainder along xi is at rounding level (<= 100 x floor = "
+        f"{100 * floor:.3g}) at all but {n} of the {ts.size} steps ts, so no slope can be "
+        f"measured: xi is too short for these steps, or the model is exact along this curve "
+        f"(rescale xi or ts, or use another direction)"))
 
 
 def _field_of_manifold(a) -> str | None:
