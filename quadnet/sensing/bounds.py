@@ -45,12 +45,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from quadnet._docstrings import fill
 from quadnet._validation import Integer, Real, Relation, validate_params
 
 #: Largest dimension the bounds accept: ``d (d+2) (d+4) (d+6)`` stays a float64 (``~1e48``).
 D_MAX = 10**12
 _D = Integer(1, D_MAX)
 _PROBABILITY = Real(0, 1, closed="neither")
+
+#: Parameter entries documented identically by several bounds (``{{name}}`` in a docstring).
+_DOC = {"failure_probability": """failure_probability : float, default 0.1
+    ``p`` in ``(0, 1)``: the guarantee holds with probability ``>= 1 - p`` over the design."""}
 
 
 def _r_le_d(args) -> str | None:
@@ -79,6 +84,7 @@ def _moment8(d: int) -> int:
 
 @validate_params({"d": _D, "delta": Real(0, None, closed="neither"),
                   "failure_probability": _PROBABILITY})
+@fill(_DOC)
 def concentration_samples(d: int, delta: float, failure_probability: float = 0.1) -> int:
     """Smallest ``m`` with ``P(||T_m - T||_op > delta) <= failure_probability`` by step 1:
     ``m = ceil(d (d+2) (d+4) (d+6) / (p delta^2))``.
@@ -89,13 +95,12 @@ def concentration_samples(d: int, delta: float, failure_probability: float = 0.1
         Dimension ``>= 1``.
     delta : float
         Concentration level ``> 0``.
-    failure_probability : float, default 0.1
-        ``p`` in ``(0, 1)``.
+    {{failure_probability}}
 
     Returns
     -------
     int
-
+        The sample size ``m``.
 
     Examples
     --------
@@ -196,6 +201,7 @@ class SampleBound:
 
 @validate_params({"d": _D, "r": Integer(1), "kappa": Real(1), "failure_probability": _PROBABILITY},
                  relations=[_R_LE_D])
+@fill(_DOC)
 def sample_bound(d: int, r: int, *, kappa: float = 1.0,
                  failure_probability: float = 0.1) -> SampleBound:
     """The full guarantee chain (module docstring, steps 1–6) as a :class:`SampleBound`.
@@ -206,14 +212,12 @@ def sample_bound(d: int, r: int, *, kappa: float = 1.0,
         Sizes, ``1 <= r <= d``.
     kappa : float, default 1.0
         Condition number ``>= 1``.
-    failure_probability : float, default 0.1
-        ``p`` in ``(0, 1)``.
+    {{failure_probability}}
 
     Returns
     -------
     SampleBound
         Every constant of the chain; ``.m`` is :func:`sufficient_sample_size`.
-
 
     Examples
     --------
@@ -236,6 +240,7 @@ def sample_bound(d: int, r: int, *, kappa: float = 1.0,
 
 @validate_params({"d": _D, "r": Integer(1), "kappa": Real(1), "failure_probability": _PROBABILITY},
                  relations=[_R_LE_D])
+@fill(_DOC)
 def sufficient_sample_size(d: int, r: int, *, kappa: float = 1.0,
                            failure_probability: float = 0.1) -> int:
     r"""A number of samples that suffices for spectral start plus linear convergence.
@@ -257,13 +262,12 @@ def sufficient_sample_size(d: int, r: int, *, kappa: float = 1.0,
         Sizes, ``1 <= r <= d``.
     kappa : float, default 1.0
         Condition number ``>= 1`` of ``Q*``.
-    failure_probability : float, default 0.1
-        ``p`` in ``(0, 1)``.
+    {{failure_probability}}
 
     Returns
     -------
     int
-
+        The sample size ``m`` of the formula above (``sample_bound(...).m``).
 
     Examples
     --------
