@@ -389,6 +389,7 @@ class CheckResult:
         Returns
         -------
         Row
+            The appended row: ``REPORTED``, or ``FAIL`` when ``passed=False``.
 
         Examples
         --------
@@ -419,6 +420,7 @@ class CheckResult:
         Returns
         -------
         Row
+            The appended ``SKIPPED`` row (``measured`` is NaN, ``null`` in the JSON report).
 
         Examples
         --------
