@@ -485,11 +485,12 @@ def canonical_gauge(U: np.ndarray) -> np.ndarray:
     Parameters
     ----------
     U : (d, r) ndarray
-        Finite factor, any rank (raw array, not validated).
+        Finite factor, any rank.
 
     Returns
     -------
     ndarray, shape (d, r)
+        The representative, a factor of the same ``U U^T``.
 
     Examples
     --------

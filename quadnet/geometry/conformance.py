@@ -72,7 +72,7 @@ def random_orthogonal(r: int, rng, *, improper: bool | None = None) -> np.ndarra
     Returns
     -------
     ndarray, shape (r, r)
-
+        ``R`` with ``R^T R = I``.
 
     Examples
     --------

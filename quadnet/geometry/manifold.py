@@ -630,6 +630,7 @@ class PSDQuotient(Manifold):
         Returns
         -------
         int
+            The numerical rank ``k`` of ``U``, ``0 <= k <= r``.
 
         Examples
         --------
@@ -654,6 +655,7 @@ class PSDQuotient(Manifold):
         Returns
         -------
         int
+            ``dim V_U``.
 
         Examples
         --------
@@ -676,6 +678,7 @@ class PSDQuotient(Manifold):
         Returns
         -------
         ndarray, shape (d, d)
+            ``U U^T`` (``U U^*`` on the complex field), positive semidefinite.
 
         Examples
         --------
@@ -740,6 +743,7 @@ class PSDQuotient(Manifold):
         Returns
         -------
         ndarray, shape (d, r)
+            ``P_v(Z)``, in ``V_U``.
 
         Examples
         --------
@@ -765,6 +769,7 @@ class PSDQuotient(Manifold):
         Returns
         -------
         ndarray, shape (d, r)
+            ``P_h(Z)``, horizontal at ``U``.
 
         Examples
         --------
@@ -781,15 +786,8 @@ class PSDQuotient(Manifold):
 
     @declare_params({"point": _DR, "vector": _DR})
     def projection(self, point, vector) -> np.ndarray:
-        """pymanopt's tangent projection: :meth:`horizontal_projection`.
-
-        Parameters
-        ----------
-        point, vector : array_like, shape (d, r)
-
-        Returns
-        -------
-        ndarray, shape (d, r)
+        """``P_h(vector)`` at ``point``: :meth:`horizontal_projection` under pymanopt's name
+        (its tangent projection), with the same result.
 
         Examples
         --------
@@ -991,6 +989,7 @@ class PSDQuotient(Manifold):
         Returns
         -------
         float
+            ``||xi||_F >= 0``.
 
         Examples
         --------
@@ -1018,6 +1017,7 @@ class PSDQuotient(Manifold):
         Returns
         -------
         float
+            ``dist(Q1, Q2) >= 0``.
 
         Examples
         --------
@@ -1051,6 +1051,7 @@ class PSDQuotient(Manifold):
         Returns
         -------
         ndarray, shape (d, r)
+            ``U + xi``.
 
         Examples
         --------
@@ -1063,15 +1064,8 @@ class PSDQuotient(Manifold):
 
     @declare_params({"point": _DR, "tangent_vector": _DR})
     def retraction(self, point, tangent_vector) -> np.ndarray:
-        """Same as :meth:`exp` (``U + xi``, a second-order retraction).
-
-        Parameters
-        ----------
-        point, tangent_vector : array_like, shape (d, r)
-
-        Returns
-        -------
-        ndarray, shape (d, r)
+        """``U + xi``: :meth:`exp` under pymanopt's name (a second-order retraction), with the
+        same parameters and result.
 
         Examples
         --------
@@ -1124,6 +1118,7 @@ class PSDQuotient(Manifold):
         Returns
         -------
         ndarray, shape (d, r)
+            A factor of the geodesic midpoint of ``U U^T`` and ``V V^T``.
 
         Examples
         --------
@@ -1206,6 +1201,7 @@ class PSDQuotient(Manifold):
         Returns
         -------
         ndarray, shape (d, r)
+            Horizontal at ``point``, of unit norm.
 
         Examples
         --------
@@ -1232,6 +1228,7 @@ class PSDQuotient(Manifold):
         Returns
         -------
         ndarray, shape (d, r)
+            Zeros.
 
         Examples
         --------
@@ -1253,6 +1250,7 @@ class PSDQuotient(Manifold):
         Returns
         -------
         ndarray, shape (d, r)
+            A copy of ``tangent_vector``.
 
         Examples
         --------
@@ -1274,6 +1272,7 @@ class PSDQuotient(Manifold):
         Returns
         -------
         ndarray, shape (d, r)
+            The Riemannian gradient, horizontal at ``point``.
 
         Examples
         --------
@@ -1314,6 +1313,7 @@ class PSDQuotient(Manifold):
         Returns
         -------
         ndarray, shape (d, r)
+            The Riemannian Hessian applied to ``tangent_vector``, horizontal at ``point``.
 
         Examples
         --------
