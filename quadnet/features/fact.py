@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from quadnet._docstrings import fill
 from quadnet._linalg import cosine as _cosine
 from quadnet._linalg import eigh_power as _eigh_power
 from quadnet._linalg import psd_eigh as _psd_eigh
@@ -369,7 +370,18 @@ def _moment_C(X: np.ndarray, r: np.ndarray) -> np.ndarray:
 
 # ----------------------------------------------------------------------------- FACT / bFACT / AGOP
 
+#: Parameter entries that :func:`fact_matrix` and :func:`agop` document identically.
+_DOC = {
+    "net": """net : QuadraticNet or DeepLinearNet
+    The network.""",
+    "X": """X : array_like, shape (n, d)
+    Inputs.""",
+    "layer": """layer : int, default 0
+    Layer index (``0 <= layer < depth``).""",
+}
 
+
+@fill(_DOC)
 def fact_matrix(net, X, y, lam, layer: int = 0) -> np.ndarray:
     r"""The FACT matrix of layer ``layer`` (Boix-Adsera, Mallinar, Simon & Belkin 2025).
 
@@ -381,16 +393,13 @@ def fact_matrix(net, X, y, lam, layer: int = 0) -> np.ndarray:
 
     Parameters
     ----------
-    net : QuadraticNet or DeepLinearNet
-        The network.
-    X : array_like, shape (n, d)
-        Inputs.
+    {{net}}
+    {{X}}
     y : array_like, shape (n,) or (n, c)
         Targets.
     lam : float
         Weight decay ``> 0``.
-    layer : int, default 0
-        Layer index.
+    {{layer}}
 
     Returns
     -------
@@ -463,6 +472,7 @@ def _linear_parts(net: DeepLinearNet, layer: int, X, r):
     return A, Ws[layer], B, R
 
 
+@fill(_DOC)
 def agop(net, X, layer: int = 0) -> np.ndarray:
     r"""Average gradient outer product with respect to the input of layer ``layer``.
 
@@ -475,12 +485,9 @@ def agop(net, X, layer: int = 0) -> np.ndarray:
 
     Parameters
     ----------
-    net : QuadraticNet or DeepLinearNet
-        The network.
-    X : array_like, shape (n, d)
-        Inputs.
-    layer : int, default 0
-        Layer index (``0 <= layer < depth``).
+    {{net}}
+    {{X}}
+    {{layer}}
 
     Returns
     -------
