@@ -10,8 +10,8 @@ within about tol / (1 - rate) of the fixed point)."""
 
 from __future__ import annotations
 
+import re
 import warnings
-
 from pathlib import Path
 
 import numpy as np
@@ -115,7 +115,7 @@ def test_max_rank_caps_the_width():
         assert c.U.shape[1] == cap and c.rank == cap and c.objective > full.objective
 
 
-@pytest.mark.parametrize("c", [1e-6, 1.0, 1e6])
+@pytest.mark.parametrize("c", [1e-14, 1e-6, 1.0, 1e6])
 def test_rank_and_iterations_are_scale_free(c):
     """F(c Q) = c F(Q) and the stop is relative to scale = sqrt(sum_i w_i tr Q_i): the same
     number of steps at every scale, the same rank (the eigenvalue cut is relative)."""
@@ -174,6 +174,7 @@ def test_step_budget_counts_every_stage_and_the_warning_says_so():
     scale = np.sqrt(np.sum(w * np.sum(Us ** 2, axis=(1, 2))))
     assert str(wrn.message) == (f"bw_barycenter: residual {b.residual:.3e} > 1e-13 * "
                                 f"{scale:.3g} after {budget} steps")
+    assert wrn.message.grad_norm == b.residual
 
 
 def test_progress_bar_names_the_function_and_is_cleared(capsys):
@@ -182,7 +183,7 @@ def test_progress_bar_names_the_function_and_is_cleared(capsys):
     assert capsys.readouterr().err == ""
     loud = bw_barycenter(Us, w, inputs="factors", progress=True)
     err = capsys.readouterr().err
-    assert "bw_barycenter" in err and "/2000" in err
+    assert re.search(r"(^|\r)bw_barycenter: ", err) and "/2000" in err
     assert err.endswith("\r")                      # leave=False: the bar is cleared at the end
     assert np.array_equal(quiet.U, loud.U)
 
@@ -219,3 +220,69 @@ def test_transport_maps_vanish_off_the_support():
         # tr(T_i Q) is the fidelity tr (Q^1/2 Q_i Q^1/2)^1/2 = sqrt(v^T Q_i v) at rank one
         assert np.isclose((v.T @ Ti @ v).item(), np.sqrt((v.T @ Ui @ Ui.T @ v).item()),
                           rtol=1e-12)
+
+
+# ------------------------------------------------------------------ the documented steps
+def _objective(Us, w, Q):
+    """F(Q) = (1/2) sum_i w_i (tr Q + tr Q_i - 2 tr (U_i^T Q U_i)^{1/2}), from eigenvalues."""
+    fid = [np.sum(np.sqrt(np.clip(np.linalg.eigvalsh(Ui.T @ Q @ Ui), 0, None))) for Ui in Us]
+    return 0.5 * sum(wi * (np.trace(Q) + np.sum(Ui ** 2) - 2 * f)
+                     for wi, Ui, f in zip(w, Us, fid))
+
+
+def _step(Us, w, U):
+    """One factor fixed-point step sum_i w_i U_i R_i, R_i the thin-SVD Procrustes of U_i^T U."""
+    out = np.zeros_like(U)
+    for wi, Ui in zip(w, Us):
+        A, _, Bt = np.linalg.svd(Ui.T @ U, full_matrices=False)
+        out += wi * Ui @ (A @ Bt)
+    return out
+
+
+def test_rank_growth_is_the_documented_line_search_then_a_fixed_point_step():
+    """Stage 1 converges at width r; then the eigenvector v of lambda_min(G) is appended as
+    sqrt(t) v with t the exact minimiser of F(Q + t v v^T), and the fixed point runs again: one
+    step of it, rebuilt here from the docstring, is what a run stopped one step later returns."""
+    import scipy.optimize
+
+    Us, w = _rank2_points()
+    within = bw_barycenter(Us, w, inputs="factors", max_rank=2)
+    U1 = within.U
+    G = np.eye(8) - np.tensordot(w, transport_maps(Us, U1), axes=1)
+    lam, E = np.linalg.eigh(0.5 * (G + G.T))
+    assert lam[0] < -1e-6                                     # a descent direction of the cone
+    v = E[:, 0]
+    scale2 = float(np.sum(w * np.sum(Us ** 2, axis=(1, 2))))
+    t = scipy.optimize.minimize_scalar(
+        lambda t: _objective(Us, w, U1 @ U1.T + t * np.outer(v, v)), bounds=(0, scale2),
+        method="bounded", options={"xatol": 1e-14 * scale2}).x
+    U2 = _step(Us, w, np.column_stack([U1, np.sqrt(t) * v]))
+    with pytest.warns(ConvergenceWarning):
+        b = bw_barycenter(Us, w, inputs="factors", max_iter=within.iterations + 1)
+    assert b.iterations == within.iterations + 1 and b.U.shape == (8, 3)
+    assert np.allclose(b.U @ b.U.T, U2 @ U2.T, rtol=0, atol=1e-7 * np.linalg.norm(U2) ** 2)
+
+
+def test_dual_min_is_lambda_min_of_the_cone_condition_at_the_result():
+    Us, w = _rank2_points()
+    for b in (bw_barycenter(Us, w, inputs="factors"),
+              bw_barycenter(Us, w, inputs="factors", max_rank=2)):
+        G = np.eye(8) - np.tensordot(w, transport_maps(Us, b.U), axes=1)
+        assert np.isclose(b.dual_min, np.linalg.eigvalsh(0.5 * (G + G.T))[0], rtol=0,
+                          atol=1e-12)
+    assert bw_barycenter(Us, w, inputs="factors", max_rank=2).dual_min < -1e-6  # not optimal
+
+
+def test_transport_maps_of_complex_factors_against_the_formula():
+    """T_i = U_i (U_i^* Q U_i)^{+1/2} U_i^* for genuinely complex factors (not a global phase)."""
+    from scipy.linalg import sqrtm
+
+    rng = np.random.default_rng(4)
+    Us = rng.standard_normal((3, 5, 2)) + 1j * rng.standard_normal((3, 5, 2))
+    U = rng.standard_normal((5, 3)) + 1j * rng.standard_normal((5, 3))
+    Q = U @ U.conj().T
+    T = transport_maps(Us, U)
+    for Ui, Ti in zip(Us, T):
+        ref = Ui @ np.linalg.inv(sqrtm(Ui.conj().T @ Q @ Ui)) @ Ui.conj().T
+        assert np.allclose(Ti, ref, rtol=0, atol=1e-10 * np.abs(ref).max())
+        assert np.allclose(Ti, Ti.conj().T, rtol=0, atol=1e-13 * np.abs(ref).max())
