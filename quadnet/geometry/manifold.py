@@ -904,6 +904,7 @@ class PSDQuotient(Manifold):
         Returns
         -------
         ndarray, shape (d r, dim V_U)
+            Orthonormal columns, each a ``vec(U Omega)`` with ``Omega`` skew.
 
         Examples
         --------
@@ -929,6 +930,7 @@ class PSDQuotient(Manifold):
         Returns
         -------
         ndarray, shape (d r, dim H_U)
+            Orthonormal columns, orthogonal to every ``vec(U Omega)``.
 
         Examples
         --------
