@@ -29,6 +29,7 @@ import numpy as np
 from autograd import hessian
 from scipy.optimize import minimize
 
+from quadnet._docstrings import fill
 from quadnet._threads import single_threaded
 from quadnet._validation import (
     Boolean,
@@ -63,6 +64,13 @@ __all__ = [
     "objective_and_grad",
     "train",
 ]
+
+#: The toy problem of the :func:`train` and :func:`gd_path` examples (``y = x_1^2`` on 20
+#: Gaussian points in the plane), written once and substituted into both docstrings.
+_DOC = {"example_data": """>>> import numpy as np
+>>> from quadnet.features import QuadraticNet
+>>> rng = np.random.default_rng(0)
+>>> X = rng.standard_normal((20, 2)); y = X[:, 0] ** 2"""}
 
 
 def _shapes(net) -> list[tuple[int, int]]:
@@ -194,6 +202,7 @@ def grad_norm_at(net, X, y, lam) -> float:
     return norm
 
 
+@fill(_DOC)
 def train(net, X, y, lam, *, gtol: float = 1e-9, max_iter: int | None = None,
           polish: bool = True, polish_max_iter: int | None = None, callback=None,
           warn: bool = True, maxiter: int | None = None, polish_maxiter: int | None = None):
@@ -245,10 +254,7 @@ def train(net, X, y, lam, *, gtol: float = 1e-9, max_iter: int | None = None,
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from quadnet.features import QuadraticNet
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.standard_normal((20, 2)); y = X[:, 0] ** 2
+    {{example_data}}
     >>> net = train(QuadraticNet(0.5 * rng.standard_normal((2, 2))), X, y, 1e-2)
     >>> net.info.converged, net.info.grad_norm <= 1e-9
     (True, True)
@@ -428,6 +434,7 @@ class NetTrajectory(Trajectory):
         return self.steps[i], self.nets[i]
 
 
+@fill(_DOC)
 def gd_path(net, X, y, lam, *, eta: float | None = None, steps: int, record_every: int = 1,
             lr: float | None = None) -> NetTrajectory:
     r"""Plain gradient descent ``θ ← θ − eta ∇J(θ)`` on the FACT objective (quadnet theory §6).
@@ -464,10 +471,7 @@ def gd_path(net, X, y, lam, *, eta: float | None = None, steps: int, record_ever
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from quadnet.features import QuadraticNet
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.standard_normal((20, 2)); y = X[:, 0] ** 2
+    {{example_data}}
     >>> path = gd_path(QuadraticNet(0.3 * np.eye(2)), X, y, 0.1, eta=0.05, steps=4,
     ...                record_every=2)
     >>> [k for k, _ in path], bool(path.loss[-1] < path.loss[0])
