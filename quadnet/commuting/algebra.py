@@ -525,6 +525,7 @@ class CommutingSensing(Loss):
         Returns
         -------
         numpy.ndarray, shape (d,)
+            ``g``; zero at every ``q`` with ``A q = y``.
 
         Examples
         --------

@@ -642,7 +642,7 @@ def bregman_divergence(q, q0, multiplicities=None) -> float:
     Returns
     -------
     float
-        ``D(q, q0) >= 0``.
+        ``D(q, q0) >= 0``, zero exactly at ``q = q0``.
 
     Examples
     --------
