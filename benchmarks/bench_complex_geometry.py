@@ -31,6 +31,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # this tree
 
+from _timing import per_call  # noqa: E402  (benchmarks/, the folder of this script)
+
 OPS = ("retraction", "projection", "dist", "log", "transport", "inner_product", "norm",
        "egrad_to_rgrad", "ehess_to_rhess", "random_tangent_vector")
 SIZES = ((10, 2), (100, 5), (1000, 20))
@@ -39,14 +41,7 @@ SIZES = ((10, 2), (100, 5), (1000, 20))
 def _per_call(fn, budget: float) -> float:
     """CPU seconds per call of ``fn()`` (``time.process_time``: the time this process ran, not
     the time it waited for one of the two cores of a shared machine), repeated for ``budget``."""
-    fn()
-    n, t0 = 0, time.process_time()
-    while True:
-        fn()
-        n += 1
-        el = time.process_time() - t0
-        if el >= budget:
-            return el / n
+    return per_call(fn, budget, clock=time.process_time)
 
 
 def _calls(M, U, V, Z, W):

@@ -24,29 +24,17 @@ from __future__ import annotations
 
 import argparse
 import subprocess
-import time
 
 import numpy as np
 import pymanopt
 from threadpoolctl import threadpool_limits
 
 import quadnet.geometry._kernels as K
+from _timing import per_call as _per_call  # wall seconds per call (time.perf_counter)
 from quadnet import PSDQuotient
 
 OPS = ("retraction", "exp", "projection", "dist", "log", "transport")
 SIZES = ((10, 2), (100, 5), (1000, 20))
-
-
-def _per_call(fn, budget: float) -> float:
-    """Seconds per call of ``fn()``: repeat until ``budget`` seconds have passed."""
-    fn()
-    n, t0 = 0, time.perf_counter()
-    while True:
-        fn()
-        n += 1
-        el = time.perf_counter() - t0
-        if el >= budget:
-            return el / n
 
 
 def _calls(M, U, V, Z):
