@@ -558,6 +558,19 @@ def floor_note(ax, floor: float, *, what: str = "exact zeros") -> None:
                 fontsize=5.5, color="0.35")
 
 
+def curvature_routes_panel(ax, series, levels, title: str) -> None:
+    """Log-log panel of how far other routes to the sectional curvature ``K`` are from
+    O'Neill's formula: ``|K_other / K - 1|`` (floored at ``1e-17``: exact agreement is drawn
+    there) against ``K``, one marker per entry ``(K, K_other, marker, label)`` of ``series``,
+    a dashed line at each ``(level, color)`` of ``levels`` (the tolerances), and a legend."""
+    for K, other, marker, label in series:
+        ax.loglog(K, np.maximum(np.abs(other / K - 1), 1e-17), marker, label=label)
+    for level, color in levels:
+        ax.axhline(level, color=color, ls="--", lw=0.7)
+    ax.set(xlabel="$K$ by O'Neill's formula", ylabel="relative difference", title=title)
+    ax.legend()
+
+
 #: Matplotlib settings of the ``slides`` style: the :data:`STYLE` of the paper figures with
 #: fonts, lines and markers about twice as large, for a figure shown on a 16:9 slide.
 SLIDES_STYLE = {

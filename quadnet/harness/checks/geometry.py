@@ -40,7 +40,8 @@ from quadnet.geometry.riemannian import (
     bures_wasserstein_sectional_curvature, curvature_bounds, distance_expansion_curvature,
     holonomy, parallel_transport, ricci_curvature, scalar_curvature, sectional_curvature)
 from quadnet.harness.checks._base import (
-    COLUMN_WIDTH, QUADNET, CheckContext, CheckResult, figure, have_module, register)
+    COLUMN_WIDTH, QUADNET, CheckContext, CheckResult, curvature_routes_panel, figure, have_module,
+    register)
 
 CLAIM = ("Curvature of M_r^+ by O'Neill's formula, parallel transport and Bures-Wasserstein "
          "barycentres agree with independent routes")
@@ -422,17 +423,13 @@ def _fig_curvature(f: dict):
     rows = [r for r in f["routes"] if r["r"] > 1]
     K = np.array([r["K"] for r in rows])
     Ke = np.array([r["K_expansion"] for r in rows])
-    a2.loglog(K, np.maximum(np.abs(Ke / K - 1), 1e-17), "o", label="distance expansion")
+    series = [(K, Ke, "o", "distance expansion")]
     Kc = [(r["K"], r["K_closed"]) for r in rows if r["K_closed"] is not None]
     if Kc:
         Kc = np.array(Kc, float)
-        a2.loglog(Kc[:, 0], np.maximum(np.abs(Kc[:, 1] / Kc[:, 0] - 1), 1e-17), "s",
-                  label="SPD closed form (r = d)")
-    a2.axhline(1e-4, color="C0", ls="--", lw=0.7)
-    a2.axhline(1e-10, color="C1", ls="--", lw=0.7)
-    a2.set(xlabel="$K$ by O'Neill's formula", ylabel="relative difference",
-           title="(a) three routes to $K$ (r = 2..5)")
-    a2.legend()
+        series.append((Kc[:, 0], Kc[:, 1], "s", "SPD closed form (r = d)"))
+    curvature_routes_panel(a2, series, [(1e-4, "C0"), (1e-10, "C1")],
+                           "(a) three routes to $K$ (r = 2..5)")
     return fig
 
 

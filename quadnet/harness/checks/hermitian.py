@@ -45,6 +45,7 @@ from quadnet.harness.checks._base import (
     QUADNET_TARGET,
     CheckContext,
     CheckResult,
+    curvature_routes_panel,
     figure,
     register,
     rel_diff,
@@ -496,13 +497,10 @@ def _fig_operator(f: dict):
     K = np.array([p["K"] for p in f["planes"]], float)
     Ke = np.array([p["K_expansion"] for p in f["planes"]], float)
     r = np.array([p["r"] for p in f["planes"]])
-    for rr, mk in ((1, "o"), (2, "s"), (3, "^")):
-        sel = r == rr
-        a2.loglog(K[sel], np.maximum(np.abs(Ke[sel] / K[sel] - 1), 1e-17), mk, label=f"r = {rr}")
-    a2.axhline(CURVATURE_TOL, color="0.4", ls="--", lw=0.7)
-    a2.set(xlabel="$K$ by O'Neill's formula", ylabel="relative difference",
-           title="(a) K: O'Neill vs distance expansion (r = 1 curved)")
-    a2.legend()
+    curvature_routes_panel(a2, [(K[r == rr], Ke[r == rr], mk, f"r = {rr}")
+                                for rr, mk in ((1, "o"), (2, "s"), (3, "^"))],
+                           [(CURVATURE_TOL, "0.4")],
+                           "(a) K: O'Neill vs distance expansion (r = 1 curved)")
     return fig
 
 
