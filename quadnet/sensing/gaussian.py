@@ -152,6 +152,7 @@ def inverse_population_normal_operator(Y, *, field: str = "real") -> np.ndarray:
     Returns
     -------
     numpy.ndarray, shape (d, d)
+        The ``H`` with ``T(H) = Y`` (symmetric or Hermitian, as ``Y``).
 
     Examples
     --------

@@ -59,7 +59,7 @@ def population_effective_hvp(U, xi) -> np.ndarray:
     Returns
     -------
     numpy.ndarray, shape (d, r)
-
+        ``2 T(zeta) U``, the population Hessian of the factor loss applied to ``xi``.
 
     Examples
     --------
