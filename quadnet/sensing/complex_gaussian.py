@@ -133,6 +133,7 @@ def optimal_preprocessing(y, delta: float) -> np.ndarray:
     Returns
     -------
     numpy.ndarray, shape (m,)
+        The weights ``T*(yhat_i)``, in ``[-1/(sqrt(delta) - 1), 1)``.
 
     Examples
     --------
