@@ -286,3 +286,12 @@ def test_transport_maps_of_complex_factors_against_the_formula():
         ref = Ui @ np.linalg.inv(sqrtm(Ui.conj().T @ Q @ Ui)) @ Ui.conj().T
         assert np.allclose(Ti, ref, rtol=0, atol=1e-10 * np.abs(ref).max())
         assert np.allclose(Ti, Ti.conj().T, rtol=0, atol=1e-13 * np.abs(ref).max())
+
+
+def test_report_is_the_convergence_summary():
+    Us, w = _rank2_points()
+    b = bw_barycenter(Us, w, inputs="factors")
+    assert b.report == {"converged": True, "iterations": b.iterations,
+                        "residual": b.residual, "objective": b.objective}
+    assert b.residual <= 1e-13 * np.sqrt(np.sum(w * np.sum(Us ** 2, axis=(1, 2))))
+    assert np.isclose(b.objective, _objective(Us, w, b.Q), rtol=1e-12)
