@@ -240,6 +240,21 @@ def test_ridgeless_singular_kernel_falls_back_with_warning():
     np.testing.assert_allclose(m.predict(X), Y, atol=1e-4)  # consistent duplicates interpolated
 
 
+@pytest.mark.parametrize("options, where", [
+    ({"iters": 1}, (0, 0)),
+    ({"iters": 1, "ridge": 1e-3, "solver": "iterative"}, (1, 2)),
+], ids=["default solver", "iterative solver"])
+def test_fit_names_non_finite_data(options, where):
+    X, Y = np.eye(4), np.ones((4, 1))
+    m = RecursiveFeatureMachine(**options)
+    bad = X.copy()
+    bad[where] = np.nan
+    with pytest.raises(ValueError, match="X has 1 non-finite"):
+        m.fit(bad, Y)
+    with pytest.raises(ValueError, match="Y has 1 non-finite"):
+        m.fit(X, np.array([[1.0], [np.inf], [0.0], [1.0]]))
+
+
 def test_bad_input():
     X, Y = np.eye(4), np.ones((4, 1))
     with pytest.raises(ValueError, match="kernel"):
@@ -258,12 +273,6 @@ def test_bad_input():
     m = RecursiveFeatureMachine(iters=1)
     with pytest.raises(ValueError, match="Y must have one row per input row"):
         m.fit(X, np.ones((3, 1)))
-    bad = X.copy()
-    bad[0, 0] = np.nan
-    with pytest.raises(ValueError, match="X has 1 non-finite"):
-        m.fit(bad, Y)
-    with pytest.raises(ValueError, match="Y has 1 non-finite"):
-        m.fit(X, np.array([[1.0], [np.inf], [0.0], [1.0]]))
     with pytest.raises(ValueError, match="X_val"):
         m.fit(X, Y, X_val=np.eye(3, 4))
     with pytest.raises(RuntimeError, match="not fitted"):
