@@ -20,6 +20,7 @@ import warnings
 import numpy as np
 
 import quadnet.geometry._kernels as K
+from quadnet._docstrings import fill
 from quadnet._linalg import random_orthogonal as _random_orthogonal
 from quadnet._validation import (
     Array,
@@ -303,6 +304,13 @@ def _moving_direction(a) -> str | None:
     return None
 
 
+#: The refusal that check_gradient and check_hessian document identically (``{{name}}`` lines).
+_DOC = {"raises_no_slope": """Raises
+------
+ValueError
+    Naming ``xi`` and ``ts``, when the remainder is at rounding level at all but 2 steps (no
+    slope can be measured)."""}
+
 _MOVING = Relation(("U", "xi", "ts"), _moving_direction,
                    "``xi`` is nonzero and moves ``U``: ``max(ts) ||xi||_F > eps ||U||_F``")
 
@@ -335,6 +343,7 @@ _FIELD_MATCH = Relation(("manifold", "U", "xi", "eta"), _field_of_manifold,
 
 @validate_params({"manifold": _MANIFOLD, "loss": LOSS, "U": _DRX, "xi": _DRX,
                   "ts": Optional(_STEPS)}, relations=[_MOVING, _FIELD_MATCH])
+@fill(_DOC)
 def check_gradient(manifold, loss: Loss, U, xi, ts=None) -> float:
     """Slope of the first-order Taylor remainder of ``L`` along ``retraction(U, t xi)``
     (2 expected for a correct Riemannian gradient; quadnet theory §1, §7).
@@ -351,8 +360,9 @@ def check_gradient(manifold, loss: Loss, U, xi, ts=None) -> float:
     Returns
     -------
     float
-        The slope; a ``ValueError`` naming ``xi`` and ``ts`` when the remainder is at
-        rounding level at all but 2 steps (no slope can be measured).
+        The slope.
+
+    {{raises_no_slope}}
 
     Examples
     --------
@@ -400,6 +410,7 @@ def _rhess(M, loss, U, xi) -> np.ndarray:
 @validate_params({"manifold": _MANIFOLD, "loss": LOSS, "U": _DRX, "xi": _DRX,
                   "eta": Optional(_DRX), "ts": Optional(_STEPS)},
                  relations=[_MOVING, _FIELD_MATCH])
+@fill(_DOC)
 def check_hessian(manifold, loss: Loss, U, xi, eta=None, ts=None) -> dict[str, float]:
     """Slope of the second-order remainder (3 expected), Hessian symmetry, and the size of
     the Hessian on a vertical direction (0 expected on the quotient; quadnet theory §3, §7).
@@ -417,10 +428,9 @@ def check_hessian(manifold, loss: Loss, U, xi, eta=None, ts=None) -> dict[str, f
     Returns
     -------
     dict
-        ``slope``, ``vertical`` and (with ``eta``) ``symmetry``; a ``ValueError`` naming
-        ``xi`` and ``ts`` when the remainder is at rounding level at all but 2 steps (no
-        slope can be measured).
+        ``slope``, ``vertical`` and (with ``eta``) ``symmetry``.
 
+    {{raises_no_slope}}
 
     Examples
     --------
