@@ -57,6 +57,16 @@ def overlap(u, x):
     """|<u, x>|^2 / (|u|^2 |x|^2), blind to the phase."""
     return float(abs(np.vdot(u, x)) ** 2 / (np.vdot(u, u).real * np.vdot(x, x).real))
 
+
+def finish(ax, xlabel, ylabel=None):
+    """Label the axes, add the legend and show the figure (each plot below ends so)."""
+    ax.set_xlabel(xlabel)
+    if ylabel is not None:
+        ax.set_ylabel(ylabel)
+    ax.legend(fontsize=7)
+    plt.tight_layout()
+    plt.show()
+
 # %% [markdown]
 # ## 1. The global phase is the fibre $\mathrm{U}(1)$
 #
@@ -87,10 +97,7 @@ ax.axvline(np.angle(z) % (2 * np.pi), color="k", ls=":", label=r"$\theta = \arg(
 ax.axhline(M.dist(x, v), color="C1", ls="--", label="PSDQuotient.dist(x, v)")
 ax.plot([0, np.pi], [np.linalg.norm(x - v), np.linalg.norm(-x - v)], "s", color="C3",
         label=r"the real fibre: $\theta \in \{0, \pi\}$ only")
-ax.set_xlabel(r"$\theta$")
-ax.legend(fontsize=7)
-plt.tight_layout()
-plt.show()
+finish(ax, r"$\theta$")
 print(f"min along the circle {min(along):.6f} = dist {M.dist(x, v):.6f}")
 
 # %% [markdown]
@@ -188,11 +195,7 @@ fig, ax = plt.subplots(figsize=(6, 3.2))
 ax.loglog(ms, err_c, "o-", label=f"vs $H + \\mathrm{{tr}}(H)I$ (slope {slope:.2f})")
 ax.loglog(ms, err_r, "s--", label=r"vs the real formula $2H + \mathrm{tr}(H)I$")
 ax.loglog(ms, err_c[0] * np.sqrt(ms[0] / ms), "k:", label=r"$1/\sqrt{m}$")
-ax.set_xlabel("m")
-ax.set_ylabel(r"$\|T_m(H) - \cdot\| / \|T(H)\|$")
-ax.legend(fontsize=7)
-plt.tight_layout()
-plt.show()
+finish(ax, "m", r"$\|T_m(H) - \cdot\| / \|T(H)\|$")
 
 # %% [markdown]
 # ### Exercise 2: the pseudo-covariance is the whole difference
@@ -258,11 +261,7 @@ ax.plot(xs, [asymptotic_overlap(s) for s in xs], "k-", lw=1, label=r"optimal, $d
 ax.plot(ratios, curves["optimal"], "o", label=f"optimal preprocessing, d = {d}")
 ax.plot(ratios, curves["identity"], "s--", label="identity preprocessing")
 ax.axvline(1.0, color="0.5", ls=":")
-ax.set_xlabel("m / d")
-ax.set_ylabel("overlap")
-ax.legend(fontsize=7)
-plt.tight_layout()
-plt.show()
+finish(ax, "m / d", "overlap")
 
 # %% [markdown]
 # ### Exercise 3: the optimal preprocessing by hand
@@ -326,11 +325,7 @@ for k, v in rates.items():
 for xv, lab in ((2.0, "2d"), ((4 * d - 4) / d, "4d - 4")):
     ax.axvline(xv, color="0.5", ls=":")
     ax.text(xv, 0.05, lab, rotation=90, ha="right")
-ax.set_xlabel("m / d")
-ax.set_ylabel("success rate")
-ax.legend(fontsize=7)
-plt.tight_layout()
-plt.show()
+finish(ax, "m / d", "success rate")
 
 # %% [markdown]
 # pymanopt's solvers run on the same quotient: `qn.pymanopt_problem` turns the loss into a pymanopt
