@@ -16,7 +16,8 @@ import pytest
 
 import quadnet as qn
 from quadnet.geometry.conformance import (
-    compare_pymanopt_optimisers, eckart_young_value, random_orthogonal, taylor_errors)
+    check_gradient, check_hessian, compare_pymanopt_optimisers, eckart_young_value,
+    random_orthogonal, riemannian_hessian, taylor_errors, taylor_slope)
 
 RNG = np.random.default_rng(5)
 
@@ -140,3 +141,67 @@ def test_compare_pymanopt_optimisers_budget_reference_and_errors(capsys):
         assert r["error"] == "RuntimeError: no value here"
         assert r["iterations"] is None and math.isnan(r["cost"]) and r["stopping"] is None
         assert math.isnan(r["rel_cost_error"]) and r["time_s"] >= 0
+
+
+# ------------------------------------------------------------------ slopes and Hessians
+def _point():
+    M = qn.PSDQuotient(4, 2)
+    loss = qn.FrobeniusLoss(np.diag([2.0, 1.0, -0.5, -1.0]))
+    U = np.array([[1.0, 0.2], [0.1, 1.0], [0.5, -0.3], [0.0, 0.4]])
+    return M, loss, U, M.random_tangent_vector(U, 3), M.random_tangent_vector(U, 4)
+
+
+class _WrongGradient(qn.FrobeniusLoss):
+    def factor_gradient(self, U):
+        return 1.1 * super().factor_gradient(U)
+
+
+class _WrongHessian(qn.FrobeniusLoss):
+    def factor_hvp(self, U, xi):
+        return 1.1 * super().factor_hvp(U, xi)
+
+
+def test_taylor_slope_fits_the_power_of_the_smallest_steps():
+    ts = np.logspace(-5, 0, 21)
+    for p in (1.0, 2.0, 3.0):
+        assert taylor_slope(ts, 0.7 * ts ** p, 1e-16) == pytest.approx(p, abs=1e-10)
+    # t^2 + 50 t^3: the window of the 6 smallest steps sees the t^2 term
+    assert taylor_slope(ts, ts ** 2 + 50 * ts ** 3, 1e-16) == pytest.approx(2.0, abs=0.01)
+    assert taylor_slope(ts, ts ** 2 + 50 * ts ** 3, 1e-16, window=21) > 2.2
+    # remainders within 100 x floor of rounding are dropped: a plateau does not bend the fit
+    errs = np.maximum(ts ** 3, 1e-14)
+    assert taylor_slope(ts, errs, 1e-16) == pytest.approx(3.0, abs=1e-10)
+    with pytest.raises(ValueError, match=r"errs: only 2 of the 21 remainders are above the "
+                                         r"rounding level 100 x floor = 1e-08"):
+        taylor_slope(ts, np.where(ts > 0.5, ts, 0.0), 1e-10)
+
+
+def test_check_gradient_measures_two_and_catches_a_wrong_gradient():
+    M, loss, U, xi, _ = _point()
+    assert check_gradient(M, loss, U, xi) == pytest.approx(2.0, abs=0.05)
+    assert check_gradient(M, _WrongGradient(loss.target), U, xi) == pytest.approx(1.0, abs=0.05)
+    ts = np.logspace(-6, -1, 15)
+    assert check_gradient(M, loss, U, xi, ts=ts) == pytest.approx(2.0, abs=0.05)
+
+
+def test_check_hessian_measures_three_symmetry_and_the_vertical_zero():
+    M, loss, U, xi, eta = _point()
+    out = check_hessian(M, loss, U, xi, eta)
+    assert set(out) == {"slope", "symmetry", "vertical"}
+    assert out["slope"] == pytest.approx(3.0, abs=0.1)
+    assert out["symmetry"] < 1e-12 and out["vertical"] < 1e-12
+    assert set(check_hessian(M, loss, U, xi)) == {"slope", "vertical"}
+    bad = check_hessian(M, _WrongHessian(loss.target), U, xi, eta)
+    assert bad["slope"] == pytest.approx(2.0, abs=0.1)
+
+
+def test_riemannian_hessian_against_central_differences_of_the_gradient():
+    """On the quotient of the flat factor space, Hess L(U)[xi] = P_h(D grad L(U)[xi]) for a
+    horizontal xi (the Euclidean gradient of an invariant L is horizontal)."""
+    M, loss, U, xi, _ = _point()
+    h = 1e-5
+    fd = (loss.factor_gradient(U + h * xi) - loss.factor_gradient(U - h * xi)) / (2 * h)
+    ref = M.horizontal_projection(U, fd)
+    H = riemannian_hessian(M, loss, U, xi)
+    assert np.allclose(H, ref, rtol=0, atol=1e-8 * np.linalg.norm(ref))
+    assert np.linalg.norm(M.vertical_projection(U, H)) <= 1e-12 * np.linalg.norm(H)
