@@ -205,3 +205,24 @@ def test_riemannian_hessian_against_central_differences_of_the_gradient():
     H = riemannian_hessian(M, loss, U, xi)
     assert np.allclose(H, ref, rtol=0, atol=1e-8 * np.linalg.norm(ref))
     assert np.linalg.norm(M.vertical_projection(U, H)) <= 1e-12 * np.linalg.norm(H)
+
+
+def test_the_steps_given_are_the_steps_used():
+    """Steps far from the asymptotic regime bend both slopes: passing them must change the
+    result (the defaults, logspace(-8, 0) and logspace(-6, 0), stay asymptotic)."""
+    M, loss, U, xi, eta = _point()
+    big = np.logspace(0.0, 1.0, 8)
+    assert abs(check_gradient(M, loss, U, xi, ts=big) - check_gradient(M, loss, U, xi)) > 0.1
+    assert abs(check_hessian(M, loss, U, xi, ts=big)["slope"]
+               - check_hessian(M, loss, U, xi)["slope"]) > 0.1
+
+
+def test_compare_pymanopt_optimisers_reference_is_the_rank_r_value():
+    pytest.importorskip("pymanopt")
+    T = np.diag([2.0, 1.0, -1.0])
+    (row, _) = compare_pymanopt_optimisers(qn.FrobeniusLoss(T), 3, 1, seed=0,
+                                           optimisers=("TrustRegions",), max_iterations=50)
+    ref = eckart_young_value(T, 1)
+    assert ref != eckart_young_value(T, 3)
+    assert row["rel_cost_error"] == (row["cost"] - ref) / abs(ref)
+    assert abs(row["rel_cost_error"]) < 1e-8
