@@ -23,7 +23,6 @@ from pathlib import Path
 
 from quadnet.harness import checks, discovery
 from quadnet.harness.cli import _common
-from quadnet.harness.sweeps import cpu_seconds
 from quadnet.harness.cli._common import (
     EXIT_FAIL,
     EXIT_OK,
@@ -43,6 +42,7 @@ from quadnet.harness.report import (
     read_report,
     write_json_atomic,
 )
+from quadnet.harness.sweeps import cpu_seconds
 
 __all__ = ["PER_CHECK_QUICK_BUDGET", "QUICK_BUDGET", "QUICK_MEASURED", "Plan", "add_parser",
            "plan", "quick_time_claim", "run", "run_checks", "save"]
