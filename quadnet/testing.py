@@ -13,6 +13,9 @@ sizes only), so that a test or a check compares two computations that share no c
   (quadnet theory §2 for the lift, §4 for the normalisation);
 * :func:`dense_sensing_reference` -- the same with ``A_i = x_i x_i^T`` (Gaussian rank-one
   sensing);
+* :func:`dense_differential` -- the matrix of the differential of ``U -> U U^T`` (a
+  ``d^2 x dr`` array, quadnet theory §1), for dense least-squares references of lifts and
+  horizontal spaces;
 * :func:`five_point_derivative` -- the five-point central difference, exact for polynomials
   of degree ``<= 4`` (so for ``L(U + t xi)``, a quartic in ``t``, and its gradient, a cubic).
 
@@ -34,7 +37,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["dense_measurement_reference", "dense_sensing_reference", "five_point_derivative"]
+__all__ = ["dense_differential", "dense_measurement_reference", "dense_sensing_reference",
+           "five_point_derivative"]
 
 
 def dense_measurement_reference(A, y) -> tuple[Callable, Callable, Callable, Callable]:
@@ -123,6 +127,37 @@ def dense_sensing_reference(X, y) -> tuple[Callable, Callable, Callable, Callabl
     """
     X = np.asarray(X, dtype=float)
     return dense_measurement_reference(np.einsum("ia,ib->iab", X, X), y)
+
+
+def dense_differential(U) -> np.ndarray:
+    r"""The matrix ``D`` of ``xi -> vec(xi U^T + U xi^T)`` (row-major ``vec``), column ``a``
+    the image of the ``a``-th unit ``d x r`` matrix: ``D pi(U)`` of ``pi(U) = U U^T``
+    (quadnet theory §1), formed entry by entry (small sizes only).
+
+    Parameters
+    ----------
+    U : array_like, shape (d, r)
+
+    Returns
+    -------
+    numpy.ndarray, shape (d * d, d * r)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> D = dense_differential(np.array([[1.0], [0.0]]))
+    >>> D @ np.array([1.0, 2.0])          # xi = (1, 2): xi U^T + U xi^T = [[2, 2], [2, 0]]
+    array([2., 2., 2., 0.])
+    """
+    U = np.asarray(U, dtype=float)
+    d, r = U.shape
+    cols = []
+    for a in range(d * r):
+        xi = np.zeros(d * r)
+        xi[a] = 1.0
+        xi = xi.reshape(d, r)
+        cols.append((xi @ U.T + U @ xi.T).reshape(-1))
+    return np.array(cols).T
 
 
 def five_point_derivative(f: Callable[[float], object], h: float = 0.5):

@@ -27,6 +27,7 @@ import scipy.linalg
 import quadnet.geometry._kernels as K
 from quadnet import PSDQuotient
 from quadnet._linalg import random_orthogonal
+from quadnet.testing import dense_differential
 
 TOL = 1e-9
 
@@ -88,18 +89,6 @@ def _skew_map(U):
         xi = e.reshape(d, r)
         M = Un.T @ xi
         cols.append((M - M.T).reshape(-1))
-    return np.array(cols).T
-
-
-def _differential_map(U):
-    """Matrix of ``xi -> vec(xi U^T + U xi^T)``."""
-    d, r = U.shape
-    cols = []
-    for a in range(d * r):
-        e = np.zeros(d * r)
-        e[a] = 1.0
-        xi = e.reshape(d, r)
-        cols.append((xi @ U.T + U @ xi.T).reshape(-1))
     return np.array(cols).T
 
 
@@ -271,7 +260,7 @@ class TestFibreBundleKernels:
         xi, res = K.lift(K.frame(Un), Qdot)
         np.testing.assert_allclose(xi @ Un.T + Un @ xi.T, Qdot, atol=TOL * K.fro_norm(Qdot))
         assert res <= 1e-10 * K.fro_norm(Qdot)
-        D = _differential_map(Un)
+        D = dense_differential(Un)
         ref = (np.linalg.pinv(D, rcond=1e-10) @ Qdot.reshape(-1)).reshape(d, r)
         np.testing.assert_allclose(xi, ref, atol=TOL * max(K.fro_norm(ref), 1.0))
         # a general symmetric Qdot: res is the distance to the image of D pi(U)

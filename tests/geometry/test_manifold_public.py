@@ -13,21 +13,15 @@ import numpy as np
 import pytest
 
 import quadnet as qn
+from quadnet.testing import dense_differential
 
 RNG = np.random.default_rng(13)
 
 
 def _dense_lift(U, Qdot):
     """Minimum-norm least squares of vec(xi U^T + U xi^T) = vec(Qdot) over xi (d x r)."""
-    d, r = U.shape
-    cols = []
-    for j in range(d * r):
-        E = np.zeros(d * r)
-        E[j] = 1.0
-        X = E.reshape(d, r)
-        cols.append((X @ U.T + U @ X.T).ravel())
-    xi, *_ = np.linalg.lstsq(np.array(cols).T, Qdot.ravel(), rcond=1e-12)
-    return xi.reshape(d, r)
+    xi, *_ = np.linalg.lstsq(dense_differential(U), Qdot.ravel(), rcond=1e-12)
+    return xi.reshape(U.shape)
 
 
 @pytest.mark.parametrize("rank", [1, 2])
