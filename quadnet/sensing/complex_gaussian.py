@@ -34,7 +34,6 @@ Population operator (complex Isserlis): ``T(H) = E[(a^* H a) a a^*] = H + tr(H) 
 from __future__ import annotations
 
 import contextlib
-import warnings
 
 import numpy as np
 import scipy.linalg
@@ -50,12 +49,10 @@ from quadnet._validation import (
     Real,
     Relation,
     declare_params,
-    finite_result,
     memory_guard,
     nested,
     validate_params,
 )
-from quadnet.exceptions import SpectralInitWarning
 from quadnet.sensing._fields import (
     COMPLEX_FACTOR,
     as_complex,
@@ -66,14 +63,13 @@ from quadnet.sensing._fields import (
 )
 from quadnet.sensing.gaussian import (
     FIELD_CLASSES,
-    HVP_ROW_BLOCK_BYTES,
-    HVP_SCRATCH_ENTRIES,
-    LANCZOS_MIN_D,
     LANCZOS_ROWS,
     PREPROCESSINGS,
     GaussianSensing,
+    _eigensolver,
     _one_y_per_row,
     _r_le_d,
+    _spectral_start,
 )
 
 __all__ = ["ComplexGaussianSensing", "optimal_preprocessing"]
@@ -220,6 +216,10 @@ class ComplexGaussianSensing(GaussianSensing):
     """
 
     field = "complex"
+    _DTYPE = np.complex128
+    _LOW_DTYPE = np.complex64
+    _coords = staticmethod(_fview)
+    _xt = staticmethod(_xh)
 
     @validate_params({"field": Options("complex"), "X": _DESIGN, "y": Array(ndim=1)},
                      relations=[Relation(("X", "y"), _one_y_per_row,
@@ -255,6 +255,9 @@ class ComplexGaussianSensing(GaussianSensing):
         if nested():
             return H
         return as_hermitian(H, name, self.d)
+
+    def _directions(self, xi, shape: tuple[int, int]):
+        return as_complex_directions(xi, "xi", shape)
 
     # ------------------------------------------------------------ measurement map
     def measure(self, Q) -> np.ndarray:
@@ -304,22 +307,12 @@ class ComplexGaussianSensing(GaussianSensing):
         return self._adjoint(self._measure(self._sym_direction(H)))
 
     # --------------------------------------------------------------- factor level
-    def _residual(self, U: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        XU = np.ascontiguousarray(self.X @ U, dtype=np.complex128)
-        v = _fview(XU)
-        res = np.einsum("ij,ij->i", v, v)
-        res -= self.y
-        return XU, res
-
     @declare_params({"U": COMPLEX_FACTOR})
-    @finite_result("U")
     def factor_value(self, U) -> float:
         """``L(U) = (1/(2m)) sum_i (||U^* a_i||^2 - y_i)^2`` in ``O(m d r)``."""
-        _, res = self._residual(self._factor(U))
-        return float(res @ res) / (2 * self.m)
+        return super().factor_value(U)
 
     @declare_params({"U": COMPLEX_FACTOR})
-    @finite_result("U")
     def factor_gradient(self, U) -> np.ndarray:
         """``grad L(U) = (2/m) X^* (res * (X U))`` for ``Re tr(xi^* eta)``, in ``O(m d r)``.
 
@@ -335,75 +328,20 @@ class ComplexGaussianSensing(GaussianSensing):
         >>> bool(np.isclose(fd, np.real(np.vdot(prob.factor_gradient(U), xi)), rtol=1e-6))
         True
         """
-        return self._value_and_gradient(self._factor(U))[1]
+        return super().factor_gradient(U)
 
     @declare_params({"U": COMPLEX_FACTOR})
-    @finite_result("U")
     def factor_value_and_gradient(self, U) -> tuple[float, np.ndarray]:
         """``(L(U), grad L(U))`` sharing the product ``X U``."""
-        return self._value_and_gradient(self._factor(U))
-
-    def _value_and_gradient(self, U: np.ndarray) -> tuple[float, np.ndarray]:
-        XU, res = self._residual(U)
-        val = float(res @ res) / (2 * self.m)
-        XU *= res[:, None]
-        G = _xh(self.X, XU)
-        G *= 2.0 / self.m
-        return val, G
+        return super().factor_value_and_gradient(U)
 
     @declare_params({"U": COMPLEX_FACTOR, "xi": _DIRECTION})
-    @finite_result("U")
     def factor_hvp(self, U, xi) -> np.ndarray:
         """``D^2 L(U)[xi] = (2/m) X^* (res * (X xi) + dres * (X U))``, ``dres_i = 2 Re <(X xi)_i, (X U)_i>``.
 
         Self-adjoint for ``Re tr(xi^* eta)``; one direction of :meth:`hvp_at`.
         """
-        U = self._factor(U)
-        xi = self._tangent(xi, U)
-        return self._hvp_columns(*self._residual(U), np.asarray(xi, dtype=np.complex128))
-
-    def _hvp_columns(self, XU: np.ndarray, res: np.ndarray, W: np.ndarray,
-                     X: np.ndarray | None = None) -> np.ndarray:
-        """:meth:`factor_hvp` on ``W = [xi_1 ... xi_c]`` (``d x c r``), in row blocks of ``X``
-        (complex64 ``X``, ``XU``, ``res``, ``W`` give a complex64 result)."""
-        m, r = self.m, XU.shape[1]
-        X = self.X if X is None else X
-        rows = max(256, HVP_ROW_BLOCK_BYTES // (X.itemsize * X.shape[1]))
-        out = None
-        for s in range(0, m, rows):
-            Xb, XUb = X[s:s + rows], XU[s:s + rows]
-            XW = Xb @ W
-            V = XW.reshape(len(Xb), -1, r)                    # (rows, c, r) view
-            a = 2.0 * np.einsum("ick,ik->ic", _fview(V), _fview(XUb))
-            V *= res[s:s + rows, None, None]
-            V += a[:, :, None] * XUb[:, None, :]
-            part = _xh(Xb, XW)
-            if out is None:
-                out = part
-            else:
-                out += part
-        out *= 2.0 / m
-        return out
-
-    def _hvp_map(self, XU: np.ndarray, res: np.ndarray, X: np.ndarray | None = None):
-        d, r = self.d, XU.shape[1]
-        block = max(1, HVP_SCRATCH_ENTRIES // (2 * self.m * r))
-        low = X is not None and X.dtype == np.complex64
-
-        def apply(xi) -> np.ndarray:
-            if nested() and isinstance(xi, np.ndarray) and xi.ndim in (2, 3):
-                stack, single = (xi[None], True) if xi.ndim == 2 else (xi, False)
-            else:
-                stack, single = as_complex_directions(xi, "xi", (d, r))
-            if single and not low:
-                return self._hvp_columns(XU, res, stack[0].astype(np.complex128, copy=False))
-            out = np.empty(stack.shape, dtype=np.complex128)
-            for s in range(0, len(stack), block):
-                Z = stack[s:s + block].astype(np.complex64 if low else np.complex128)
-                G = self._hvp_columns(XU, res, Z.transpose(1, 0, 2).reshape(d, -1), X)
-                out[s:s + block] = G.reshape(d, len(Z), r).transpose(1, 0, 2)
-            return out[0] if single else out
-        return apply
+        return super().factor_hvp(U, xi)
 
     @declare_params({"U": COMPLEX_FACTOR})
     def hvp_at(self, U):
@@ -422,8 +360,7 @@ class ComplexGaussianSensing(GaussianSensing):
         >>> bool(np.allclose(H[0], prob.factor_hvp(prob.U_star, xi[0])))
         True
         """
-        U = self._factor(U)
-        return self._hvp_map(*self._residual(U))
+        return super().hvp_at(U)
 
     @declare_params({"U": COMPLEX_FACTOR})
     def single_precision_hvp_at(self, U):
@@ -432,11 +369,7 @@ class ComplexGaussianSensing(GaussianSensing):
         The complex64 copy of ``X`` (``8 m d`` bytes) is made on the first call and kept;
         results are complex128 (relative error a few float32 roundings).
         """
-        U = self._factor(U)
-        if getattr(self, "_X64c", None) is None:
-            self._X64c = self.X.astype(np.complex64)
-        XU, res = self._residual(U)
-        return self._hvp_map(XU.astype(np.complex64), res.astype(np.float32), self._X64c)
+        return super().single_precision_hvp_at(U)
 
     @validate_params({"self": Bind(d="d"), "U": COMPLEX_FACTOR},
                      relations=[memory_guard(("U",), lambda a: 32.0 * a["self"].m * a["U"].size,
@@ -556,17 +489,8 @@ class ComplexGaussianSensing(GaussianSensing):
         lam, V = self._top_eigenpairs(w, shift, r, method)
         if preprocessing == "optimal":
             beta, Wb = self._fit_magnitudes(V)
-            lam, V = beta, V @ Wb
-        npos = int(np.sum(lam > 0))
-        if npos < r:
-            msg = (f"spectral initialiser: only {npos} positive eigenvalue(s) among the top "
-                   f"r = {r}; the measurements do not determine a rank-{r} start")
-            if strict or npos == 0:
-                raise ValueError(msg + (" (pass strict=False to pad)" if npos else ""))
-            warnings.warn(msg + "; padding with 1e-6 * lambda_max", SpectralInitWarning,
-                          stacklevel=4)
-            lam = np.where(lam > 0, lam, 1e-6 * lam[0])
-        return V * np.sqrt(lam)
+            return _spectral_start(beta, V @ Wb, r, strict, "the magnitude fit B", stacklevel=4)
+        return _spectral_start(lam, V, r, strict, "T^-1(M)", stacklevel=4)
 
     def _preprocessing_refusal(self, preprocessing: str) -> str | None:
         return _preprocessing_ok({"self": self, "preprocessing": preprocessing})
@@ -583,11 +507,7 @@ class ComplexGaussianSensing(GaussianSensing):
     def _top_eigenpairs(self, w: np.ndarray, shift: float, r: int, method: str):
         """Top-``r`` eigenpairs (decreasing) of ``X^* diag(w) X / m - shift I``."""
         d = self.d
-        if method == "auto":
-            method = "lanczos" if d >= LANCZOS_MIN_D and r < d - 1 else "dense"
-        if method == "lanczos" and r >= d - 1:
-            method = "dense"   # ARPACK needs k < n - 1
-        if method == "dense":
+        if _eigensolver(method, d, r) == "dense":
             lam, V = scipy.linalg.eigh(self._adjoint(w), subset_by_index=[d - r, d - 1])
             lam = lam - shift
         else:

@@ -261,6 +261,34 @@ def _random_bytes(args) -> float:
     return 2.0 * words if args.get("field") == "complex" else words
 
 
+def _eigensolver(method: str, d: int, r: int) -> str:
+    """The route of ``spectral_init(method=...)``: ``"auto"`` is Lanczos from
+    ``d >= LANCZOS_MIN_D`` (and ``r < d - 1``), and ARPACK needs ``r < d - 1`` in any case."""
+    if method == "auto":
+        method = "lanczos" if d >= LANCZOS_MIN_D and r < d - 1 else "dense"
+    if method == "lanczos" and r >= d - 1:
+        method = "dense"   # ARPACK needs k < n - 1
+    return method
+
+
+def _spectral_start(lam: np.ndarray, V: np.ndarray, r: int, strict: bool, matrix: str,
+                    stacklevel: int) -> np.ndarray:
+    """``V diag(sqrt(lam))`` from top-``r`` eigenpairs (decreasing) of the matrix named by
+    ``matrix``. Fewer than ``r`` positive eigenvalues: ``ValueError`` naming ``r``, or with
+    ``strict=False`` a :class:`SpectralInitWarning` (at ``stacklevel``) and padding by
+    ``1e-6 lambda_max``; none positive: ``ValueError`` whatever ``strict`` says."""
+    npos = int(np.sum(lam > 0))
+    if npos < r:
+        msg = (f"spectral initialiser: {matrix} has only {npos} positive eigenvalue(s) "
+               f"among its top r = {r}; the measurements do not determine a rank-{r} start")
+        if strict or npos == 0:
+            raise ValueError(msg + (" (pass strict=False to pad)" if npos else ""))
+        warnings.warn(msg + "; padding with 1e-6 * lambda_max", SpectralInitWarning,
+                      stacklevel=stacklevel + 1)
+        lam = np.where(lam > 0, lam, 1e-6 * lam[0])
+    return V * np.sqrt(lam)
+
+
 class GaussianSensing(Loss):
     r"""Rank-one Gaussian sensing loss (quadnet theory §4), in ``O(m d r)`` per factor call.
 
@@ -310,6 +338,9 @@ class GaussianSensing(Loss):
 
     #: The field of the design (``"real"`` here; ``"complex"`` for a complex design).
     field = "real"
+    #: The dtype of the design and the factors, and the one of :meth:`single_precision_hvp_at`.
+    _DTYPE = np.float64
+    _LOW_DTYPE = np.float32
 
     def __new__(cls, *args, **kwargs):
         # GaussianSensing(X, y, field="complex") is the complex problem (quadnet.sensing.
@@ -449,9 +480,25 @@ class GaussianSensing(Loss):
         return self._adjoint(self._measure(self._sym_direction(H)))
 
     # --------------------------------------------------------------- factor level
+    # the field hooks of the factor paths (the complex problem overrides them)
+    @staticmethod
+    def _coords(A: np.ndarray) -> np.ndarray:
+        """The real coordinates of ``A`` (``A`` itself here)."""
+        return A
+
+    @staticmethod
+    def _xt(X: np.ndarray, W: np.ndarray) -> np.ndarray:
+        """``X^T W`` (``X^* W`` for a complex design)."""
+        return X.T @ W
+
+    def _directions(self, xi, shape: tuple[int, int]):
+        """``(stack, single)``: one direction or a stack of them, checked."""
+        return as_directions(xi, "xi", shape)
+
     def _residual(self, U: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         XU = self.X @ U
-        res = np.einsum("ij,ij->i", XU, XU)
+        v = self._coords(XU)
+        res = np.einsum("ij,ij->i", v, v)
         res -= self.y
         return XU, res
 
@@ -466,9 +513,7 @@ class GaussianSensing(Loss):
     @finite_result("U")
     def factor_gradient(self, U) -> np.ndarray:
         """``grad L(U) = (2/m) X^T (res * (X U))`` in ``O(m d r)``."""
-        XU, res = self._residual(self._factor(U))
-        XU *= res[:, None]
-        return self.X.T @ XU * (2.0 / self.m)
+        return self._value_and_gradient(self._factor(U))[1]
 
     @declare_params({"U": FACTOR_U})
     @finite_result("U")
@@ -491,7 +536,9 @@ class GaussianSensing(Loss):
         XU, res = self._residual(U)
         val = float(res @ res) / (2 * self.m)
         XU *= res[:, None]
-        return val, self.X.T @ XU * (2.0 / self.m)
+        G = self._xt(self.X, XU)
+        G *= 2.0 / self.m
+        return val, G
 
     @declare_params({"U": FACTOR_U, "xi": TANGENT_XI})
     @finite_result("U")
@@ -503,7 +550,7 @@ class GaussianSensing(Loss):
         """
         U = self._factor(U)
         xi = self._tangent(xi, U)
-        return self._hvp_columns(*self._residual(U), xi)
+        return self._hvp_columns(*self._residual(U), np.asarray(xi, dtype=self._DTYPE))
 
     def _hvp_columns(self, XU: np.ndarray, res: np.ndarray, W: np.ndarray,
                      X: np.ndarray | None = None) -> np.ndarray:
@@ -511,8 +558,8 @@ class GaussianSensing(Loss):
 
         Two products with each row block of ``X`` (``HVP_ROW_BLOCK_BYTES``: the block is still
         in cache for the second), BLAS-3 when ``c > 1``; returns ``[D^2 L(U)[xi_1] ...]``.
-        ``X`` (default ``self.X``) may be the float32 copy; ``XU``, ``res`` and ``W`` must
-        then be float32 too, and so is the result.
+        ``X`` (default ``self.X``) may be the single-precision copy; ``XU``, ``res`` and
+        ``W`` must then be single precision too, and so is the result.
         """
         m, r = self.m, XU.shape[1]
         X = self.X if X is None else X
@@ -522,10 +569,10 @@ class GaussianSensing(Loss):
             Xb, XUb = X[s:s + rows], XU[s:s + rows]
             XW = Xb @ W
             V = XW.reshape(len(Xb), -1, r)                    # (rows, c, r) view
-            a = 2.0 * np.einsum("ick,ik->ic", V, XUb)
+            a = 2.0 * np.einsum("ick,ik->ic", self._coords(V), self._coords(XUb))
             V *= res[s:s + rows, None, None]
             V += a[:, :, None] * XUb[:, None, :]
-            part = Xb.T @ XW
+            part = self._xt(Xb, XW)
             if out is None:
                 out = part
             else:
@@ -554,29 +601,29 @@ class GaussianSensing(Loss):
         (dtype('float64'), True)
         """
         U = self._factor(U)
-        if getattr(self, "_X32", None) is None:
-            self._X32 = self.X.astype(np.float32)
+        if getattr(self, "_X_low", None) is None:
+            self._X_low = self.X.astype(self._LOW_DTYPE)
         XU, res = self._residual(U)
-        return self._hvp_map(XU.astype(np.float32), res.astype(np.float32), self._X32)
+        return self._hvp_map(XU.astype(self._LOW_DTYPE), res.astype(np.float32), self._X_low)
 
     def _hvp_map(self, XU: np.ndarray, res: np.ndarray, X: np.ndarray | None = None):
         """``xi -> D^2 L(U)[xi]`` on one direction or a stack, in blocks of directions; with a
-        float32 ``X`` (and ``XU``, ``res``) the directions are rounded to float32 too."""
+        single-precision ``X`` (and ``XU``, ``res``) the directions are rounded to it too."""
         d, r = self.d, XU.shape[1]
-        block = max(1, HVP_SCRATCH_ENTRIES // (self.m * r))
-        f32 = X is not None and X.dtype == np.float32
+        words = np.dtype(self._DTYPE).itemsize // 8        # float64 words per entry
+        block = max(1, HVP_SCRATCH_ENTRIES // (words * self.m * r))
+        low = X is not None and X.dtype == self._LOW_DTYPE
 
         def apply(xi) -> np.ndarray:
             if nested() and isinstance(xi, np.ndarray) and xi.ndim in (2, 3):
                 stack, single = (xi[None], True) if xi.ndim == 2 else (xi, False)
             else:
-                stack, single = as_directions(xi, "xi", (d, r))
-            if single and not f32:
-                return self._hvp_columns(XU, res, stack[0])
-            out = np.empty(stack.shape, dtype=np.float64)
+                stack, single = self._directions(xi, (d, r))
+            if single and not low:
+                return self._hvp_columns(XU, res, stack[0].astype(self._DTYPE, copy=False))
+            out = np.empty(stack.shape, dtype=self._DTYPE)
             for s in range(0, len(stack), block):
-                Z = stack[s:s + block]
-                Z = Z.astype(np.float32) if f32 else Z
+                Z = stack[s:s + block].astype(self._LOW_DTYPE if low else self._DTYPE, copy=False)
                 G = self._hvp_columns(XU, res, Z.transpose(1, 0, 2).reshape(d, -1), X)
                 out[s:s + block] = G.reshape(d, len(Z), r).transpose(1, 0, 2)
             return out[0] if single else out
@@ -601,8 +648,7 @@ class GaussianSensing(Loss):
         True
         """
         U = self._factor(U)
-        XU, res = self._residual(U)
-        return self._hvp_map(XU, res)
+        return self._hvp_map(*self._residual(U))
 
     @validate_params({"self": Bind(d="d"), "U": FACTOR_U},
                      relations=[memory_guard(("U",), lambda a: 16.0 * a["self"].m * a["U"].size,
@@ -745,27 +791,13 @@ class GaussianSensing(Loss):
         refused = self._preprocessing_refusal(preprocessing)
         if refused:   # also inside validated callers, where the table is skipped
             raise ValueError(refused)
-        if method == "auto":
-            method = "lanczos" if self.d >= LANCZOS_MIN_D and r < self.d - 1 else "dense"
-        if method == "lanczos" and r >= self.d - 1:
-            method = "dense"   # ARPACK needs k < n - 1
-        if method == "dense":
+        if _eigensolver(method, self.d, r) == "dense":
             Q_hat = _inverse_population_normal_operator(self.moment_matrix())
             lam, V = scipy.linalg.eigh(Q_hat, subset_by_index=[self.d - r, self.d - 1])
         else:
             lam, V = self._spectral_lanczos(r)
         order = np.argsort(lam)[::-1]
-        lam, V = lam[order], V[:, order]
-        npos = int(np.sum(lam > 0))
-        if npos < r:
-            msg = (f"spectral initialiser: T^-1(M) has only {npos} positive eigenvalue(s) "
-                   f"among its top r = {r}; the measurements do not determine a rank-{r} start")
-            if strict or npos == 0:
-                raise ValueError(msg + (" (pass strict=False to pad)" if npos else ""))
-            warnings.warn(msg + "; padding with 1e-6 * lambda_max", SpectralInitWarning,
-                          stacklevel=2)
-            lam = np.where(lam > 0, lam, 1e-6 * lam[0])
-        return V * np.sqrt(lam)
+        return _spectral_start(lam[order], V[:, order], r, strict, "T^-1(M)", stacklevel=2)
 
     def _preprocessing_refusal(self, preprocessing: str) -> str | None:
         """Why ``preprocessing`` cannot run on this problem, or ``None``."""

@@ -186,9 +186,9 @@ def test_gram_factor_is_the_gauss_newton_part(small):
     assert np.allclose(K.T @ (K @ xi.view(float).ravel()), hv.view(float).ravel(), rtol=1e-11)
 
 
-def test_row_blocks_and_the_real_path_agree():
+def test_row_blocks_and_the_real_path_agree(monkeypatch):
     """The complex code on a real design equals the real code (blockwise products too)."""
-    import quadnet.sensing.complex_gaussian as cg
+    import quadnet.sensing.gaussian as gs     # the row blocks of both fields are set there
 
     real = qn.GaussianSensing.random(6, 2, 3000, seed=7)
     cplx = qn.GaussianSensing(real.X, real.y, field="complex")
@@ -196,12 +196,9 @@ def test_row_blocks_and_the_real_path_agree():
     U, xi = rng.standard_normal((6, 2)), rng.standard_normal((6, 2))
     assert np.isclose(cplx.factor_value(U), real.factor_value(U), rtol=1e-13)
     assert np.allclose(cplx.factor_gradient(U), real.factor_gradient(U), rtol=1e-12)
-    old = cg.HVP_ROW_BLOCK_BYTES
-    try:
-        cg.HVP_ROW_BLOCK_BYTES = 256 * 16 * 6            # 256-row blocks
+    with monkeypatch.context() as patch:
+        patch.setattr(gs, "HVP_ROW_BLOCK_BYTES", 256 * 16 * 6)   # 256-row blocks
         h = cplx.factor_hvp(U, xi)
-    finally:
-        cg.HVP_ROW_BLOCK_BYTES = old
     assert np.allclose(h, real.factor_hvp(U, xi), rtol=1e-12)
     assert np.allclose(cplx.moment_matrix(), real.moment_matrix(), rtol=1e-12)
 
