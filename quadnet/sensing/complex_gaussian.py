@@ -489,8 +489,8 @@ class ComplexGaussianSensing(GaussianSensing):
         lam, V = self._top_eigenpairs(w, shift, r, method)
         if preprocessing == "optimal":
             beta, Wb = self._fit_magnitudes(V)
-            return _spectral_start(beta, V @ Wb, r, strict, "the magnitude fit B", stacklevel=4)
-        return _spectral_start(lam, V, r, strict, "T^-1(M)", stacklevel=4)
+            return _spectral_start(beta, V @ Wb, r, strict, "the magnitude fit B")
+        return _spectral_start(lam, V, r, strict, "T^-1(M)")
 
     def _preprocessing_refusal(self, preprocessing: str) -> str | None:
         return _preprocessing_ok({"self": self, "preprocessing": preprocessing})

@@ -26,6 +26,8 @@ Population operator: ``T(H) = E[(x^T H x) x x^T] = 2 H + tr(H) I`` (Isserlis), i
 
 from __future__ import annotations
 
+import os
+import sys
 import warnings
 
 import numpy as np
@@ -271,12 +273,26 @@ def _eigensolver(method: str, d: int, r: int) -> str:
     return method
 
 
-def _spectral_start(lam: np.ndarray, V: np.ndarray, r: int, strict: bool, matrix: str,
-                    stacklevel: int) -> np.ndarray:
+#: The folder of the quadnet package: a warning names the first frame outside it.
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _caller_stacklevel() -> int:
+    """The ``stacklevel`` of a ``warnings.warn`` in the function calling this one that names
+    the first frame outside the package (the user's call, through any validated wrapper and
+    any entry point: the method and the module function differ in depth)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _spectral_start(lam: np.ndarray, V: np.ndarray, r: int, strict: bool,
+                    matrix: str) -> np.ndarray:
     """``V diag(sqrt(lam))`` from top-``r`` eigenpairs (decreasing) of the matrix named by
     ``matrix``. Fewer than ``r`` positive eigenvalues: ``ValueError`` naming ``r``, or with
-    ``strict=False`` a :class:`SpectralInitWarning` (at ``stacklevel``) and padding by
-    ``1e-6 lambda_max``; none positive: ``ValueError`` whatever ``strict`` says."""
+    ``strict=False`` a :class:`SpectralInitWarning` (at the caller's line outside the package)
+    and padding by ``1e-6 lambda_max``; none positive: ``ValueError`` whatever ``strict`` says."""
     npos = int(np.sum(lam > 0))
     if npos < r:
         msg = (f"spectral initialiser: {matrix} has only {npos} positive eigenvalue(s) "
@@ -284,7 +300,7 @@ def _spectral_start(lam: np.ndarray, V: np.ndarray, r: int, strict: bool, matrix
         if strict or npos == 0:
             raise ValueError(msg + (" (pass strict=False to pad)" if npos else ""))
         warnings.warn(msg + "; padding with 1e-6 * lambda_max", SpectralInitWarning,
-                      stacklevel=stacklevel + 1)
+                      stacklevel=_caller_stacklevel())
         lam = np.where(lam > 0, lam, 1e-6 * lam[0])
     return V * np.sqrt(lam)
 
@@ -797,7 +813,7 @@ class GaussianSensing(Loss):
         else:
             lam, V = self._spectral_lanczos(r)
         order = np.argsort(lam)[::-1]
-        return _spectral_start(lam[order], V[:, order], r, strict, "T^-1(M)", stacklevel=2)
+        return _spectral_start(lam[order], V[:, order], r, strict, "T^-1(M)")
 
     def _preprocessing_refusal(self, preprocessing: str) -> str | None:
         """Why ``preprocessing`` cannot run on this problem, or ``None``."""
