@@ -56,6 +56,7 @@ __all__ = [
     "fit_power_law",
     "gaussian_symmetric_instance",
     "joint_limit",
+    "joint_limits",
     "limit_distances",
     "razin_cohen_dilation",
     "verify_counterexample",
@@ -440,28 +441,48 @@ def descent_effective_start(spectra, y, eta: float, log_inv_eps: float, *,
 
     Returns ``q``, ``beta``, ``kappa = -beta / log(1/eps)``, ``steps``, ``residual``.
     """
-    A, L = spectra, log_inv_eps
-    m = A.shape[0]
-    z = np.full(A.shape[1], -L)
-    beta = np.zeros_like(z)
-    c = (2.0 * eta / m) * A.T
-    yn = max(np.max(np.abs(y)), 1e-300)
-    k = 0
+    return _descent_cells(spectra, y, np.array([float(eta)]), np.array([float(log_inv_eps)]),
+                          max_steps, rtol)[0]
+
+
+def _descent_cells(A, y, eta, L, max_steps, rtol) -> list[dict]:
+    """:func:`descent_effective_start` of ``B`` cells ``(eta_b, L_b)`` on one instance, stepped
+    together: row ``b`` of the ``B x d`` state follows its own recursion and leaves the batch
+    at its own stopping step, so each cell takes the steps it would take alone (the products
+    are batched, so the last bits may differ from one cell at a time)."""
+    m, d = A.shape
+    yn = max(float(np.max(np.abs(y))), 1e-300)
+    tol = rtol * yn
+    Z, beta = np.repeat(-L[:, None], d, axis=1), np.zeros((L.size, d))
+    steps = np.full(L.size, max_steps)
+    idx, z, bt = np.arange(L.size), Z.copy(), beta.copy()    # the cells still running
+    ce = (2.0 * eta / m)[:, None]
     q = np.exp(z)
     for k in range(1, max_steps + 1):
-        r = A @ q - y
-        if np.max(np.abs(r)) <= rtol * yn:
-            break
-        x = c @ r                       # = 2 eta g
+        r = q @ A.T - y
+        done = np.max(np.abs(r), axis=1) <= tol
+        if done.any():
+            Z[idx[done]], beta[idx[done]], steps[idx[done]] = z[done], bt[done], k
+            keep = ~done
+            idx, z, bt, ce, r = idx[keep], z[keep], bt[keep], ce[keep], r[keep]
+            if not idx.size:
+                break
+        x = ce * (r @ A)                       # = 2 eta g, one row per cell
         step = 2.0 * np.log(np.abs(1.0 - x))
         z += step
-        beta += step + 2.0 * x
+        bt += step + 2.0 * x
         if not z.max() <= 230.0:
-            raise ValueError(f"descent diverged at step {k} with eta = {eta:g}")
+            bad = idx[int(np.argmax(np.max(z, axis=1)))]
+            raise ValueError(f"descent diverged at step {k} with eta = {eta[bad]:g}")
         q = np.exp(z)
-    res = float(np.max(np.abs(A @ q - y)) / yn)
-    return {"q": q, "beta": beta, "kappa": -beta / L, "steps": k, "residual": res,
-            "converged": bool(res <= 1e-10)}
+    Z[idx], beta[idx] = z, bt
+    out = []
+    for b in range(L.size):
+        qb = np.exp(Z[b])
+        res = float(np.max(np.abs(A @ qb - y)) / yn)
+        out.append({"q": qb, "beta": beta[b], "kappa": -beta[b] / L[b], "steps": int(steps[b]),
+                    "residual": res, "converged": bool(res <= 1e-10)})
+    return out
 
 
 def _weighted_lp(A, y, w) -> np.ndarray:
@@ -469,6 +490,19 @@ def _weighted_lp(A, y, w) -> np.ndarray:
     if sol.status != 0:
         raise RuntimeError(f"weighted LP failed: {sol.message}")
     return np.asarray(sol.x, float)
+
+
+def _list_of(item, what: str) -> Converted:
+    """A number or a non-empty 1-d list of numbers, each accepted by the constraint ``item``."""
+    def convert(value, name: str) -> np.ndarray:
+        e = np.atleast_1d(Array(ndim=None).convert(value, name, {}))
+        if e.ndim != 1 or e.size == 0:
+            raise ValueError(f"{name} must be a number or a non-empty 1-d list of {what}, "
+                             f"got {value!r}")
+        return np.array([item.convert(float(v), f"{name}[{i}]", {}) for i, v in enumerate(e)])
+    return Converted(convert, f"a number or a non-empty 1-d list of {what}",
+                     bad=[("string", "abc"), ("empty", ()), ("nan", (np.nan,)),
+                          ("nested", ((1.0,),))])
 
 
 @validate_params({"eta_scale": _POS, "log_inv_eps": _LOG_INV_EPS, "instance_seed": _SEED,
@@ -483,23 +517,53 @@ def joint_limit(eta_scale: float, log_inv_eps: float, instance_seed: int, *, d: 
     distance of the descent limit from the minimum-trace point, the error of the effective-start
     identity (Bregman projection of ``eps exp(beta)``; exact, so at rounding level), and the
     weighted-LP prediction of the ``eps -> 0`` limit at this ``eta`` with its distance.
+    :func:`joint_limits` computes a grid of cells at once.
     """
+    return _joint_grid([eta_scale], [log_inv_eps], instance_seed, d, m)[0][0]
+
+
+@validate_params({"eta_scales": _list_of(_POS, "step scales > 0"),
+                  "log_inv_eps": _list_of(_LOG_INV_EPS, "log(1/eps) in (0, 700]"),
+                  "instance_seed": _SEED, "d": Integer(2), "m": Integer(1)})
+def joint_limits(eta_scales, log_inv_eps, instance_seed: int, *, d: int = 24,
+                 m: int = 6) -> list[list[dict]]:
+    r"""The grid ``[[joint_limit(e, L, instance_seed) for L in log_inv_eps] for e in eta_scales]``.
+
+    All cells share the instance, so its minimum-trace point is solved once, and the descents
+    of all cells run as one batched recursion (each cell stops at its own step, as alone); the
+    results agree with :func:`joint_limit` cell by cell to rounding.
+
+    Examples
+    --------
+    >>> grid = joint_limits([0.1, 0.4], [8.0], 0, d=6, m=2)
+    >>> len(grid), len(grid[0]), all(c["converged"] for row in grid for c in row)
+    (2, 1, True)
+    """
+    return _joint_grid(eta_scales, log_inv_eps, instance_seed, d, m)
+
+
+def _joint_grid(eta_scales, Ls, instance_seed, d, m) -> list[list[dict]]:
     inst = random_commuting_instance(instance_seed, d, m)
     A, y = inst["spectra"], inst["y"]
     g0 = -A.T @ y / m
-    eta = eta_scale / float(np.max(np.abs(g0)))
-    L = log_inv_eps
-    out = descent_effective_start(A, y, eta, L)
-    q = out["q"]
+    etas = [float(e) / float(np.max(np.abs(g0))) for e in eta_scales]
+    cells = [(e, es, float(L)) for e, es in zip(etas, eta_scales) for L in Ls]
+    outs = _descent_cells(A, y, np.array([c[0] for c in cells]), np.array([c[2] for c in cells]),
+                          200_000, 1e-13)
     mt = min_trace_solution(A, y).q
-    br = bregman_projection(A, y, log_q0=np.full(d, -L) + out["beta"])
-    lp = _weighted_lp(A, y, 1.0 + out["kappa"])
-    return {"eta": eta, "eta_scale": float(eta_scale), "log_inv_eps": L,
-            "dist_min_trace": _rel(q, mt), "identity_error": _rel(q, br.q),
-            "dist_weighted_lp": _rel(q, lp), "lp_vs_min_trace": _rel(lp, mt),
-            "kappa_spread": float(np.ptp(out["kappa"])), "steps": out["steps"],
-            "residual": out["residual"], "converged": out["converged"],
-            "trace": float(q.sum()), "min_trace": float(mt.sum())}
+    flat = []
+    for (eta, eta_scale, L), out in zip(cells, outs):
+        q = out["q"]
+        br = bregman_projection(A, y, log_q0=np.full(d, -L) + out["beta"])
+        lp = _weighted_lp(A, y, 1.0 + out["kappa"])
+        flat.append({"eta": eta, "eta_scale": float(eta_scale), "log_inv_eps": L,
+                     "dist_min_trace": _rel(q, mt), "identity_error": _rel(q, br.q),
+                     "dist_weighted_lp": _rel(q, lp), "lp_vs_min_trace": _rel(lp, mt),
+                     "kappa_spread": float(np.ptp(out["kappa"])), "steps": out["steps"],
+                     "residual": out["residual"], "converged": out["converged"],
+                     "trace": float(q.sum()), "min_trace": float(mt.sum())})
+    k = len(Ls)
+    return [flat[i:i + k] for i in range(0, len(flat), k)]
 
 
 @validate_params({"seed": _SEED, "d": Integer(2), "m": Integer(1), "eps": _EPS_LIST})

@@ -338,16 +338,29 @@ class _Monitor:
         return rep
 
 
+def _raw_factor_gradient(loss, d: int):
+    """``U -> grad L(U)`` on raw ``d x r`` arrays for the inner loops: the affine form of
+    :func:`quadnet.dynamics.quadratic_factor_gradients` when ``ell`` is quadratic in ``Q``
+    (no argument checks per call), else the loss's own validated ``factor_gradient``. A
+    :class:`quadnet.CommutingSensing` loss keeps its own method (its exactly diagonal ``S`` in
+    the joint eigenbasis, see :func:`greedy_low_rank_learning`)."""
+    grads = None if isinstance(loss, CommutingSensing) else quadratic_factor_gradients(loss, d)
+    if grads is None:
+        return loss.factor_gradient
+    return lambda U: grads(U[None])[0]
+
+
 def _descend(loss, U, eta, max_steps, check_every, mon, progress, desc):
     from quadnet._progress import tqdm
 
+    grad = _raw_factor_gradient(loss, U.shape[0])
     bar = tqdm(total=max_steps, desc=desc, disable=not progress, leave=False)
     k = 0
     try:
         while k < max_steps:
             n = min(check_every, max_steps - k)
             for i in range(n):
-                U = U - eta * loss.factor_gradient(U)
+                U = U - eta * grad(U)
                 if not np.abs(U).max() <= 1e40:          # also catches NaN
                     raise DivergenceError(f"factor descent diverged at step {k + i + 1} with "
                                           f"eta = {eta:g}; use a smaller step size eta")
@@ -362,14 +375,15 @@ def _descend(loss, U, eta, max_steps, check_every, mon, progress, desc):
     return U, k
 
 
-def _flow(loss, U, max_time, mon, rtol, progress, desc):
+def _flow(loss, U, max_time, mon, rtol, progress, desc, grad=None):
     from quadnet._progress import tqdm
 
     d, r = U.shape
     atol = 1e-3 * rtol * float(np.max(np.abs(U)))
+    grad = _raw_factor_gradient(loss, d) if grad is None else grad
 
     def rhs(_t, y):
-        return -loss.factor_gradient(y.reshape(d, r)).reshape(-1)
+        return -grad(y.reshape(d, r)).reshape(-1)
 
     t, tau = 0.0, 0.5 / mon.scale
     bar = tqdm(total=None, desc=desc, disable=not progress, leave=False, unit="window")
@@ -636,6 +650,7 @@ def greedy_low_rank_learning(loss, d, *, eps: float = 1e-12, max_rank: int | Non
     scale = max(float(np.linalg.norm(loss.gradient(Z), 2)), np.finfo(float).tiny)
     loss0 = max(float(loss.value(Z)), np.finfo(float).tiny)
     U = np.zeros((d, 0))
+    grad = _raw_factor_gradient(loss, d)
     path, stages, status, expo = [], [], "stationary", 1.0
     while True:
         Q = U @ U.T
@@ -660,7 +675,8 @@ def greedy_low_rank_learning(loss, d, *, eps: float = 1e-12, max_rank: int | Non
         mon.scale, mon.loss0 = scale, loss0
         T = _budget(eps, max(w[0], 1e-3 * scale), 1.0)
         T = T if max_stage_time is None else min(T, max_stage_time)
-        U, _t, _n = _flow(loss, Unew, T, mon, rtol, progress, f"GLRL rank {Unew.shape[1]}")
+        U, _t, _n = _flow(loss, Unew, T, mon, rtol, progress, f"GLRL rank {Unew.shape[1]}",
+                          grad)
         rep = mon.finish("stage budget used up before the stationarity tests passed")
         path.append(U @ U.T)
         stages.append(GLRLStage(U.shape[1], path[-1], rep.loss_rel, w[:min(d, 4)].copy(),

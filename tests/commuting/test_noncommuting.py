@@ -149,6 +149,52 @@ def test_joint_limit_cell_boundary():
     assert small["identity_error"] <= 1e-8 and big["identity_error"] <= 1e-8
 
 
+def _descent_reference(A, y, eta, L, max_steps=200_000, rtol=1e-13):
+    """The recursion of descent_effective_start written out for one cell, in plain loops."""
+    m = A.shape[0]
+    z, beta = np.full(A.shape[1], -L), np.zeros(A.shape[1])
+    yn = np.max(np.abs(y))
+    for k in range(1, max_steps + 1):
+        r = A @ np.exp(z) - y
+        if np.max(np.abs(r)) <= rtol * yn:
+            return z, beta, k
+        x = 2.0 * eta * (A.T @ r) / m
+        z = z + 2.0 * np.log(np.abs(1.0 - x))
+        beta = beta + 2.0 * np.log(np.abs(1.0 - x)) + 2.0 * x
+    return z, beta, max_steps
+
+
+def test_joint_limits_grid_equals_its_cells_and_the_plain_recursion():
+    etas, Ls = [0.05, 0.3, 0.6], [4.0, 16.0]
+    grid = ex.joint_limits(etas, Ls, 2, d=8, m=3)
+    assert [len(row) for row in grid] == [2, 2, 2]
+    inst = qn.commuting.random_commuting_instance(2, 8, 3)
+    A, y = inst["spectra"], inst["y"]
+    g0 = np.max(np.abs(A.T @ y / 3))
+    for e, row in zip(etas, grid):
+        for L, cell in zip(Ls, row):
+            alone = ex.joint_limit(e, L, 2, d=8, m=3)
+            assert cell["eta"] == alone["eta"] == e / g0 and cell["log_inv_eps"] == L
+            z, beta, k = _descent_reference(A, y, e / g0, L)
+            # each cell stops where it would alone, to a few steps: the stopping test reads a
+            # residual of 1e-13 relative, where the rounding of the products (batched or not)
+            # makes the last steps stall or not; the point reached is the same to 1e-11
+            assert abs(cell["steps"] - k) <= 3 and abs(alone["steps"] - k) <= 3
+            assert cell["converged"] and alone["converged"]
+            assert abs(cell["trace"] - np.exp(z).sum()) <= 1e-11 * np.exp(z).sum()
+            assert abs(cell["dist_min_trace"] - alone["dist_min_trace"]) <= 1e-9
+            assert cell["identity_error"] <= 1e-8
+
+
+def test_joint_limits_refuses_bad_lists_by_name():
+    with pytest.raises(ValueError, match=r"joint_limits: eta_scales must be non-empty"):
+        ex.joint_limits([], [4.0], 0)
+    with pytest.raises(ValueError, match=r"log_inv_eps\[1\]"):
+        ex.joint_limits([0.1], [4.0, 701.0], 0)
+    with pytest.raises(ValueError, match=r"eta_scales\[0\]"):
+        ex.joint_limits([-0.1], [4.0], 0)
+
+
 def test_fit_power_law():
     e = np.array([1e-3, 1e-6, 1e-9])
     f = ex.fit_power_law(e, 2.0 * e ** 0.25)

@@ -34,7 +34,7 @@ from quadnet.commuting.experiments import (
     commuting_cross_check,
     counterexample_search,
     gaussian_symmetric_instance,
-    joint_limit,
+    joint_limits,
     limit_distances,
     razin_cohen_dilation,
     verify_counterexample,
@@ -234,7 +234,7 @@ def _joint_rows(ctx: CheckContext, res: CheckResult) -> dict:
     q = ctx.quick
     etas = [0.1, 0.4] if q else [0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
     Ls = [8.0, 32.0, 128.0] if q else [4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0]
-    grid = [[joint_limit(e, L, 0) for L in Ls] for e in ctx.progress(etas, desc="(d) grid")]
+    grid = joint_limits(etas, Ls, 0)  # one batched descent for all cells
     conv = [c for row in grid for c in row if c["converged"]]
     res.add(f"{EXP} (derived) descent limit = Bregman projection of eps exp(beta) (max rel., "
             f"{len(conv)} converged cells)", max(c["identity_error"] for c in conv), 1e-8,
