@@ -800,8 +800,11 @@ def quadratic_factor_gradients(loss: Loss, d: int) -> Callable[[np.ndarray], np.
 
     .. math:: S(Q) = S(0) + \sum_{k \le l} Q_{kl}\, DS[E_{kl} + E_{lk} - \delta_{kl} E_{kk}],
 
-    so ``S`` of ``B`` factors is one ``B x d(d+1)/2`` by ``d(d+1)/2 x d^2`` product. The
-    ``d(d+1)/2`` directions ``DS[.]`` are the loss's own ``hessian_vector`` at ``0``. The loss
+    The ``d(d+1)/2`` directions ``DS[.]`` are the loss's own ``hessian_vector`` at ``0``. For a
+    symmetric ``Q`` the same sum over all ``d^2`` entries reads ``DS[Q] = \sum_{k,l} Q_{kl}
+    DS[E_{kl} + E_{lk}] / 2`` (``sum_{kl} Q_kl E_lk = sum_{kl} Q_kl E_kl``), so ``S`` of ``B``
+    factors is one ``B x d^2`` by ``d^2 x d^2`` product (``O(d^4)`` memory: meant for small
+    ``d``). The loss
     is accepted as quadratic when ``gradient`` at a fixed probe ``Q_p`` (entries ``O(1)``)
     agrees with the affine form to ``1e-10`` relative; otherwise ``None`` is returned (the
     caller then evaluates the flows one by one), as it is for a loss over complex factors.
@@ -815,8 +818,8 @@ def quadratic_factor_gradients(loss: Loss, d: int) -> Callable[[np.ndarray], np.
     Returns
     -------
     callable or None
-        ``grads(U)`` for ``U`` of shape ``(B, d, r)``, returning ``(B, d, r)``; ``None`` when
-        ``ell`` is not quadratic.
+        ``grads(U)`` for ``U`` of shape ``(B, d, r)``, returning ``(B, d, r)`` (or one factor,
+        ``(d, r)`` to ``(d, r)``); ``None`` when ``ell`` is not quadratic.
 
     Examples
     --------
@@ -847,9 +850,17 @@ def quadratic_factor_gradients(loss: Loss, d: int) -> Callable[[np.ndarray], np.
             np.linalg.norm(S_probe), np.linalg.norm(S0), np.finfo(float).tiny):
         return None
 
+    # the same sum over all d^2 entries of the symmetric Q (half of each off-diagonal
+    # direction on each side): one product, no gather of the upper triangle per call
+    full = np.empty((d * d, d * d))
+    full[iu * d + ju] = full[ju * d + iu] = C
+    full[(iu * d + ju)[iu != ju]] *= 0.5
+    full[(ju * d + iu)[iu != ju]] *= 0.5
+    S0f = S0.reshape(-1)
+
     def grads(U: np.ndarray) -> np.ndarray:
-        Q = U @ np.swapaxes(U, 1, 2)
-        S = S0 + (Q[:, iu, ju] @ C).reshape(-1, d, d)
+        Q = U @ np.swapaxes(U, -1, -2)
+        S = (S0f + Q.reshape(Q.shape[:-2] + (d * d,)) @ full).reshape(Q.shape)
         return 2.0 * (S @ U)
 
     return grads

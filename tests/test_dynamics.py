@@ -407,9 +407,15 @@ def test_quadratic_factor_gradients_equal_the_losses_own():
     T = rng.standard_normal((5, 5))
     for loss in (_measurement_loss(5, 6, 3), qn.GaussianSensing(X, rng.random(7)),
                  qn.FrobeniusLoss(T + T.T)):
-        got = qn.dynamics.quadratic_factor_gradients(loss, 5)(U)
+        grads = qn.dynamics.quadratic_factor_gradients(loss, 5)
+        got = grads(U)
         ref = np.stack([loss.factor_gradient(u) for u in U])
         assert np.linalg.norm(got - ref) <= 1e-13 * np.linalg.norm(ref)
+        # one factor (d x r) as well as a stack, of any width r
+        for u in (U[1], rng.standard_normal((5, 5)), rng.standard_normal((5, 1))):
+            one, own = grads(u), loss.factor_gradient(u)
+            assert one.shape == u.shape
+            assert np.linalg.norm(one - own) <= 1e-13 * np.linalg.norm(own)
 
 
 def test_quadratic_factor_gradients_refuse_a_loss_that_is_not_quadratic():

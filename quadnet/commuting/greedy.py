@@ -338,16 +338,22 @@ class _Monitor:
         return rep
 
 
+#: Largest ``d`` for which the inner loops use the affine factor gradient (its ``d^4`` table
+#: and ``d(d+1)/2`` probes; above, the loss's own ``O(m d r)`` gradient costs less).
+_AFFINE_MAX_D = 24
+
+
 def _raw_factor_gradient(loss, d: int):
     """``U -> grad L(U)`` on raw ``d x r`` arrays for the inner loops: the affine form of
     :func:`quadnet.dynamics.quadratic_factor_gradients` when ``ell`` is quadratic in ``Q``
-    (no argument checks per call), else the loss's own validated ``factor_gradient``. A
+    (no argument checks per call) for ``d <= 24``, else the loss's own validated
+    ``factor_gradient``. A
     :class:`quadnet.CommutingSensing` loss keeps its own method (its exactly diagonal ``S`` in
     the joint eigenbasis, see :func:`greedy_low_rank_learning`)."""
-    grads = None if isinstance(loss, CommutingSensing) else quadratic_factor_gradients(loss, d)
-    if grads is None:
+    if isinstance(loss, CommutingSensing) or d > _AFFINE_MAX_D:
         return loss.factor_gradient
-    return lambda U: grads(U[None])[0]
+    grads = quadratic_factor_gradients(loss, d)
+    return loss.factor_gradient if grads is None else grads
 
 
 def _descend(loss, U, eta, max_steps, check_every, mon, progress, desc):
