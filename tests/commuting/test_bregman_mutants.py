@@ -10,6 +10,8 @@ iteration limit.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -46,7 +48,9 @@ def _inject(monkeypatch, call: int, status: int = 4):
 
 def test_feasible_support_without_injection_is_the_face(monkeypatch):
     seen = _inject(monkeypatch, call=0)
-    assert feasible_support(A_FACE, Y_FACE).tolist() == [True, True, False]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # and without a warning
+        assert feasible_support(A_FACE, Y_FACE).tolist() == [True, True, False]
     assert len(seen) == 2                       # the positive-point LP, then the 0/1 LP
 
 

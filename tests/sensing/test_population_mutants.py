@@ -11,6 +11,8 @@ such a factor through; the constructor's own test refuses it with its message.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -37,10 +39,12 @@ def test_a_factor_exactly_at_the_rank_threshold_is_refused_by_name():
     s0, s1 = _at_threshold()
     U = _diagonal(s0, 0.5, s1)          # sigma = (s0, 0.5, s1): the middle one is neither end
     np.testing.assert_array_equal(np.linalg.svd(U, compute_uv=False), [s0, 0.5, s1])
-    with pytest.raises(ValueError, match=r"^U is numerically rank deficient: sigma_min/sigma_max "
-                                         r"= 1\.000e-10 <= 1e-10; the population inverse needs "
-                                         r"full column rank$"):
-        PopulationInverse(U)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                # the refusal alone, no warning with it
+        with pytest.raises(ValueError, match=r"^U is numerically rank deficient: "
+                                             r"sigma_min/sigma_max = 1\.000e-10 <= 1e-10; the "
+                                             r"population inverse needs full column rank$"):
+            PopulationInverse(U)
 
 
 def test_a_factor_just_above_the_rank_threshold_is_accepted():
