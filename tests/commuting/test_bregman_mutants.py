@@ -130,3 +130,30 @@ def test_min_trace_rc_tol_is_inclusive():
     wide = min_trace_solution(A, y, multiplicities=mult, rc_tol=tol)
     assert wide.support.tolist() == [True, True, True, True]
     assert wide.info["min_reduced_cost_off_face"] == np.inf
+
+
+def _count_support_calls(monkeypatch):
+    real = bregman.feasible_support
+    seen = []
+
+    def feasible_support(*args, **kwargs):
+        seen.append(None)
+        return real(*args, **kwargs)
+    monkeypatch.setattr(bregman, "feasible_support", feasible_support)
+    return seen
+
+
+@pytest.mark.parametrize("scale", [1.0, 2.0 ** 100])          # 2^100: the rescaled solve
+def test_projection_finds_the_support_only_when_asked_or_needed(monkeypatch, scale):
+    """A strictly positive, well-separated solution needs no support LP; ``detect_support=True``
+    runs exactly one ``feasible_support`` first, at any data scale, with the same answer."""
+    A = np.array([[1.0, 2.0, 0.5], [0.3, 1.0, 1.0]])
+    y = scale * (A @ np.array([1.0, 0.5, 2.0]))
+    q0 = np.full(3, scale)                   # q(c y; c q0) = c q(y; q0): the same shares
+    seen = _count_support_calls(monkeypatch)
+    plain = bregman.bregman_projection(A, y, q0)
+    assert plain.converged and plain.support.all() and seen == []
+    asked = bregman.bregman_projection(A, y, q0, detect_support=True)
+    assert len(seen) == 1
+    np.testing.assert_allclose(asked.q, plain.q, rtol=1e-12)
+    np.testing.assert_allclose(A @ asked.q, y, rtol=1e-12)
