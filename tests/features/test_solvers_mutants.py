@@ -454,3 +454,36 @@ def test_rpcholesky_first_round_pivots_and_full_rank_factor():
     # the factor interpolates K on its pivots (Nyström), and the bandwidth is the one given
     assert np.allclose((F3 @ F3.T)[np.ix_(S3, S3)], K[np.ix_(S3, S3)], atol=1e-10)
     assert np.allclose((F3 @ F3.T)[:, S3], K[:, S3], atol=1e-8)
+
+
+def test_progress_threshold_is_inclusive(monkeypatch):
+    seen = []
+    real = solvers_mod.progress_bar
+
+    def spy(total, desc, enabled, **kw):
+        seen.append(bool(enabled))
+        return real(total, desc, False)
+
+    monkeypatch.setattr(solvers_mod, "progress_bar", spy)
+    X, Y, M = _problem(5, n=40, d=2, c=1)
+    monkeypatch.setattr(solvers_mod, "PROGRESS_MIN_N", 40)   # n >= PROGRESS_MIN_N: on
+    fit_kernel_machine("gaussian", X, Y, M, 1.0, ridge=1e-2)
+    assert any(seen)
+    seen.clear()
+    monkeypatch.setattr(solvers_mod, "PROGRESS_MIN_N", 41)
+    fit_kernel_machine("gaussian", X, Y, M, 1.0, ridge=1e-2)
+    assert seen and not any(seen)
+
+
+def test_each_argument_is_checked_once():
+    from quadnet._validation import count_validations
+
+    X, Y, M = _problem(9, n=30, d=2, c=1)
+    with count_validations() as seen:
+        fit_kernel_machine("gaussian", X, Y, M, 1.0, ridge=1e-2, solver="iterative", seed=4)
+    args = [a for _, a in seen]
+    assert sorted(args) == sorted(set(args))
+    assert {w for w, _ in seen} == {"fit_kernel_machine"}
+    with count_validations() as seen:
+        rpcholesky("gaussian", X, M, 1.0, 5, seed=4)
+    assert {w for w, _ in seen} == {"rpcholesky"} and len(seen) == len({a for _, a in seen})
