@@ -18,6 +18,10 @@ from quadnet.geometry import manifold as mf
 from quadnet.testing import dense_differential
 
 RNG = np.random.default_rng(13)
+#: an optional "Class.method: " or "function: " prefix naming the refusing callable
+ANY = r"^(?:[\w.]+: )?"
+LIFT = r"^(?:PSDQuotient\.lift: )?"
+OVERFLOW = r"^(PSDQuotient\.)?{}: the result is not finite \(overflow of finite inputs\)$"
 
 
 def _dense_lift(U, Qdot):
@@ -43,7 +47,7 @@ def test_lift_is_the_dense_minimum_norm_solution_and_reports_the_residual(rank):
     assert isinstance(M.lift(U, Qdot), np.ndarray)               # no residual by default
     msg = (f"Qdot is not in the image of D pi(U): ||(I - Pi) Qdot (I - Pi)||_F = {res:.3e} > "
            f"1e-10 ||Qdot||_F (U has rank {rank})")
-    with pytest.raises(ValueError, match=f"^{re.escape(msg)}$"):
+    with pytest.raises(ValueError, match=f"{LIFT}{re.escape(msg)}$"):
         M.lift(U, Qdot, exact=np.True_)
 
 
@@ -66,16 +70,16 @@ def test_lift_exact_threshold_is_relative_to_qdot():
 def test_lift_refuses_bad_flags_shapes_and_overflow_by_name():
     M = qn.PSDQuotient(3, 2)
     U = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
-    with pytest.raises(TypeError, match=r"^exact must be a bool, got str$"):
+    with pytest.raises(TypeError, match=LIFT + r"exact must be a bool, got str$"):
         M.lift(U, np.eye(3), exact="yes")
-    with pytest.raises(TypeError, match=r"^return_residual must be a bool, got int$"):
+    with pytest.raises(TypeError, match=LIFT + r"return_residual must be a bool, got int$"):
         M.lift(U, np.eye(3), return_residual=1)
-    with pytest.raises(ValueError, match=r"^Qdot must be \(3, 3\), got shape \(2, 2\)$"):
+    with pytest.raises(ValueError, match=LIFT + r"Qdot must be \(3, 3\), got shape \(2, 2\)$"):
         M.lift(U, np.eye(2))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        with pytest.raises(ValueError, match=r"^lift: the result is not finite \(overflow of "
-                                             r"finite inputs\)$"):
+        with pytest.raises(ValueError, match=r"^(PSDQuotient\.)?lift: the result is not "
+                                             r"finite \(overflow of finite inputs\)$"):
             M.lift(1e-200 * U, 1e300 * np.diag([1.0, 1.0, 0.0]))
 
 
@@ -159,7 +163,7 @@ def test_lyapunov_skew_range_check_at_rank_deficient_factors():
     msg = (f"K is not in the range of the Lyapunov operator at U (rank 1 < r = 3): residual "
            f"{math.sqrt(2) * c:.3e}; pass exact=False for the minimum-norm least-squares "
            f"solution")
-    with pytest.raises(ValueError, match=f"^{re.escape(msg)}$"):
+    with pytest.raises(ValueError, match=f"{ANY}{re.escape(msg)}$"):
         mf.lyapunov_skew(U, K)
     out = mf.lyapunov_skew(U, K, exact=False)              # least squares, no refusal
     ref = _lyap_dense(U, K)
@@ -167,7 +171,7 @@ def test_lyapunov_skew_range_check_at_rank_deficient_factors():
     # an off-range part of relative size 1e-6 is refused (threshold 1e-10 ||K||_F)
     K2 = K.copy()
     K2[1, 2], K2[2, 1] = 1e-6, -1e-6
-    with pytest.raises(ValueError, match=r"^K is not in the range .* residual 1\.414e-06;"):
+    with pytest.raises(ValueError, match=ANY + r"K is not in the range .* residual 1\.414e-06;"):
         mf.lyapunov_skew(U, K2)
     K2[1, 2], K2[2, 1] = 0.0, 0.0
     assert np.allclose(mf.lyapunov_skew(U, K2), _lyap_dense(U, K2), rtol=0, atol=1e-12)
@@ -187,14 +191,14 @@ def test_declared_real_field_refuses_each_complex_argument_by_name():
     Uc = U3 + 0j
     msg = ("{} must be real (field='real' is declared), got complex dtype complex128; pass "
            "field='complex' or None")
-    with pytest.raises(TypeError, match=f"^{re.escape(msg.format('U'))}$"):
+    with pytest.raises(TypeError, match=f"{ANY}{re.escape(msg.format('U'))}$"):
         mf.align(Uc, U3, field="real")
-    with pytest.raises(TypeError, match=f"^{re.escape(msg.format('V'))}$"):
+    with pytest.raises(TypeError, match=f"{ANY}{re.escape(msg.format('V'))}$"):
         mf.align(U3, Uc, field="real")
     Q = U3 @ U3.T
-    with pytest.raises(TypeError, match=f"^{re.escape(msg.format('Q1'))}$"):
+    with pytest.raises(TypeError, match=f"{ANY}{re.escape(msg.format('Q1'))}$"):
         mf.bures_wasserstein(Q + 0j, Q, field="real")
-    with pytest.raises(TypeError, match=f"^{re.escape(msg.format('Q2'))}$"):
+    with pytest.raises(TypeError, match=f"{ANY}{re.escape(msg.format('Q2'))}$"):
         mf.bures_wasserstein(Q, Q + 0j, field="real")
 
 
@@ -212,11 +216,31 @@ def test_bures_wasserstein_commuting_closed_form_at_every_scale(scale):
         Q1 = R @ np.diag(a) @ R.T
         Q2 = R @ np.diag(b) @ R.T
         ref = math.sqrt(scale) * float(np.linalg.norm(np.sqrt(a) - np.sqrt(b)))
-        assert mf.bures_wasserstein(scale * Q1, scale * Q2) == pytest.approx(ref, rel=1e-10)
-        assert mf.bures_wasserstein(scale * Q2, scale * Q1) == pytest.approx(ref, rel=1e-10)
+        assert mf.bures_wasserstein(scale * Q1, scale * Q2) == pytest.approx(ref, rel=1e-10,
+                                                                             abs=0)
+        assert mf.bures_wasserstein(scale * Q2, scale * Q1) == pytest.approx(ref, rel=1e-10,
+                                                                             abs=0)
     # unit largest eigenvalue of Q2 exactly (a diagonal Q2 = I)
     assert mf.bures_wasserstein(scale * np.diag([4.0, 1.0]), scale * np.eye(2)) == \
-        pytest.approx(math.sqrt(scale), rel=1e-12)
+        pytest.approx(math.sqrt(scale), rel=1e-12, abs=0)
+
+
+def test_bures_wasserstein_takes_the_transport_route_from_the_better_conditioned_matrix():
+    """Nearly equal exact inputs Q = H diag(2, 1, 1/2, s) H^T (H the 4 x 4 Hadamard / 2, s a
+    multiple of 2^-50, so every entry is exact) with kappa = 2 / s just below 1e8 for Q1 and
+    just above for Q2: only Q1 qualifies as the base of the transport route, whose error is
+    ~ eps kappa ~ 2e-8 relative; the factor route loses ~ eps / d ~ 1e-4 here. In both
+    argument orders the result matches the closed form (s1 - s2) / (sqrt s1 + sqrt s2)."""
+    H = np.array([[1, 1, 1, 1], [1, -1, 1, -1], [1, 1, -1, -1], [1, -1, -1, 1]]) / 2.0
+    s1 = round(2.0001e-8 * 2**50) * 2.0**-50
+    s2 = round(1.9999e-8 * 2**50) * 2.0**-50
+    assert 2 / s1 < 1e8 < 2 / s2
+    Q1 = H @ np.diag([2.0, 1.0, 0.5, s1]) @ H.T
+    Q2 = H @ np.diag([2.0, 1.0, 0.5, s2]) @ H.T
+    assert np.array_equal(4 * Q1 - 4 * Q2, (s1 - s2) * np.outer(4 * H[:, 3], H[:, 3]))  # exact
+    ref = (s1 - s2) / (math.sqrt(s1) + math.sqrt(s2))
+    assert mf.bures_wasserstein(Q1, Q2) == pytest.approx(ref, rel=1e-7, abs=0)
+    assert mf.bures_wasserstein(Q2, Q1) == pytest.approx(ref, rel=1e-7, abs=0)
 
 
 def test_bures_wasserstein_zero_matrix_is_the_trace_without_warnings():
@@ -231,10 +255,10 @@ def test_bures_wasserstein_zero_matrix_is_the_trace_without_warnings():
 
 
 def test_bures_wasserstein_refuses_an_indefinite_matrix_by_name():
-    with pytest.raises(ValueError, match=r"^Q1 must be positive semidefinite, smallest "
+    with pytest.raises(ValueError, match=ANY + r"Q1 must be positive semidefinite, smallest "
                                          r"eigenvalue -1\.000e\+00 \(largest 2\.000e\+00\)$"):
         mf.bures_wasserstein(np.diag([-1.0, 2.0]), np.eye(2))
-    with pytest.raises(ValueError, match=r"^Q2 must be positive semidefinite, smallest "
+    with pytest.raises(ValueError, match=ANY + r"Q2 must be positive semidefinite, smallest "
                                          r"eigenvalue -5\.000e-01 \(largest 3\.000e\+00\)$"):
         mf.bures_wasserstein(np.eye(2), np.diag([3.0, -0.5]))
 
@@ -279,8 +303,9 @@ def test_predictor_refuses_overflow_by_name_without_warnings():
     U = np.array([[1e200, 1e200], [1e200, -1e200], [0.0, 0.0]])    # inf and inf - inf
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        with pytest.raises(ValueError, match=r"^predictor: U U\^T overflows float64 \(U has "
-                                             r"entries up to 1e\+200\); rescale U$"):
+        with pytest.raises(ValueError, match=r"^(PSDQuotient\.)?predictor: U U\^T overflows "
+                                             r"float64 \(U has entries up to 1e\+200\); "
+                                             r"rescale U$"):
             M.predictor(U)
         with pytest.raises(ValueError, match=r"entries up to 3e\+200\)"):
             M.predictor(-3.0 * U)
@@ -293,12 +318,9 @@ def test_differential_refuses_overflow_by_name_without_warnings():
     xi = np.array([[1e200], [-1e200]])      # xi U^T = [[inf, inf], [-inf, -inf]]: inf - inf
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        with pytest.raises(ValueError, match=r"^differential: the result is not finite "
-                                             r"\(overflow of finite inputs\)$"):
+        with pytest.raises(ValueError, match=OVERFLOW.format("differential")):
             M.differential(U, xi)
 
-
-OVERFLOW = r"^{}: the result is not finite \(overflow of finite inputs\)$"
 
 
 @pytest.mark.parametrize("method", ["vertical_projection", "horizontal_projection",
@@ -327,7 +349,8 @@ def test_metric_refuses_overflow_by_name_also_under_warnings_as_errors():
     for mode in ("ignore", "error"):
         with warnings.catch_warnings():
             warnings.simplefilter(mode)
-            with pytest.raises(ValueError, match=r"^norm: the result is not finite$"):
+            with pytest.raises(ValueError,
+                               match=r"^(PSDQuotient\.)?norm: the result is not finite$"):
                 M.norm(U3, big)
             with pytest.raises(ValueError, match=OVERFLOW.format("inner_product")):
                 M.inner_product(U3, big, big)
@@ -335,6 +358,8 @@ def test_metric_refuses_overflow_by_name_also_under_warnings_as_errors():
                 M.dist(np.array([[1.5e308, 0.0], [0.0, 0.0], [0.0, 0.0]]),
                        np.array([[0.0, 0.0], [1.5e308, 0.0], [0.0, 0.0]]))
             a = 1e308                       # aligned (R = 1), then 2a in the last entry
+            with pytest.raises(ValueError, match=OVERFLOW.format("dist")):
+                qn.PSDQuotient(3, 1).dist(np.array([[a], [a], [-a]]), np.array([[a], [a], [a]]))
             with pytest.raises(ValueError, match=OVERFLOW.format("log")):
                 qn.PSDQuotient(3, 1).log(np.array([[a], [a], [-a]]), np.array([[a], [a], [a]]))
 
@@ -407,10 +432,10 @@ def test_random_draws_name_and_record_the_rng(method):
 
     M = qn.PSDQuotient(3, 2, seed=5)
     args = (U3,) if method == "random_tangent_vector" else ()
-    with pytest.raises(TypeError, match=r"^rng must be None, an int >= 0, a sequence of ints "
+    with pytest.raises(TypeError, match=ANY + r"rng must be None, an int >= 0, a sequence of ints "
                                         r">= 0 or a numpy\.random\.Generator, got str$"):
         getattr(M, method)(*args, rng="abc")
-    with pytest.raises(ValueError, match=r"^rng must be an int >= 0, got -1$"):
+    with pytest.raises(ValueError, match=ANY + r"rng must be an int >= 0, got -1$"):
         getattr(M, method)(*args, rng=-1)
     with count_validations() as seen:
         getattr(M, method)(*args, rng=3)
@@ -462,3 +487,14 @@ def test_parallel_transport_passes_time_flag_and_tolerances():
         assert np.array_equal(loose, riemannian.parallel_transport(U3, xi, v, t, **opts))
         assert not np.array_equal(loose, V)                # the tolerance is used
         assert np.allclose(loose, V, rtol=0, atol=1e-2)
+
+
+def test_random_point_inside_a_validated_call_does_not_record_the_rng_again():
+    """check_manifold validates its seed once; its own random_point(rng) calls are nested."""
+    from quadnet._validation import count_validations
+    from quadnet.geometry.conformance import check_manifold
+
+    with count_validations() as seen:
+        check_manifold(qn.PSDQuotient(3, 2), trials=1)
+    assert ("check_manifold", "seed") in seen
+    assert [s for s in seen if s[0] == "as_rng"] == []
