@@ -205,7 +205,7 @@ def test_input_gradients_match_central_differences(kernel):
 
 
 @pytest.mark.parametrize("kernel", NAMES)
-@pytest.mark.parametrize("n,d,c", [(40, 3, 2), (10, 4, 3), (25, 2, 1)])
+@pytest.mark.parametrize("n,d,c", [(40, 3, 2), (10, 4, 3), (12, 4, 3), (25, 2, 1)])
 def test_fact_and_agop_match_finite_differences(kernel, n, d, c):
     X, A, M = _dense(6 + n, n, d, c)
     L = 1.4
@@ -328,10 +328,20 @@ def test_columns_converts_and_refuses_with_messages():
     assert dims["m"] == 5 and "n" not in dims
     assert m.describe() == "a finite real array of shape (m,) or (m, c)"
     assert Columns().describe() == "a finite real array of shape (n,) or (n, c)"
+    assert col.convert(np.array([2.5]), "coef", {}).shape == (1, 1)    # one entry is fine
+    with pytest.raises((TypeError, ValueError), match="coef"):
+        col.convert("abc", "coef", {})
+    with pytest.raises((TypeError, ValueError), match="^Y "):
+        col.convert(np.array([1.0, np.nan]), "Y", {})
     bad = Columns().bad_values()
-    assert len(bad) == 5
-    for label, value in bad:
-        with pytest.raises((TypeError, ValueError)):
+    kinds = {"string": lambda v: isinstance(v, str), "None": lambda v: v is None,
+             "complex": lambda v: np.iscomplexobj(v),
+             "wrong ndim": lambda v: np.ndim(v) not in (1, 2),
+             "nan": lambda v: bool(np.isnan(np.asarray(v, dtype=float)).any())}
+    assert sorted(label for label, _ in bad) == sorted(kinds)
+    for label, value in bad:      # each label names what is wrong with its value
+        assert kinds[label](value), label
+        with pytest.raises((TypeError, ValueError), match="coef"):
             Columns().convert(value, "coef", {})
     with pytest.raises(ValueError, match=re.escape("kernel_fact_matrix: coef must be non-empty")):
         kernel_fact_matrix("gaussian", np.ones((3, 2)), np.ones((3, 0)), np.eye(2), 1.0)
