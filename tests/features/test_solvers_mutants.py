@@ -263,6 +263,8 @@ def test_direct_requested_over_the_limit():
         choose_solver(n, d, c, solver="direct", ridge=1e-3, memory_limit=lim)
     assert (e.value.n, e.value.estimate, e.value.limit) == (n, direct, lim)
     assert isinstance(e.value, MemoryError) and isinstance(e.value, ValueError)
+    p = choose_solver(n, d, c, solver="direct", ridge=1e-3, memory_limit=direct)   # inclusive
+    assert _plan(p) == ("direct", "float64", direct, direct)
 
 
 def test_ridgeless_over_the_limit_names_the_iterative_needs():
