@@ -489,3 +489,25 @@ def test_each_argument_is_checked_once():
     with count_validations() as seen:
         rpcholesky("gaussian", X, M, 1.0, 5, seed=4)
     assert {w for w, _ in seen} == {"rpcholesky"} and len(seen) == len({a for _, a in seen})
+
+
+def test_rpcholesky_second_round_draws_from_the_residual_diagonal():
+    rng = np.random.default_rng(10)
+    X = rng.standard_normal((40, 2))
+    M = np.eye(2)
+    K = _kern("gaussian", X, X, M, 0.8)
+    F, S = rpcholesky("gaussian", X, M, 0.8, 6, seed=5, block=4)
+    g = np.random.default_rng(5)
+    S4 = g.choice(40, size=4, replace=False, p=np.ones(40) / 40)
+    C = K[:, S4]
+    r = np.diag(K) - np.einsum("ij,ji->i", C, np.linalg.solve(K[np.ix_(S4, S4)], C.T))
+    r[S4] = 0.0
+    r = np.maximum(r, 0.0)
+    nxt = g.choice(40, size=2, replace=False, p=r / r.sum())
+    assert np.array_equal(S, np.concatenate([S4, nxt]))
+    assert F.shape == (40, 6)
+    # one round of six (the default block is at least 10) draws all six uniformly
+    _, S6 = rpcholesky("gaussian", X, M, 0.8, 6, seed=5)
+    assert np.array_equal(S6, np.random.default_rng(5).choice(40, size=6, replace=False,
+                                                              p=np.ones(40) / 40))
+    assert not np.array_equal(S6, S)
