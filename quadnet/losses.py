@@ -37,6 +37,7 @@ from quadnet._validation import (
     as_symmetric,
     declare_params,
     finite_result,
+    name_method,
     nested,
     validate_params,
 )
@@ -161,12 +162,18 @@ class Loss(ABC):
     def _factor(self, U) -> np.ndarray:
         if nested():
             return U
-        return as_factor(U, "U", d=self.d, full_rank=False)
+        try:
+            return as_factor(U, "U", d=self.d, full_rank=False)
+        except (TypeError, ValueError) as e:
+            raise name_method(e, self) from None
 
     def _tangent(self, xi, U: np.ndarray) -> np.ndarray:
         if nested():
             return xi
-        return as_matrix(xi, "xi", shape=U.shape)
+        try:
+            return as_matrix(xi, "xi", shape=U.shape)
+        except (TypeError, ValueError) as e:
+            raise name_method(e, self) from None
 
     def _gram(self, U: np.ndarray) -> np.ndarray:
         """``Q = U U^T``, refused naming ``U`` when it overflows (at the public boundary only)."""
@@ -183,7 +190,10 @@ class Loss(ABC):
     def _sym_direction(self, H, name: str = "H") -> np.ndarray:
         if nested():
             return H
-        return as_symmetric(H, name, self.d)
+        try:
+            return as_symmetric(H, name, self.d)
+        except (TypeError, ValueError) as e:
+            raise name_method(e, self) from None
 
     @declare_params({"U": FACTOR_U})
     @finite_result("U")
@@ -313,7 +323,10 @@ class Loss(ABC):
     def _predictor(self, Q) -> np.ndarray:
         if nested():
             return Q
-        return as_symmetric(Q, "Q", self.d)
+        try:
+            return as_symmetric(Q, "Q", self.d)
+        except (TypeError, ValueError) as e:
+            raise name_method(e, self) from None
 
 
 def as_loss(loss, name: str = "loss") -> Loss:

@@ -18,6 +18,8 @@ import contextlib
 import functools
 import inspect
 import numbers
+import re
+import sys
 import warnings
 
 import numpy as np
@@ -32,6 +34,7 @@ __all__ = [
     "finite_result",
     "fit_context",
     "name_callable",
+    "name_method",
     "nested",
     "solve_cvxpy",
     "solver_failure",
@@ -165,6 +168,50 @@ def _check_result(qualname: str, res, args: dict):
     return res
 
 
+#: A method name as a mutation-testing tool rewrites it (``xǁClassǁmethod__mutmut_orig``):
+#: the name the message must give is ``method``.
+_REWRITTEN = re.compile(r"^.*ǁ|__mutmut_\w+$")
+
+
+def name_method(exc: BaseException, owner, *, depth: int = 8) -> BaseException:
+    """Prefix an inline argument check's error with the public method of ``owner`` that made
+    it, ``"Class.method: ..."`` (:func:`name_callable`), in place.
+
+    The hand-checked hot methods (the :func:`declare_params` ones) check their arguments
+    through small private helpers that do not know which method called them; the method named
+    is the outermost frame within ``depth`` frames from the caller up that runs a public method
+    of ``owner``'s class on ``owner`` itself (the one called from outside, e.g. ``value`` when
+    ``value`` checks through ``measure``). Only the error path reads the stack, so the checks
+    cost nothing more when the arguments are valid. The message is left as it is when no such
+    frame is found.
+
+    Examples
+    --------
+    >>> class Box:
+    ...     def _check(self, x):
+    ...         try:
+    ...             return float(x)
+    ...         except ValueError as e:
+    ...             raise name_method(ValueError(f"x must be a number, got {x!r}"), self) from e
+    ...     def grow(self, x):
+    ...         return 2.0 * self._check(x)
+    >>> Box().grow("two")
+    Traceback (most recent call last):
+        ...
+    ValueError: Box.grow: x must be a number, got 'two'
+    """
+    frame, found, cls = sys._getframe(1), None, type(owner)
+    for _ in range(depth):
+        if frame is None:
+            break
+        name = _REWRITTEN.sub("", frame.f_code.co_name)
+        if (not name.startswith(("_", "<")) and frame.f_locals.get("self") is owner
+                and callable(getattr(cls, name, None))):
+            found = name
+        frame = frame.f_back
+    return exc if found is None else name_callable(exc, f"{cls.__name__}.{found}")
+
+
 def finite_result(arg: str):
     """Refuse a non-finite result of a hand-checked method called on finite ``arg`` (an
     overflow, e.g. ``U * 1e300``) with a :class:`~quadnet.exceptions.NonFiniteResultError`
@@ -191,8 +238,11 @@ def finite_result(arg: str):
         def wrapper(self, *args, **kwargs):
             if _context.NESTED.get():
                 return fn(self, *args, **kwargs)
-            with np.errstate(over="ignore", invalid="ignore"):
-                out = fn(self, *args, **kwargs)
+            try:
+                with np.errstate(over="ignore", invalid="ignore"):
+                    out = fn(self, *args, **kwargs)
+            except (TypeError, ValueError) as e:  # an argument refused by the method's checks
+                raise name_callable(e, f"{type(self).__name__}.{fn.__name__}") from None
             vals = out if isinstance(out, tuple) else (out,)
             if not all(np.all(np.isfinite(v)) for v in vals):
                 x = args[0] if args else kwargs.get(arg)

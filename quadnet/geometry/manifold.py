@@ -37,7 +37,8 @@ from pymanopt.manifolds.manifold import Manifold
 from quadnet._validation import (RANK_RTOL, Array, Bind, Boolean, Converted, Factor, Integer,
                                  Optional, Real, Relation, Seed, Symmetric, as_array, as_factor,
                                  as_matrix, as_rng,
-                                 as_symmetric, declare_params, nested, validate_params)
+                                 as_symmetric, declare_params, name_method, nested,
+                                 validate_params)
 import quadnet.geometry._kernels as _k
 from quadnet.geometry._kernels import horizontal_dim, vertical_dim
 
@@ -536,13 +537,21 @@ class PSDQuotient(Manifold):
         if (type(x) is np.ndarray and x.dtype == self._dtype and x.shape == self._shape
                 and np.isfinite(x).all()):
             return x
-        return self._coerce(as_matrix(x, name, shape=self._shape, allow_complex=self._complex))
+        try:
+            return self._coerce(as_matrix(x, name, shape=self._shape,
+                                          allow_complex=self._complex))
+        except (TypeError, ValueError) as e:
+            raise name_method(e, self) from None
 
     def _shaped(self, x, name: str) -> np.ndarray:
         """Type, dtype and shape only: finiteness is then checked on the result."""
         if type(x) is np.ndarray and x.dtype == self._dtype and x.shape == self._shape:
             return x
-        return self._coerce(as_matrix(x, name, shape=self._shape, allow_complex=self._complex))
+        try:
+            return self._coerce(as_matrix(x, name, shape=self._shape,
+                                          allow_complex=self._complex))
+        except (TypeError, ValueError) as e:
+            raise name_method(e, self) from None
 
     def _coerce(self, a: np.ndarray) -> np.ndarray:
         """A checked array in the manifold's dtype (a real array on the complex field is one of
@@ -551,7 +560,10 @@ class PSDQuotient(Manifold):
 
     def _full(self, named: dict) -> None:
         for name, x in named.items():
-            as_matrix(x, name, shape=self._shape, allow_complex=self._complex)
+            try:
+                as_matrix(x, name, shape=self._shape, allow_complex=self._complex)
+            except (TypeError, ValueError) as e:
+                raise name_method(e, self) from None
 
     def _out(self, out: np.ndarray, op: str, **named) -> np.ndarray:
         if self._isfinite(out):
@@ -561,7 +573,7 @@ class PSDQuotient(Manifold):
     def _refuse(self, op: str, named: dict, why: str = " (overflow of finite inputs)"):
         """A non-finite result: the full checks name a non-finite argument, else overflow."""
         self._full(named)
-        raise ValueError(f"{op}: the result is not finite{why}")
+        raise name_method(ValueError(f"the result is not finite{why}"), self)
 
     def _step(self, U, xi, op: str) -> np.ndarray:
         """``U + xi`` with one finiteness test of the result (inlined fast path)."""
@@ -596,8 +608,11 @@ class PSDQuotient(Manifold):
     def _point(self, U, name: str = "U") -> np.ndarray:
         if nested() and type(U) is np.ndarray and U.dtype == self._dtype:
             return U                     # checked once by the validated caller
-        return self._coerce(as_factor(U, name, d=self.d, r=self.r, full_rank=False,
-                                      allow_complex=self._complex))
+        try:
+            return self._coerce(as_factor(U, name, d=self.d, r=self.r, full_rank=False,
+                                          allow_complex=self._complex))
+        except (TypeError, ValueError) as e:
+            raise name_method(e, self) from None
 
     @property
     def typical_dist(self) -> float:
@@ -692,8 +707,8 @@ class PSDQuotient(Manifold):
         with np.errstate(over="ignore", invalid="ignore"):
             Q = U @ _k.ct(U)
         if not _finite(Q):
-            raise ValueError(f"predictor: U U^T overflows float64 (U has entries up to "
-                             f"{float(np.max(np.abs(U))):.3g}); rescale U")
+            raise name_method(ValueError(f"U U^T overflows float64 (U has entries up to "
+                                         f"{float(np.max(np.abs(U))):.3g}); rescale U"), self)
         return Q
 
     @declare_params({"U": _DR, "xi": _DR})
@@ -852,18 +867,23 @@ class PSDQuotient(Manifold):
         >>> xi.tolist(), res                                       # [[1, 0], [1, 0]], 3
         ([[1.0, 0.0], [1.0, 0.0]], 3.0)
         """
-        if type(exact) is not bool:
-            exact = _BOOLEAN.convert(exact, "exact", {})
-        if type(return_residual) is not bool:
-            return_residual = _BOOLEAN.convert(return_residual, "return_residual", {})
-        U = self._point(U)
-        Qdot = as_symmetric(Qdot, "Qdot", self.d, allow_complex=self._complex)
+        try:
+            if type(exact) is not bool:
+                exact = _BOOLEAN.convert(exact, "exact", {})
+            if type(return_residual) is not bool:
+                return_residual = _BOOLEAN.convert(return_residual, "return_residual", {})
+            U = self._point(U)
+            Qdot = as_symmetric(Qdot, "Qdot", self.d, allow_complex=self._complex)
+        except (TypeError, ValueError) as e:
+            raise name_method(e, self) from None
         xi, res = _k.lift(_k.frame(U, self.rank_rtol), Qdot)
         if not _finite(xi):
-            raise ValueError("lift: the result is not finite (overflow of finite inputs)")
+            raise name_method(ValueError("the result is not finite (overflow of finite inputs)"),
+                              self)
         if exact and res > 1e-10 * _k.fro_norm(Qdot):
-            raise ValueError(f"Qdot is not in the image of D pi(U): ||(I - Pi) Qdot (I - Pi)||_F"
-                             f" = {res:.3e} > 1e-10 ||Qdot||_F (U has rank {self.rank(U)})")
+            raise name_method(ValueError(
+                f"Qdot is not in the image of D pi(U): ||(I - Pi) Qdot (I - Pi)||_F = {res:.3e} "
+                f"> 1e-10 ||Qdot||_F (U has rank {self.rank(U)})"), self)
         return (xi, res) if return_residual else xi
 
     @declare_params({"U": _DR, "V": _DR})
@@ -1333,8 +1353,12 @@ class PSDQuotient(Manifold):
         ehess = self._arr(euclidean_hessian, "euclidean_hessian")
         fr = self._frame(U)
         Omega = _k.vertical_generator(fr, xi)
-        return self._out(_k.horizontal_part(fr, ehess - egrad @ Omega),
-                         "euclidean_to_riemannian_hessian", point=U, tangent_vector=xi,
+        try:  # an overflow of finite inputs is refused by _out, also under -W error
+            with np.errstate(over="ignore", invalid="ignore"):
+                H = _k.horizontal_part(fr, ehess - egrad @ Omega)
+        except (RuntimeWarning, FloatingPointError, np.linalg.LinAlgError):
+            H = np.full(U.shape, np.nan)
+        return self._out(H, "euclidean_to_riemannian_hessian", point=U, tangent_vector=xi,
                          euclidean_gradient=egrad, euclidean_hessian=ehess)
 
 

@@ -50,6 +50,7 @@ from quadnet._validation import (
     Relation,
     declare_params,
     memory_guard,
+    name_method,
     nested,
     validate_params,
 )
@@ -236,12 +237,18 @@ class ComplexGaussianSensing(GaussianSensing):
     def _factor(self, U) -> np.ndarray:
         if nested():
             return U
-        return as_complex_factor(U, "U", d=self.d)
+        try:
+            return as_complex_factor(U, "U", d=self.d)
+        except (TypeError, ValueError) as e:
+            raise name_method(e, self) from None
 
     def _tangent(self, xi, U: np.ndarray) -> np.ndarray:
         if nested():
             return xi
-        return as_complex(xi, "xi", ndim=2, shape=U.shape)
+        try:
+            return as_complex(xi, "xi", ndim=2, shape=U.shape)
+        except (TypeError, ValueError) as e:
+            raise name_method(e, self) from None
 
     def _gram(self, U: np.ndarray) -> np.ndarray:
         return U @ U.conj().T
@@ -249,12 +256,18 @@ class ComplexGaussianSensing(GaussianSensing):
     def _predictor(self, Q) -> np.ndarray:
         if nested():
             return Q
-        return as_hermitian(Q, "Q", self.d)
+        try:
+            return as_hermitian(Q, "Q", self.d)
+        except (TypeError, ValueError) as e:
+            raise name_method(e, self) from None
 
     def _sym_direction(self, H, name: str = "H") -> np.ndarray:
         if nested():
             return H
-        return as_hermitian(H, name, self.d)
+        try:
+            return as_hermitian(H, name, self.d)
+        except (TypeError, ValueError) as e:
+            raise name_method(e, self) from None
 
     def _directions(self, xi, shape: tuple[int, int]):
         return as_complex_directions(xi, "xi", shape)

@@ -46,7 +46,6 @@ from quadnet._validation import (
     Relation,
     Seed,
     as_directions,
-    as_factor,
     declare_params,
     memory_guard,
     to_rng,
@@ -843,11 +842,6 @@ class GaussianSensing(Loss):
         op = spla.LinearOperator((d, d), matvec=matvec, dtype=float)
         ncv = min(d, max(2 * r + 1, 30))
         return spla.eigsh(op, k=r, which="LA", tol=1e-10, v0=np.ones(d), ncv=ncv)
-
-    def _factor(self, U) -> np.ndarray:
-        if nested():
-            return U
-        return as_factor(U, "U", d=self.d, full_rank=False)
 
 
 def _preprocessing_field(args) -> str | None:

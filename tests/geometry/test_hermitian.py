@@ -103,7 +103,8 @@ def test_field_is_validated_and_named():
 def test_complex_data_on_the_real_field_is_refused_naming_the_argument():
     M = qn.PSDQuotient(3, 2)
     U, Z = np.eye(3, 2), np.ones((3, 2)) * 1j
-    with pytest.raises(TypeError, match=r"^Z must be real, got complex dtype"):
+    with pytest.raises(TypeError, match=r"^PSDQuotient\.horizontal_projection: Z must be real, "
+                                        r"got complex dtype"):
         M.horizontal_projection(U, Z)
     with pytest.raises(TypeError, match=r"point must be real"):
         M.retraction(Z, U)

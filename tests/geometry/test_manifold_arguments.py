@@ -85,12 +85,13 @@ def test_every_array_argument_refuses_nan_inf_and_shapes_naming_it(method, names
         for bad in (np.nan, np.inf):
             new = [a.copy() for a in args]
             new[i][1, 0] = bad
-            with pytest.raises(ValueError, match=rf"^{name} has 1 non-finite entries \(NaN or "
+            with pytest.raises(ValueError, match=rf"^PSDQuotient\.{method}: {name} has 1 non-finite entries \(NaN or "
                                                  rf"inf\)$"):
                 _call(method, new)
         new = list(args)
         new[i] = np.ones((2, 2))
-        with pytest.raises(ValueError, match=rf"^{name} must have shape \(3, 2\), got \(2, 2\)$"):
+        with pytest.raises(ValueError, match=rf"^PSDQuotient\.{method}: {name} must have shape \(3, 2\), "
+                                             rf"got \(2, 2\)$"):
             _call(method, new)
 
 
@@ -101,7 +102,7 @@ def test_every_array_argument_refuses_nan_inf_and_shapes_naming_it(method, names
     ("pair_mean", (1e308 * np.ones((3, 2)), 1e308 * np.ones((3, 2)))),
 ])
 def test_an_overflowing_result_of_finite_arguments_names_the_method(method, args):
-    with pytest.raises(ValueError, match=rf"^{method}: the result is not finite \(overflow of "
+    with pytest.raises(ValueError, match=rf"^PSDQuotient\.{method}: the result is not finite \(overflow of "
                                          rf"finite inputs\)$"):
         _call(method, args)
 
@@ -117,16 +118,16 @@ def test_rank_deficient_points_are_points():
     U = np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 0.0]])       # rank 1 < r = 2
     assert M.rank(U) == 1 and M.vertical_dimension(U) == 1
     np.testing.assert_array_equal(M.predictor(U), U @ U.T)
-    with pytest.raises(ValueError, match=r"^U must have shape \(3, 2\), got \(3, 1\)$"):
+    with pytest.raises(ValueError, match=r"^PSDQuotient\.rank: U must have shape \(3, 2\), got \(3, 1\)$"):
         M.rank(np.ones((3, 1)))
 
 
 def test_lift_checks_its_point_and_matrix():
     Qdot = M.differential(U0, M.horizontal_projection(U0, X0))
     np.testing.assert_allclose(M.differential(U0, M.lift(U0, Qdot)), Qdot, atol=1e-13)
-    with pytest.raises(ValueError, match=r"^U has 1 non-finite entries"):
+    with pytest.raises(ValueError, match=r"^PSDQuotient\.lift: U has 1 non-finite entries"):
         M.lift(np.where(U0 == 0.0, np.nan, U0), Qdot)
-    with pytest.raises(ValueError, match=r"^Qdot has 9 non-finite entries"):
+    with pytest.raises(ValueError, match=r"^PSDQuotient\.lift: Qdot has 9 non-finite entries"):
         M.lift(U0, np.full((3, 3), np.nan))
 
 
@@ -271,9 +272,11 @@ def test_the_manifolds_rank_tolerance_is_the_one_its_kernels_use():
 
 
 def test_random_tangent_vector_names_its_point():
-    with pytest.raises(ValueError, match=r"^point has 1 non-finite entries \(NaN or inf\)$"):
+    with pytest.raises(ValueError, match=r"^PSDQuotient\.random_tangent_vector: point has 1 non-finite entries "
+                                         r"\(NaN or inf\)$"):
         M.random_tangent_vector(np.where(U0 == 0.0, np.nan, U0))
-    with pytest.raises(ValueError, match=r"^point must have shape \(3, 2\), got \(2, 2\)$"):
+    with pytest.raises(ValueError, match=r"^PSDQuotient\.random_tangent_vector: point must have shape \(3, 2\), "
+                                         r"got \(2, 2\)$"):
         M.random_tangent_vector(np.ones((2, 2)))
 
 
@@ -286,3 +289,20 @@ def test_psd_threshold_is_strict_on_both_sides():
     np.testing.assert_array_equal(mf._psd(np.diag([1.0, 21 * eps]), "Q1")[1], [21 * eps, 1.0])
     with pytest.raises(ValueError, match=r"^Q1 must be positive semidefinite"):
         mf._psd(np.diag([1.0, -21 * eps]), "Q1")
+
+
+def test_riemannian_hessian_refuses_an_overflow_by_name_also_under_warnings_as_errors():
+    import warnings
+
+    M3 = qn.PSDQuotient(3, 3)
+    U = np.eye(3)
+    xi = np.array([[0.0, 1.0, 0.0], [-1.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    # ehess - egrad Omega = -1.7e308 - 1e308 overflows; every input is finite
+    args = (U, 1e308 * U, np.full((3, 3), -1.7e308), xi)
+    for mode in ("default", "error"):
+        with warnings.catch_warnings():
+            warnings.simplefilter(mode)
+            with pytest.raises(ValueError, match=r"^PSDQuotient\.euclidean_to_riemannian_hessian: "
+                                                 r"the result is not finite \(overflow of finite "
+                                                 r"inputs\)$"):
+                M3.euclidean_to_riemannian_hessian(*args)
