@@ -244,6 +244,15 @@ def test_per_point_route_in_output_chunks(kernel, onehot, monkeypatch):
     assert _rel(kernel_agop(kernel, X, A, M, L, centre=True), Gc_ref) < 1e-6
 
 
+def test_per_point_route_in_chunks_of_two_outputs(monkeypatch):
+    # d = 1 and room for 2 n d elements: chunks of two outputs and one
+    X, A, M = _dense(12, 40, 1, 3)
+    monkeypatch.setattr(kernels_mod, "_AX_ELEMS", 2 * 40 + 1)
+    _, G_ref, Gc_ref = _refs("gaussian", X, A, M, 0.9)
+    assert _rel(kernel_agop("gaussian", X, A, M, 0.9), G_ref) < 1e-6
+    assert _rel(kernel_agop("gaussian", X, A, M, 0.9, centre=True), Gc_ref) < 1e-6
+
+
 def _blocks(n, sizes):
     out, i = [], 0
     for s in sizes:
