@@ -354,3 +354,34 @@ def test_columns_converts_and_refuses_with_messages():
             Columns().convert(value, "coef", {})
     with pytest.raises(ValueError, match=re.escape("kernel_fact_matrix: coef must be non-empty")):
         kernel_fact_matrix("gaussian", np.ones((3, 2)), np.ones((3, 0)), np.eye(2), 1.0)
+
+
+# ------------------------------------------------------------------ memory
+
+
+def _peak(fn):
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("kernel", ["gaussian", "quadratic"])
+def test_kernel_matrix_holds_one_m_by_n_array(kernel):
+    # 1000 x 1000 entries (below the threaded size): K is built in place in the Gram block,
+    # and no α is formed
+    X, _, M = _dense(13, 1000, 3, 1)
+    one = 1000 * 1000 * 8
+    peak = _peak(lambda: kernel_matrix(kernel, X, X, M, 1.0))
+    assert peak < 1.3 * one
+
+
+def test_agop_from_alpha_per_point_route_forms_no_n_by_n_temporary():
+    X, A, M = _dense(14, 1000, 2, 1)          # n > cd: the per-point route, no FACT wanted
+    alpha = _alpha("gaussian", X, X, M, 1.0)
+    peak = _peak(lambda: agop_from_alpha(X, A, M, alpha, 1, centre=False))
+    assert peak < 0.25 * alpha.nbytes
