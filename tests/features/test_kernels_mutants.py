@@ -385,3 +385,11 @@ def test_agop_from_alpha_per_point_route_forms_no_n_by_n_temporary():
     alpha = _alpha("gaussian", X, X, M, 1.0)
     peak = _peak(lambda: agop_from_alpha(X, A, M, alpha, 1, centre=False))
     assert peak < 0.25 * alpha.nbytes
+
+
+@pytest.mark.parametrize("agop", [None, "gram"])
+def test_feature_sums_builds_the_per_point_operand_only_for_that_route(agop):
+    X, A, M = _dense(15, 1000, 50, 4)          # A ⊗ X: 1000 x 200 float64 = 1.6 MB
+    operand = 1000 * 4 * 50 * 8
+    assert _peak(lambda: FeatureSums(X, A, 1, agop=agop)) < 0.1 * operand
+    assert _peak(lambda: FeatureSums(X, A, 1, agop="points")) >= operand
