@@ -22,10 +22,9 @@ from quadnet._validation import (
     Array,
     Boolean,
     NonFiniteResultError,
+    Real,
+    Relation,
     _overflow_error,
-    as_array,
-    as_matrix,
-    as_positive,
     validate_params,
 )
 
@@ -57,6 +56,7 @@ def feature_covariance(Phi, *, centre: bool = True) -> np.ndarray:
     return Phi.T @ Phi / Phi.shape[0]
 
 
+@validate_params({"C": Array(allow_empty=True)})
 def effective_rank(C) -> float:
     r"""Effective rank (entropy of the normalised spectrum, Roy & Vetterli 2007).
 
@@ -87,7 +87,6 @@ def effective_rank(C) -> float:
     >>> round(effective_rank(np.eye(3)), 12), round(effective_rank([1.0, 1.0, 0.0]), 12)
     (3.0, 2.0)
     """
-    C = as_array(C, "C")
     if C.ndim == 2:
         if C.shape[0] != C.shape[1]:
             raise ValueError(f"C must be a square matrix or a 1-d spectrum, got shape {C.shape}")
@@ -114,9 +113,8 @@ def effective_rank(C) -> float:
 
 def _targets(y, n: int, name: str, classes: np.ndarray | None = None
              ) -> tuple[np.ndarray, np.ndarray]:
-    """``y`` as a target matrix and integer labels: 1-d labels → one-hot over ``classes``;
-    ``n × 1`` → ±1 signs; ``n × c`` → argmax labels."""
-    y = as_array(y, name)
+    """``y`` (a float array) as a target matrix and integer labels: 1-d labels → one-hot over
+    ``classes``; ``n × 1`` → ±1 signs; ``n × c`` → argmax labels."""
     if y.ndim == 0:
         raise ValueError(f"{name} must be 1-d labels or a 2-d target matrix, got a scalar")
     if y.shape[0] != n:
@@ -134,6 +132,16 @@ def _targets(y, n: int, name: str, classes: np.ndarray | None = None
     return y, y.argmax(axis=1).astype(float)
 
 
+def _same_columns(a: dict):
+    k, got = a["Phi_train"].shape[1], a["Phi_test"].shape
+    return None if got[1] == k else f"Phi_test must have shape (*, {k}), got {got}"
+
+
+@validate_params({"Phi_train": Array(ndim=2), "y_train": Array(allow_empty=True),
+                  "Phi_test": Array(ndim=2), "y_test": Array(allow_empty=True),
+                  "ridge": Real(0)},
+                 relations=[Relation(("Phi_train", "Phi_test"), _same_columns,
+                                     "Phi_test has as many columns as Phi_train")])
 def linear_readout_accuracy(Phi_train, y_train, Phi_test, y_test, *, ridge: float = 1e-8
                             ) -> float:
     """Accuracy of the linear read-out ``ŷ = Wᵀφ + b`` fitted by ridge least squares.
@@ -151,13 +159,9 @@ def linear_readout_accuracy(Phi_train, y_train, Phi_test, y_test, *, ridge: floa
     >>> linear_readout_accuracy(Phi, lab, Phi, lab)
     1.0
     """
-    Ptr = as_matrix(Phi_train, "Phi_train")
-    Pte = as_matrix(Phi_test, "Phi_test", shape=(None, Ptr.shape[1]))
-    lam = as_positive(ridge, "ridge", allow_zero=True)
-    ytr = as_array(y_train, "y_train")
+    Ptr, Pte, lam, ytr, yte = Phi_train, Phi_test, ridge, y_train, y_test
     classes = np.unique(ytr) if ytr.ndim == 1 else None
     Ttr, _ = _targets(ytr, Ptr.shape[0], "y_train")
-    yte = as_array(y_test, "y_test")
     if (yte.ndim == 1) != (ytr.ndim == 1) or (yte.ndim == 2 and yte.shape[1] != Ttr.shape[1]):
         raise ValueError(f"y_test must be of the same kind as y_train, got shapes {yte.shape} "
                          f"and {ytr.shape}")
@@ -208,12 +212,19 @@ def _pearson(a: np.ndarray, b: np.ndarray, what: str) -> float:
     return float(np.clip(a @ b / (na * nb), -1.0, 1.0))
 
 
-def _two_spaces(X, Phi) -> tuple[np.ndarray, np.ndarray]:
-    X = as_matrix(X, "X")
-    Phi = as_matrix(Phi, "Phi", shape=(X.shape[0], None))
-    if X.shape[0] < 3:
-        raise ValueError(f"need at least 3 points for a correlation over pairs, got {X.shape[0]}")
-    return X, Phi
+def _two_spaces(a: dict):
+    """The relation of :func:`distance_correlation` and :func:`angle_correlation`: as many
+    rows in both spaces, at least 3."""
+    n, got = a["X"].shape[0], a["Phi"].shape
+    if got[0] != n:
+        return f"Phi must have shape ({n}, *), got {got}"
+    if n < 3:
+        return f"need at least 3 points for a correlation over pairs, got {n}"
+    return None
+
+
+_TWO_SPACES = {"X": Array(ndim=2), "Phi": Array(ndim=2)}
+_PAIRS = [Relation(("X", "Phi"), _two_spaces, "X and Phi have the same number n >= 3 of rows")]
 
 
 def _unit_scale(Z: np.ndarray) -> np.ndarray:
@@ -239,6 +250,7 @@ def _angles(Z: np.ndarray, name: str) -> np.ndarray:
     return np.arccos(np.clip(U @ U.T, -1.0, 1.0))
 
 
+@validate_params(_TWO_SPACES, relations=_PAIRS)
 def distance_correlation(X, Phi) -> float:
     """Pearson correlation of ``‖x_i − x_j‖`` and ``‖φ_i − φ_j‖`` over all pairs ``i < j``.
 
@@ -249,11 +261,11 @@ def distance_correlation(X, Phi) -> float:
     >>> round(distance_correlation(X, 2 * X), 12)        # distances scale: correlation 1
     1.0
     """
-    X, Phi = _two_spaces(X, Phi)
     return _pearson(_pairwise_upper(_distances(X)), _pairwise_upper(_distances(Phi)),
                     "distances")
 
 
+@validate_params(_TWO_SPACES, relations=_PAIRS)
 def angle_correlation(X, Phi) -> float:
     """Pearson correlation of ``∠(x_i, x_j)`` and ``∠(φ_i, φ_j)`` over all pairs ``i < j``.
 
@@ -264,6 +276,5 @@ def angle_correlation(X, Phi) -> float:
     >>> round(angle_correlation(X, X), 12)
     1.0
     """
-    X, Phi = _two_spaces(X, Phi)
     return _pearson(_pairwise_upper(_angles(X, "X")), _pairwise_upper(_angles(Phi, "Phi")),
                     "angles")
