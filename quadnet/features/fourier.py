@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from quadnet._validation import as_int, as_matrix, memory_guard
+from quadnet._validation import Array, Integer, Options, Relation, memory_guard, validate_params
 from quadnet.features.rfm import block_circulant_score
 
 __all__ = ["fourier_spectrum", "group_circulant_score", "group_order", "primitive_root"]
@@ -30,6 +30,7 @@ __all__ = ["fourier_spectrum", "group_circulant_score", "group_order", "primitiv
 OPS = ("add", "sub", "mul", "div")
 
 
+@validate_params({"p": Integer(2)})
 def primitive_root(p: int) -> int:
     """The smallest primitive root modulo a prime ``p`` (a generator of ``Z_p^*``).
 
@@ -38,7 +39,6 @@ def primitive_root(p: int) -> int:
     >>> primitive_root(7), primitive_root(31), primitive_root(47)
     (3, 3, 5)
     """
-    p = as_int(p, "p", minimum=2)
     if p == 2:
         return 1
     m = p - 1
@@ -63,6 +63,11 @@ def primitive_root(p: int) -> int:
 _ORDER_MEMORY = memory_guard(("p",), lambda a: 88 * a["p"], "group_order")
 
 
+#: The group operations, as a table entry.
+OP = Options(*OPS)
+
+
+@validate_params({"p": Integer(2), "op": OP}, relations=[_ORDER_MEMORY])
 def group_order(p: int, op: str) -> tuple[np.ndarray, np.ndarray]:
     """The residues of the ``a`` and ``b`` blocks in the order that makes ``op`` a cyclic shift.
 
@@ -76,10 +81,6 @@ def group_order(p: int, op: str) -> tuple[np.ndarray, np.ndarray]:
     >>> [o.tolist() for o in group_order(5, "div")]      # 2 generates Z_5^*
     [[1, 2, 4, 3], [1, 3, 4, 2]]
     """
-    p = as_int(p, "p", minimum=2)
-    if op not in OPS:
-        raise ValueError(f"op must be one of {OPS}, got {op!r}")
-    _ORDER_MEMORY({"p": p})
     if op in ("add", "sub"):
         a = np.arange(p)
         return a, (a if op == "add" else (-a) % p)
@@ -89,16 +90,25 @@ def group_order(p: int, op: str) -> tuple[np.ndarray, np.ndarray]:
                                                 for t in range(p - 1)], dtype=np.int64))
 
 
-def _reorder(M, p: int, op: str) -> tuple[np.ndarray, int]:
-    M = as_matrix(M, "M")
-    p = as_int(p, "p", minimum=2)
-    if M.shape != (2 * p, 2 * p):
-        raise ValueError(f"M must be 2p x 2p = {2 * p} x {2 * p} for p={p}, got {M.shape}")
+def _two_blocks(a: dict):
+    p, got = a["p"], a["M"].shape
+    if got != (2 * p, 2 * p):
+        return f"M must be 2p x 2p = {2 * p} x {2 * p} for p={p}, got {got}"
+    return None
+
+
+#: The table of the functions of a feature matrix ``M`` in the group order of ``op``.
+_REORDER = {"M": Array(ndim=2), "p": Integer(2), "op": OP}
+_BLOCKS = [Relation(("M", "p"), _two_blocks, "M is 2p x 2p")]
+
+
+def _reorder(M: np.ndarray, p: int, op: str) -> tuple[np.ndarray, int]:
     a, b = group_order(p, op)
     idx = np.concatenate([a, p + b])
     return M[np.ix_(idx, idx)], a.size
 
 
+@validate_params(_REORDER, relations=_BLOCKS)
 def group_circulant_score(M, p: int, op: str) -> float:
     """:func:`quadnet.features.rfm.block_circulant_score` of ``M`` with its coordinates in the
     group order of ``op`` (:func:`group_order`): 1 = the learned features are group characters.
@@ -118,6 +128,7 @@ def group_circulant_score(M, p: int, op: str) -> float:
     return block_circulant_score(Mr, m)
 
 
+@validate_params(_REORDER | {"block": Options("cross", "diag")}, relations=_BLOCKS)
 def fourier_spectrum(M, p: int, op: str, block: str = "cross") -> np.ndarray:
     r"""Frequency content of a block of ``M`` in the group order of ``op``:
     ``λ_ω = |χ_ωᴴ B χ_ω| / m``, ``χ_ω(t) = e^{2πiωt/m}``, for ``ω = 0, …, ⌊m/2⌋``
@@ -137,8 +148,6 @@ def fourier_spectrum(M, p: int, op: str, block: str = "cross") -> np.ndarray:
     >>> np.round(fourier_spectrum(np.outer(v, v), 5, "add"), 12).tolist()   # frequency 2 only
     [0.0, 0.0, 1.25]
     """
-    if block not in ("cross", "diag"):
-        raise ValueError(f"block must be 'cross' or 'diag', got {block!r}")
     Mr, m = _reorder(M, p, op)
     B = Mr[:m, m:] if block == "cross" else Mr[:m, :m]
     t = np.arange(m)
