@@ -39,7 +39,7 @@ import numpy as np
 
 import math
 
-from quadnet._validation import as_int, as_positive, as_rng, memory_guard
+from quadnet._validation import Integer, Real, Relation, Seed, memory_guard, validate_params
 from quadnet.features.fact import QuadraticNet
 from quadnet._linalg import random_orthogonal
 
@@ -68,6 +68,12 @@ class NFACounterexample:
     params: dict
 
 
+_POS = Real(0, None, closed="neither")
+#: The parameters of the construction shared by both functions.
+_SHAPE = {"quiet": Integer(1), "alpha": _POS, "A": _POS, "rho": _POS, "gamma": _POS}
+
+
+@validate_params({"s": _POS} | _SHAPE)
 def counterexample_prediction(s, *, quiet: int = 6, alpha: float = 0.1, A: float = 50.0,
                               rho: float = 16.0, gamma: float = 25.0) -> float:
     """Idealised ``cos(WᵀW, AGOP^s)`` of the construction (no shrinkage, ``Σ̂ = Σ``).
@@ -79,10 +85,7 @@ def counterexample_prediction(s, *, quiet: int = 6, alpha: float = 0.1, A: float
     >>> round(counterexample_prediction(1.0), 4)
     0.0207
     """
-    s = as_positive(s, "s")
-    K = as_int(quiet, "quiet", minimum=1)
-    alpha, A = as_positive(alpha, "alpha"), as_positive(A, "A")
-    rho, gamma = as_positive(rho, "rho"), as_positive(gamma, "gamma")
+    K = quiet
     # the cosine of u = (1/α, …, 1/α, γ/A) and v = (1, …, 1, g), g = (γ²ρ)^s, each scaled by
     # its largest entry in log space: finite for every positive finite argument (no overflow
     # of g, 1/α² or (γ/A)²)
@@ -102,6 +105,16 @@ _COUNTEREXAMPLE_MEMORY = memory_guard(("n", "quiet"),
                                       "nfa_counterexample")
 
 
+def _enough_samples(a: dict):
+    need = (a["quiet"] + 1) * (a["quiet"] + 2) // 2
+    return None if a["n"] >= need else f"n must be >= {need}, got {a['n']}"
+
+
+@validate_params({"seed": Seed(), "n": Integer()} | _SHAPE
+                 | {"lam": _POS, "init_scale": _POS},
+                 relations=[Relation(("n", "quiet"), _enough_samples,
+                                     "n >= (quiet + 1)(quiet + 2)/2"),
+                            _COUNTEREXAMPLE_MEMORY])
 def nfa_counterexample(seed=0, *, n: int = 400, quiet: int = 6, alpha: float = 0.1,
                        A: float = 50.0, rho: float = 16.0, gamma: float = 25.0,
                        lam: float = 1e-3, init_scale: float = 0.3) -> NFACounterexample:
@@ -116,13 +129,7 @@ def nfa_counterexample(seed=0, *, n: int = 400, quiet: int = 6, alpha: float = 0
     >>> ex.X.shape, ex.basis.shape
     ((40, 7), (7, 7))
     """
-    rng = as_rng(seed)
-    K = as_int(quiet, "quiet", minimum=1)
-    n = as_int(n, "n", minimum=(K + 1) * (K + 2) // 2)
-    alpha, A = as_positive(alpha, "alpha"), as_positive(A, "A")
-    rho, gamma = as_positive(rho, "rho"), as_positive(gamma, "gamma")
-    lam, init_scale = as_positive(lam, "lam"), as_positive(init_scale, "init_scale")
-    _COUNTEREXAMPLE_MEMORY({"n": n, "quiet": K})
+    rng, K = seed, quiet
     d = K + 1
     basis = random_orthogonal(d, rng)
     scale = np.ones(d)
