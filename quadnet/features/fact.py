@@ -50,14 +50,21 @@ from quadnet._linalg import psd_eigh as _psd_eigh
 from quadnet._linalg import psd_power as _psd_power
 from quadnet._linalg import sym
 from quadnet._validation import (
+    Array,
+    Converted,
     Instance,
+    Integer,
     Optional,
+    Real,
+    Relation,
+    Symmetric,
     _overflow_error,
     as_array,
     as_int,
     as_matrix,
     as_positive,
-    as_symmetric,
+    name_callable,
+    validate_params,
 )
 
 
@@ -136,6 +143,12 @@ class QuadraticNet:
     info: TrainInfo | None = field(default=None, compare=False)
 
     def __post_init__(self):
+        try:
+            self._check()
+        except (TypeError, ValueError) as exc:
+            raise name_callable(exc, "QuadraticNet") from None
+
+    def _check(self):
         _INFO.convert(self.info, "info", {})
         W = as_matrix(self.W, "W").copy()
         if W.shape[0] == 0 or W.shape[1] == 0:
@@ -182,11 +195,15 @@ class QuadraticNet:
         >>> float(QuadraticNet(np.eye(2)).with_params((2 * np.eye(2),)).W[0, 0])
         2.0
         """
-        W, = _param_tuple(params, 1)
-        W = as_matrix(W, "params[0]")
-        if W.shape[0] != self.width:
-            raise ValueError(f"params[0] must have {self.width} rows (one per output weight "
-                             f"a_j), got shape {W.shape}")
+        try:
+            W, = _param_tuple(params, 1)
+            W = as_matrix(W, "params[0]")
+            if W.shape[0] != self.width:
+                raise ValueError(f"params[0] must have {self.width} rows (one per output "
+                                 f"weight a_j), got shape {W.shape}")
+            _INFO.convert(info, "info", {})
+        except (TypeError, ValueError) as exc:
+            raise name_callable(exc, "QuadraticNet.with_params") from None
         return QuadraticNet(W, self.a, info)
 
 
@@ -221,6 +238,12 @@ class DeepLinearNet:
     info: TrainInfo | None = field(default=None, compare=False)
 
     def __post_init__(self):
+        try:
+            self._check()
+        except (TypeError, ValueError) as exc:
+            raise name_callable(exc, "DeepLinearNet") from None
+
+    def _check(self):
         _INFO.convert(self.info, "info", {})
         if isinstance(self.Ws, np.ndarray) or not hasattr(self.Ws, "__len__"):
             raise TypeError("Ws must be a sequence of matrices (Ws[0] is the first layer)")
@@ -274,12 +297,17 @@ class DeepLinearNet:
         >>> net.with_params((np.eye(2), 2 * np.ones((1, 2)))).P.tolist()
         [[2.0, 2.0]]
         """
-        Ws = _param_tuple(params, self.depth)
-        _INFO.convert(info, "info", {})
         try:
-            return DeepLinearNet(Ws, info)
+            Ws = _param_tuple(params, self.depth)
+            _INFO.convert(info, "info", {})
+            net = object.__new__(DeepLinearNet)
+            object.__setattr__(net, "Ws", Ws)
+            object.__setattr__(net, "info", info)
+            net._check()
         except (TypeError, ValueError) as exc:  # name the argument passed here
-            raise type(exc)(str(exc).replace("Ws[", "params[")) from exc
+            raise name_callable(type(exc)(str(exc).replace("Ws[", "params[")),
+                                "DeepLinearNet.with_params") from exc
+        return net
 
 
 # ----------------------------------------------------------------------------- checks
@@ -336,6 +364,25 @@ def _check_data(net, X, y) -> tuple[np.ndarray, np.ndarray]:
     return X, y
 
 
+#: A network argument.
+NET = Instance((QuadraticNet, DeepLinearNet), "a QuadraticNet or DeepLinearNet")
+_POS = Real(0, None, closed="neither")
+
+
+def _layer_in_range(a: dict):
+    """The relation of a ``layer`` argument: a layer of ``net``."""
+    net, layer = a["net"], a["layer"]
+    top = 0 if isinstance(net, QuadraticNet) else net.depth - 1
+    if layer > top:
+        kind = "a QuadraticNet has one trained layer (0)" if top == 0 else \
+            f"this DeepLinearNet has layers 0..{top}"
+        return f"layer must be in 0..{top}: {kind}; got {layer}"
+    return None
+
+
+_LAYER = [Relation(("net", "layer"), _layer_in_range, "layer is a layer of net (0 .. depth - 1)")]
+
+
 def _check_layer(net, layer) -> int:
     layer = as_int(layer, "layer", minimum=0)
     top = 0 if isinstance(net, QuadraticNet) else net.depth - 1
@@ -381,6 +428,7 @@ _DOC = {
 }
 
 
+@validate_params({"net": NET, "lam": _POS, "layer": Integer(0)}, relations=_LAYER)
 @fill(_DOC)
 def fact_matrix(net, X, y, lam, layer: int = 0) -> np.ndarray:
     r"""The FACT matrix of layer ``layer`` (Boix-Adsera, Mallinar, Simon & Belkin 2025).
@@ -419,9 +467,7 @@ def fact_matrix(net, X, y, lam, layer: int = 0) -> np.ndarray:
     array([[1., 0.],
            [0., 1.]])
     """
-    lam = as_positive(lam, "lam")
     X, y = _check_data(net, X, y)
-    layer = _check_layer(net, layer)
     r = _residuals(net, X, y)
     if isinstance(net, QuadraticNet):
         return _over_lam(-2.0 * net.Q @ _moment_C(X, r), lam, "fact_matrix")
@@ -429,6 +475,7 @@ def fact_matrix(net, X, y, lam, layer: int = 0) -> np.ndarray:
     return _over_lam(-(Wl.T @ A.T @ R @ B.T), lam, "fact_matrix")
 
 
+@validate_params({"net": NET, "lam": _POS, "layer": Integer(0)}, relations=_LAYER)
 def bfact_matrix(net, X, y, lam, layer: int = 0) -> np.ndarray:
     """bFACT of layer ``layer``: ``−(1/(nλ)) Σ_i (W h_i)(∇_{Wh} ℓ_i)ᵀ`` (quadnet theory §6).
 
@@ -442,9 +489,7 @@ def bfact_matrix(net, X, y, lam, layer: int = 0) -> np.ndarray:
     >>> bfact_matrix(QuadraticNet(np.eye(2)), X, y, 1.0).round(12).tolist()
     [[1.0, 0.0], [0.0, 1.0]]
     """
-    lam = as_positive(lam, "lam")
     X, y = _check_data(net, X, y)
-    layer = _check_layer(net, layer)
     r = _residuals(net, X, y)
     if isinstance(net, QuadraticNet):
         return _over_lam(-2.0 * (net.W @ _moment_C(X, r) @ net.W.T) * net.a[None, :], lam,
@@ -472,6 +517,7 @@ def _linear_parts(net: DeepLinearNet, layer: int, X, r):
     return A, Ws[layer], B, R
 
 
+@validate_params({"net": NET, "layer": Integer(0)}, relations=_LAYER)
 @fill(_DOC)
 def agop(net, X, layer: int = 0) -> np.ndarray:
     r"""Average gradient outer product with respect to the input of layer ``layer``.
@@ -507,9 +553,7 @@ def agop(net, X, layer: int = 0) -> np.ndarray:
     array([[2., 0.],
            [0., 2.]])
     """
-    _check_net(net)
     X = _check_X(X, net.d)
-    layer = _check_layer(net, layer)
     with np.errstate(over="ignore", invalid="ignore"):
         if isinstance(net, QuadraticNet):
             Q = net.Q
@@ -525,6 +569,15 @@ def agop(net, X, layer: int = 0) -> np.ndarray:
 # ----------------------------------------------------------------------------- comparisons
 
 
+def _same_shape(a: dict):
+    A, B = a["A"], a["B"]
+    if A.shape != B.shape:
+        return f"A and B must have the same shape, got {A.shape} and {B.shape}"
+    return None
+
+
+@validate_params({"A": Array(allow_empty=True), "B": Array(allow_empty=True)},
+                 relations=[Relation(("A", "B"), _same_shape, "A and B have the same shape")])
 def cosine(A, B) -> float:
     r"""Frobenius cosine of two arrays of the same shape (quadnet theory §0).
 
@@ -552,13 +605,10 @@ def cosine(A, B) -> float:
     >>> cosine(np.eye(2), np.array([[2.0, 0.0], [0.0, 2.0]]))
     1.0
     """
-    A = as_array(A, "A")
-    B = as_array(B, "B")
-    if A.shape != B.shape:
-        raise ValueError(f"A and B must have the same shape, got {A.shape} and {B.shape}")
     return _cosine(A, B)
 
 
+@validate_params({"G": Symmetric(), "s": _POS})
 def psd_power(G, s) -> np.ndarray:
     r"""``G^s`` of a symmetric positive semidefinite matrix, ``s > 0``.
 
@@ -594,18 +644,50 @@ def psd_power(G, s) -> np.ndarray:
     array([[2., 0.],
            [0., 3.]])
     """
-    G = as_symmetric(G, "G")
-    s = as_positive(s, "s")
     return _psd_power(G, s, name="G")
 
 
-def _pair(WtW, G) -> tuple[np.ndarray, np.ndarray]:
-    WtW = as_symmetric(WtW, "WtW")
-    G = as_symmetric(G, "G", WtW.shape[0])
+def _pair(a: dict):
+    """The relation of :func:`nfa_cosines` and :func:`best_nfa_power`."""
+    WtW, G = a["WtW"], a["G"]
+    n = WtW.shape[0]
+    if G.shape != (n, n):
+        return f"G must be ({n}, {n}), got shape {G.shape}"
     if not np.any(WtW):
-        raise ValueError("WtW is the zero matrix: its cosine with AGOP^s is undefined")
-    return WtW, G
+        return "WtW is the zero matrix: its cosine with AGOP^s is undefined"
+    return None
 
+
+_PAIR = {"WtW": Symmetric(), "G": Symmetric()}
+_PAIR_REL = Relation(("WtW", "G"), _pair, "G has the shape of WtW, and WtW is not zero")
+
+
+def _powers(a: dict):
+    powers = a["powers"]
+    if powers.size == 0:
+        return "powers must contain at least one power"
+    if np.any(powers <= 0):
+        return f"powers must be > 0, got min {powers.min():.3g}"
+    return None
+
+
+def _as_bounds(bounds, name: str) -> tuple[float, float]:
+    if isinstance(bounds, (str, bytes)) or not hasattr(bounds, "__len__") or len(bounds) != 2:
+        raise TypeError(f"{name} must be a pair (lo, hi) of positive numbers, got {bounds!r}")
+    lo, hi = (as_positive(b, name) for b in bounds)
+    if not lo < hi:
+        raise ValueError(f"{name} must satisfy lo < hi, got {bounds}")
+    return lo, hi
+
+
+_BOUNDS = Converted(_as_bounds, "a pair (lo, hi) of finite numbers 0 < lo < hi",
+                    bad=[("string", "ab"), ("None", None), ("one number", (0.5,)),
+                         ("non-positive", (0.0, 1.0)), ("reversed", (1.0, 0.5)),
+                         ("nan", (float("nan"), 1.0))])
+
+
+@validate_params(_PAIR | {"powers": Array(ndim=1, allow_empty=True)},
+                 relations=[_PAIR_REL, Relation(("powers",), _powers, "powers > 0, k >= 1")])
 
 def nfa_cosines(WtW, G, powers) -> np.ndarray:
     r"""``cos(WᵀW, AGOP^s)`` for each ``s`` in ``powers``: the NFA's prediction at power ``s``.
@@ -638,16 +720,11 @@ def nfa_cosines(WtW, G, powers) -> np.ndarray:
     >>> nfa_cosines(np.diag([2.0, 1.0]), G, [0.5, 1.0]).round(6)
     array([1.      , 0.976187])
     """
-    WtW, G = _pair(WtW, G)
-    powers = as_array(powers, "powers", ndim=1)
-    if powers.size == 0:
-        raise ValueError("powers must contain at least one power")
-    if np.any(powers <= 0):
-        raise ValueError(f"powers must be > 0, got min {powers.min():.3g}")
     w, V = _psd_eigh(G, name="G")   # one eigendecomposition serves every power
     return np.array([_cosine(WtW, _eigh_power(w, V, float(s), unit=True)) for s in powers])
 
 
+@validate_params(_PAIR | {"bounds": _BOUNDS}, relations=[_PAIR_REL])
 def best_nfa_power(WtW, G, bounds: tuple[float, float] = (0.02, 2.0)) -> tuple[float, float]:
     r"""``argmax_s cos(WᵀW, AGOP^s)`` over ``s`` in ``bounds``, and the maximal cosine.
 
@@ -684,12 +761,7 @@ def best_nfa_power(WtW, G, bounds: tuple[float, float] = (0.02, 2.0)) -> tuple[f
     """
     from scipy.optimize import minimize_scalar
 
-    WtW, G = _pair(WtW, G)
-    if isinstance(bounds, (str, bytes)) or not hasattr(bounds, "__len__") or len(bounds) != 2:
-        raise TypeError(f"bounds must be a pair (lo, hi) of positive numbers, got {bounds!r}")
-    lo, hi = (as_positive(b, "bounds") for b in bounds)
-    if not lo < hi:
-        raise ValueError(f"bounds must satisfy lo < hi, got {bounds}")
+    lo, hi = bounds
     w, V = _psd_eigh(G, name="G")
 
     def cos_at(s: float) -> float:   # one eigendecomposition serves every power
