@@ -33,12 +33,16 @@ from quadnet._docstrings import fill
 from quadnet._threads import single_threaded
 from quadnet._validation import (
     Boolean,
+    Integer,
+    IsCallable,
     NonFiniteResultError,
+    Optional,
     _extreme_arguments,
     as_array,
     as_int,
     as_positive,
     renamed_keyword,
+    validate_params,
 )
 from quadnet.dynamics import Trajectory
 
@@ -46,9 +50,11 @@ from quadnet.exceptions import ConvergenceWarning, DivergenceError, NotCriticalW
 from quadnet.features.fact import (
     DeepLinearNet,
     QuadraticNet,
+    NET,
+    _LAYER,
+    _POS,
     TrainInfo,
     _check_data,
-    _check_layer,
     _moment_C,
     bfact_matrix,
     cosine,
@@ -149,13 +155,17 @@ def _make_value_and_grad(net, X: np.ndarray, y: np.ndarray, lam: float):
     return vg
 
 
-def _prepare(net, X, y, lam):
+#: The table of the functions of a net, its data and its weight decay ``lam``; ``X`` and ``y``
+#: are checked against the net (:func:`quadnet.features.fact._check_data`) in the body.
+_NET_LAM = {"net": NET, "lam": _POS}
 
-    lam = as_positive(lam, "lam")
+
+def _prepare(net, X, y, lam):
     X, y = _check_data(net, X, y)
     return X, y, lam
 
 
+@validate_params(_NET_LAM)
 def objective_and_grad(net, X, y, lam) -> tuple[float, tuple[np.ndarray, ...]]:
     """``J`` and ``∇J``, the gradient as a tuple shaped like ``net.params()``.
 
@@ -180,6 +190,7 @@ def objective_and_grad(net, X, y, lam) -> tuple[float, tuple[np.ndarray, ...]]:
     return float(val), tuple(np.array(p) for p in _unflatten(g, _shapes(net)))
 
 
+@validate_params(_NET_LAM)
 def grad_norm_at(net, X, y, lam) -> float:
     """Euclidean norm of the full gradient ``∇_θ J`` at ``net``.
 
@@ -202,6 +213,8 @@ def grad_norm_at(net, X, y, lam) -> float:
     return norm
 
 
+@validate_params(_NET_LAM | {"gtol": _POS, "polish": Boolean(), "warn": Boolean(),
+                              "callback": Optional(IsCallable("callable"))})
 @fill(_DOC)
 def train(net, X, y, lam, *, gtol: float = 1e-9, max_iter: int | None = None,
           polish: bool = True, polish_max_iter: int | None = None, callback=None,
@@ -259,17 +272,13 @@ def train(net, X, y, lam, *, gtol: float = 1e-9, max_iter: int | None = None,
     >>> net.info.converged, net.info.grad_norm <= 1e-9
     (True, True)
     """
-    max_iter = renamed_keyword(max_iter, maxiter, "max_iter", "maxiter", "train", default=20000)
+    max_iter = renamed_keyword(max_iter, maxiter, "max_iter", "maxiter", "train", default=20000,
+                               stacklevel=4)
     polish_max_iter = renamed_keyword(polish_max_iter, polish_maxiter, "polish_max_iter",
-                                      "polish_maxiter", "train", default=200)
+                                      "polish_maxiter", "train", default=200, stacklevel=4)
     X, y, lam = _prepare(net, X, y, lam)
-    gtol = as_positive(gtol, "gtol")
     max_iter = as_int(max_iter, "max_iter", minimum=1)
     polish_max_iter = as_int(polish_max_iter, "polish_max_iter", minimum=0)
-    polish = Boolean().convert(polish, "polish", {})
-    warn = Boolean().convert(warn, "warn", {})
-    if callback is not None and not callable(callback):
-        raise TypeError(f"callback must be callable, got {type(callback).__name__}")
     with single_threaded(), np.errstate(over="ignore", invalid="ignore"):
         try:
             out = _train(net, X, y, lam, gtol, max_iter, polish, polish_max_iter, callback, warn)
@@ -339,7 +348,7 @@ def _train(net, X, y, lam, gtol, maxiter, polish, polish_maxiter, callback, warn
         warnings.warn(ConvergenceWarning(
             f"train stopped with ||grad J|| = {gnorm:.3e} > gtol = {gtol:.1e} after "
             f"{info.n_iter} iterations ({'; '.join(f'{m}: {k} it, |g|={v:.2e}' for m, k, v in stages)})",
-            gnorm), stacklevel=3)
+            gnorm), stacklevel=4)
     return net.with_params([np.array(p) for p in _unflatten(theta, shapes)], info)
 
 
@@ -434,6 +443,7 @@ class NetTrajectory(Trajectory):
         return self.steps[i], self.nets[i]
 
 
+@validate_params(_NET_LAM | {"steps": Integer(0), "record_every": Integer(1)})
 @fill(_DOC)
 def gd_path(net, X, y, lam, *, eta: float | None = None, steps: int, record_every: int = 1,
             lr: float | None = None) -> NetTrajectory:
@@ -477,11 +487,9 @@ def gd_path(net, X, y, lam, *, eta: float | None = None, steps: int, record_ever
     >>> [k for k, _ in path], bool(path.loss[-1] < path.loss[0])
     ([0, 2, 4], True)
     """
-    eta = renamed_keyword(eta, lr, "eta", "lr", "gd_path")
+    eta = renamed_keyword(eta, lr, "eta", "lr", "gd_path", stacklevel=4)
     X, y, lam = _prepare(net, X, y, lam)
     eta = as_positive(eta, "eta")
-    steps = as_int(steps, "steps", minimum=0)
-    record_every = as_int(record_every, "record_every", minimum=1)
     shapes = _shapes(net)
     vg = _make_value_and_grad(net, X, y, lam)
     theta = _flatten(net.params())
@@ -537,6 +545,7 @@ class FactReport:
     wtw_norm: float
 
 
+@validate_params(_NET_LAM | {"layer": Integer(0), "tol": _POS}, relations=_LAYER)
 def fact_identity(net, X, y, lam, layer: int = 0, *, tol: float = 1e-6) -> FactReport:
     """Measure FACT at ``net``: cosines, the error of ``WᵀW = FACT`` and its a-priori bound.
 
@@ -554,10 +563,7 @@ def fact_identity(net, X, y, lam, layer: int = 0, *, tol: float = 1e-6) -> FactR
     >>> rep.error <= rep.bound + 1e-15, round(rep.cos_fact, 12)
     (True, 1.0)
     """
-    lam = as_positive(lam, "lam")
-    tol = as_positive(tol, "tol")
     X, y = _check_data(net, X, y)
-    layer = _check_layer(net, layer)
     _, grads = objective_and_grad(net, X, y, lam)
     params = net.params()
     W, G = params[layer], grads[layer]
@@ -569,7 +575,7 @@ def fact_identity(net, X, y, lam, layer: int = 0, *, tol: float = 1e-6) -> FactR
     if gnorm > tol * lam * max(pnorm, np.finfo(float).tiny):
         warnings.warn(NotCriticalWarning(
             f"net is not near a critical point of J: ||grad J|| = {gnorm:.3e} > tol*lam*||theta|| "
-            f"= {tol * lam * pnorm:.3e}; FACT holds only at critical points", gnorm), stacklevel=2)
+            f"= {tol * lam * pnorm:.3e}; FACT holds only at critical points", gnorm), stacklevel=3)
     with np.errstate(over="ignore", invalid="ignore"):
         report = _fact_report(W, G, WtW, WWt, F, bF, gnorm, lam)
     if not all(math.isfinite(getattr(report, f)) for f in report.__dataclass_fields__):
