@@ -524,7 +524,11 @@ class AutogradLoss(Loss):
 
     def hessian_vector(self, Q, H) -> np.ndarray:
         Q = self._predictor(Q)
-        H = H if nested() else as_symmetric(H, "H", Q.shape[0])
+        if not nested():
+            try:
+                H = as_symmetric(H, "H", Q.shape[0])
+            except (TypeError, ValueError) as e:
+                raise name_method(e, self) from None
         return _sym(np.asarray(self._hvp(Q, H), dtype=float))
 
 

@@ -173,6 +173,20 @@ def _check_result(qualname: str, res, args: dict):
 _REWRITTEN = re.compile(r"^.*ǁ|__mutmut_\w+$")
 
 
+#: The prefix of a message that may name a callable (``"f: ..."``, ``"Class.method: ..."``,
+#: ``"f(): ..."``); it does when it is dotted, called, or the name of a validated callable
+#: (:data:`_VALIDATED`), e.g. the refusal of a nested validated call; ``"errs: ..."`` names an
+#: argument and is prefixed.
+_NAMED = re.compile(r"^([A-Za-z_][\w.]*)(\(\))?: ")
+#: The names (:func:`callable_name`) of the callables wrapped by :func:`validate_params`.
+_VALIDATED: set[str] = set()
+
+
+def _names_a_callable(exc: BaseException) -> bool:
+    m = _NAMED.match(exc.args[0]) if exc.args and isinstance(exc.args[0], str) else None
+    return m is not None and ("." in m[1] or m[2] is not None or m[1] in _VALIDATED)
+
+
 def name_method(exc: BaseException, owner, *, depth: int = 8) -> BaseException:
     """Prefix an inline argument check's error with the public method of ``owner`` that made
     it, ``"Class.method: ..."`` (:func:`name_callable`), in place.
@@ -455,6 +469,10 @@ def validate_params(constraints: dict, *, relations=(), finite_result: bool = Tr
                     raise
                 blame = values if varargs else {n: values[n] for n in order}
                 raise _linalg_failure(qualname, exc, blame) from exc
+            except (TypeError, ValueError) as exc:  # a refusal of the body's own checks
+                if not _names_a_callable(exc):
+                    name_callable(exc, qualname)
+                raise
             finally:
                 NESTED.reset(token)
             if finite_result and _nonfinite(res):  # the arguments in signature order
@@ -462,6 +480,7 @@ def validate_params(constraints: dict, *, relations=(), finite_result: bool = Tr
                               if bound is None else dict(bound.arguments))
             return res
 
+        _VALIDATED.add(callable_name(qualname))
         wrapper.__signature__ = sig
         wrapper.__quadnet_constraints__ = constraints
         wrapper.__quadnet_relations__ = relations

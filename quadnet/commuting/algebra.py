@@ -40,6 +40,7 @@ from quadnet._validation import (
     as_int,
     as_square,
     declare_params,
+    name_method,
     memory_guard,
     validate_params,
 )
@@ -142,7 +143,11 @@ class AlgebraBlocks:
         >>> cs.blocks.projector(0).tolist()
         [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 0.0]]
         """
-        Vk = self.basis[:, self.labels == as_int(k, "k", minimum=0, maximum=self.count - 1)]
+        try:
+            k = as_int(k, "k", minimum=0, maximum=self.count - 1)
+        except (TypeError, ValueError) as e:
+            raise name_method(e, self) from None
+        Vk = self.basis[:, self.labels == k]
         return Vk @ Vk.T
 
     @property
@@ -159,7 +164,7 @@ class AlgebraBlocks:
         >>> cs.blocks.block_means(np.array([1.0, 3.0, 5.0])).tolist()
         [2.0, 5.0]
         """
-        q = as_array(q, "q", ndim=1, shape=(len(self.labels),))
+        q = _vector(self, q, "q", len(self.labels))
         return np.bincount(self.labels, weights=q, minlength=self.count) / self.multiplicities
 
     def expand(self, qk) -> np.ndarray:
@@ -172,7 +177,7 @@ class AlgebraBlocks:
         >>> cs.blocks.expand(np.array([2.0, 5.0])).tolist()
         [2.0, 2.0, 5.0]
         """
-        qk = as_array(qk, "qk", ndim=1, shape=(self.count,))
+        qk = _vector(self, qk, "qk", self.count)
         return qk[self.labels]
 
 
@@ -324,6 +329,15 @@ _Q_VECTOR = {"q": Array(ndim=1, shape=("d",))}
 #: and their one documented parameter (a ``{{q}}`` line of their docstrings)
 _Q_DOC = {"q": """q : array_like, shape (d,)
     Spectral coordinates."""}
+
+
+def _vector(owner, q, name: str, n: int) -> np.ndarray:
+    """The inline check of a coordinate vector (``n`` finite reals), its refusal naming the
+    method of ``owner`` that was called."""
+    try:
+        return as_array(q, name, ndim=1, shape=(n,))
+    except (TypeError, ValueError) as e:
+        raise name_method(e, owner) from None
 
 
 def _finite(arg: str):
@@ -480,7 +494,7 @@ class CommutingSensing(Loss):
         >>> cs.to_matrix(np.array([1.0, 2.0])).tolist()
         [[1.0, 0.0], [0.0, 2.0]]
         """
-        q = as_array(q, "q", ndim=1, shape=(self.d,))
+        q = _vector(self, q, "q", self.d)
         return (self.basis * q) @ self.basis.T
 
     def spectral_coordinates(self, Q) -> np.ndarray:
@@ -534,7 +548,7 @@ class CommutingSensing(Loss):
         >>> cs.reduced_gradient(np.ones(2))
         array([0., 0.])
         """
-        return self._reduced_gradient(as_array(q, "q", ndim=1, shape=(self.d,)))
+        return self._reduced_gradient(_vector(self, q, "q", self.d))
 
     @declare_params(_Q_VECTOR)
     @_finite("q")
@@ -558,7 +572,7 @@ class CommutingSensing(Loss):
         >>> cs.reduced_loss(np.zeros(2))
         2.0
         """
-        return self._reduced_loss(as_array(q, "q", ndim=1, shape=(self.d,)))
+        return self._reduced_loss(_vector(self, q, "q", self.d))
 
     def _reduced_gradient(self, q: np.ndarray) -> np.ndarray:
         return self.spectra.T @ (self.spectra @ q - self.y) / self.m

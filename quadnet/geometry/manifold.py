@@ -605,6 +605,12 @@ class PSDQuotient(Manifold):
         except (RuntimeWarning, FloatingPointError, np.linalg.LinAlgError):
             return np.full(U.shape, np.nan)
 
+    def _as_rng(self, rng) -> np.random.Generator:
+        try:
+            return as_rng(rng, "rng", record=not nested())
+        except (TypeError, ValueError) as e:
+            raise name_method(e, self) from None
+
     def _point(self, U, name: str = "U") -> np.ndarray:
         if nested() and type(U) is np.ndarray and U.dtype == self._dtype:
             return U                     # checked once by the validated caller
@@ -1201,7 +1207,7 @@ class PSDQuotient(Manifold):
         >>> PSDQuotient(3, 2, seed=0).random_point().shape
         (3, 2)
         """
-        gen = self._rng if rng is None else as_rng(rng, "rng", record=not nested())
+        gen = self._rng if rng is None else self._as_rng(rng)
         return self._gaussian(gen) if self._complex else gen.standard_normal(self._shape)
 
     def _gaussian(self, gen: np.random.Generator) -> np.ndarray:
@@ -1233,7 +1239,7 @@ class PSDQuotient(Manifold):
         1.0
         """
         point = self._point(point, "point")
-        gen = self._rng if rng is None else as_rng(rng, "rng", record=not nested())
+        gen = self._rng if rng is None else self._as_rng(rng)
         fr = _k.frame(point, self.rank_rtol)
         xi = _k.horizontal_part(fr, self._gaussian(gen) if self._complex else
                                 gen.standard_normal(self._shape))

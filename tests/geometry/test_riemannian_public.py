@@ -82,16 +82,20 @@ def test_bures_wasserstein_hermitian_case_is_unitarily_invariant():
 def test_bures_wasserstein_refusals_name_the_cause():
     X = np.array([[0.0, 1.0], [1.0, 0.0]])
     Y = np.diag([1.0, 0.0])
-    with pytest.raises(ValueError, match="^Sigma must be symmetric positive definite$"):
+    with pytest.raises(ValueError, match="^bures_wasserstein_sectional_curvature: Sigma must be "
+                                         "symmetric positive definite$"):
         bures_wasserstein_sectional_curvature(np.diag([1.0, 0.0]), X, Y)
-    with pytest.raises(ValueError, match="^Sigma must be symmetric positive definite$"):
+    with pytest.raises(ValueError, match="^bures_wasserstein_sectional_curvature: Sigma must be "
+                                         "symmetric positive definite$"):
         bures_wasserstein_sectional_curvature(np.zeros((2, 2)), X, Y)
     S = np.diag([1.0, 4.0])
-    with pytest.raises(ValueError, match="^X is zero: the sectional curvature is undefined$"):
+    with pytest.raises(ValueError, match="^bures_wasserstein_sectional_curvature: X is zero: "
+                                         "the sectional curvature is undefined$"):
         bures_wasserstein_sectional_curvature(S, np.zeros((2, 2)), Y)
-    with pytest.raises(ValueError, match="^Y is zero: the sectional curvature is undefined$"):
+    with pytest.raises(ValueError, match="^bures_wasserstein_sectional_curvature: Y is zero: "
+                                         "the sectional curvature is undefined$"):
         bures_wasserstein_sectional_curvature(S, X, np.zeros((2, 2)))
-    with pytest.raises(ValueError, match="^X and Y are parallel: the sectional curvature is "
+    with pytest.raises(ValueError, match="^bures_wasserstein_sectional_curvature: X and Y are parallel: the sectional curvature is "
                                          "undefined$"):
         bures_wasserstein_sectional_curvature(S, X, -2.0 * X)
     assert bures_wasserstein_sectional_curvature(S, X, Y) == pytest.approx(0.48, rel=1e-12)
@@ -179,9 +183,11 @@ def test_ricci_form_is_bilinear_and_its_arguments_are_named():
     assert ricci_curvature(U, xi + U @ VERT, project=True) == pytest.approx(r_xx, rel=1e-12)
     assert ricci_curvature(U, xi, eta + U @ VERT, project=True) == pytest.approx(r_xe,
                                                                                  rel=1e-12)
-    with pytest.raises(ValueError, match=r"^xi is not horizontal at U: \|\|P_v\(xi\)\|\|"):
+    with pytest.raises(ValueError, match=r"^ricci_curvature: xi is not horizontal at U: "
+                                         r"\|\|P_v\(xi\)\|\|"):
         ricci_curvature(U, xi + U @ VERT)
-    with pytest.raises(ValueError, match=r"^eta is not horizontal at U: \|\|P_v\(eta\)\|\|"):
+    with pytest.raises(ValueError, match=r"^ricci_curvature: eta is not horizontal at U: "
+                                         r"\|\|P_v\(eta\)\|\|"):
         ricci_curvature(U, xi, eta + U @ VERT)
     with pytest.raises(ValueError, match="^ricci_curvature: eta given without xi$"):
         ricci_curvature(U, eta=eta)
@@ -240,9 +246,9 @@ def test_parallel_transport_arguments():
     V = parallel_transport(U, xi, v, 1.0)
     assert parallel_transport(U, xi + U @ VERT, v, 1.0, project=True) == pytest.approx(V)
     assert parallel_transport(U, xi, v + U @ VERT, 1.0, project=True) == pytest.approx(V)
-    with pytest.raises(ValueError, match=r"^xi is not horizontal at U"):
+    with pytest.raises(ValueError, match=r"^parallel_transport: xi is not horizontal at U"):
         parallel_transport(U, xi + U @ VERT, v, 1.0)
-    with pytest.raises(ValueError, match=r"^v is not horizontal at U"):
+    with pytest.raises(ValueError, match=r"^parallel_transport: v is not horizontal at U"):
         parallel_transport(U, xi, v + U @ VERT, 1.0)
     zero = parallel_transport(U, xi, np.zeros((3, 2)), 1.0)
     assert zero.shape == (3, 2) and not zero.any()

@@ -83,7 +83,7 @@ def test_default_preconditioner_is_none_and_checks_u():
 
 def test_strict_spectral_start_refuses_a_deficient_matrix():
     p = _deficient()
-    msg = (r"^spectral initialiser: T\^-1\(M\) has only 1 positive eigenvalue\(s\) among its "
+    msg = (r"^ComplexGaussianSensing\.spectral_init: spectral initialiser: T\^-1\(M\) has only 1 positive eigenvalue\(s\) among its "
            r"top r = 2; the measurements do not determine a rank-2 start "
            r"\(pass strict=False to pad\)$")
     with pytest.raises(ValueError, match=msg):
@@ -115,7 +115,7 @@ def test_recover_refuses_optimal_preprocessing_without_more_rows_than_columns():
     """``recover``'s table accepts ``preprocessing="optimal"``; the complex spectral start
     (called inside it, where its own table is skipped) refuses ``m <= d`` by name."""
     p = GaussianSensing.random(6, 1, 6, seed=0, field="complex")
-    with pytest.raises(ValueError, match=r"^preprocessing='optimal' needs m > d \(delta = "
+    with pytest.raises(ValueError, match=r"^recover: preprocessing='optimal' needs m > d \(delta = "
                                          r"m/d = 6/6 <= 1: .*use preprocessing='identity'$"):
         recover(p, 1, preprocessing="optimal")
 

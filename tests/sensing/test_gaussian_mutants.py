@@ -111,7 +111,7 @@ def test_recover_refuses_optimal_preprocessing_on_a_real_design():
     """``recover``'s table accepts ``preprocessing="optimal"``; the real spectral start (called
     inside it, where its own table is skipped) refuses it by name."""
     p = GaussianSensing.random(6, 1, 60, seed=0)
-    with pytest.raises(ValueError, match=r"^preprocessing='optimal' \(Luo, Alghamdi & Lu 2019\) "
+    with pytest.raises(ValueError, match=r"^recover: preprocessing='optimal' \(Luo, Alghamdi & Lu 2019\) "
                                          r"is implemented for complex Gaussian designs "
                                          r"\(field='complex'\); a real design takes "
                                          r"preprocessing='identity'$"):

@@ -41,7 +41,7 @@ def test_a_factor_exactly_at_the_rank_threshold_is_refused_by_name():
     np.testing.assert_array_equal(np.linalg.svd(U, compute_uv=False), [s0, 0.5, s1])
     with warnings.catch_warnings():
         warnings.simplefilter("error")                # the refusal alone, no warning with it
-        with pytest.raises(ValueError, match=r"^U is numerically rank deficient: "
+        with pytest.raises(ValueError, match=r"^PopulationInverse: U is numerically rank deficient: "
                                              r"sigma_min/sigma_max = 1\.000e-10 <= 1e-10; the "
                                              r"population inverse needs full column rank$"):
             PopulationInverse(U)

@@ -140,7 +140,7 @@ def test_inverse_refuses_a_factor_whose_squares_leave_float64():
     # singular values 1e158..1e160: g = s^2 overflows; the message gives the singular range
     W, _ = np.linalg.qr(np.random.default_rng(0).standard_normal((5, 3)))
     U = W * np.array([1e160, 1e159, 1e158])
-    with pytest.raises(ValueError, match=r"^U has singular values in \[1e\+158, 1e\+160\]: "
+    with pytest.raises(ValueError, match=r"^PopulationInverse: U has singular values in \[1e\+158, 1e\+160\]: "
                                          r"their squares .* leave the float64 range; rescale U$"):
         PopulationInverse(U)
     with pytest.raises(ValueError, match=r"U has singular values in \[1e\+158, 1e\+160\]"):

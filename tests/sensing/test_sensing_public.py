@@ -93,7 +93,7 @@ def test_spectral_init_pads_or_refuses_a_deficient_moment_matrix():
     assert lam[0] > 0 > lam[1]
     msg = (r"spectral initialiser: T\^-1\(M\) has only 1 positive eigenvalue\(s\) among its "
            r"top r = 2; the measurements do not determine a rank-2 start")
-    with pytest.raises(ValueError, match="^" + msg + r" \(pass strict=False to pad\)$"):
+    with pytest.raises(ValueError, match=r"^GaussianSensing\.spectral_init: " + msg + r" \(pass strict=False to pad\)$"):
         p.spectral_init(2)
     with pytest.raises(ValueError, match=r"\(pass strict=False to pad\)$"):
         spectral_init(p, 2)
