@@ -30,18 +30,21 @@ import numpy as np
 
 from quadnet._linalg import psd_power, sym
 from quadnet._validation import (
+    Array,
     Boolean,
     Integer,
     Optional,
     Options,
     Real,
+    Relation,
     Seed,
     as_array,
-    as_int,
     as_matrix,
-    as_positive,
     as_rng,
     fit_context,
+    name_callable,
+    name_method,
+    validate_params,
 )
 from quadnet._validation import (
     NonFiniteResultError,
@@ -113,37 +116,46 @@ class Dataset(_DatasetFields):
     >>> Dataset(np.ones((3, 2)), np.ones(3), np.ones((2, 2)), np.ones(4), {})
     Traceback (most recent call last):
         ...
-    ValueError: y_test must have one row per row of X_test: got 4 rows for 2 inputs
+    ValueError: Dataset: y_test must have one row per row of X_test: got 4 rows for 2 inputs
     """
 
     __slots__ = ()
 
     def __new__(cls, X_train, y_train, X_test, y_test, info=None):
-        X_train = as_matrix(X_train, "X_train")
-        X_test = as_matrix(X_test, "X_test", allow_empty=True)
-        if X_test.shape[1] != X_train.shape[1]:
-            raise ValueError(f"X_test must have the {X_train.shape[1]} columns of X_train, got "
-                             f"shape {X_test.shape}")
-        ys = []
-        for name, y, X, xname in (("y_train", y_train, X_train, "X_train"),
-                                  ("y_test", y_test, X_test, "X_test")):
-            arr = as_array(y, name)
-            if arr.ndim == 1:
-                arr = arr[:, None]
-            if arr.ndim != 2:
-                raise ValueError(f"{name} must be 1- or 2-dimensional, got shape {arr.shape}")
-            if arr.shape[0] != X.shape[0]:
-                raise ValueError(f"{name} must have one row per row of {xname}: got "
-                                 f"{arr.shape[0]} rows for {X.shape[0]} inputs")
-            ys.append(arr)
-        if ys[0].shape[1] != ys[1].shape[1]:
-            raise ValueError(f"y_test must have the {ys[0].shape[1]} columns of y_train, got "
-                             f"{ys[1].shape[1]}")
-        if info is None:
-            info = {}
-        if not isinstance(info, dict):
-            raise TypeError(f"info must be a dict, got {type(info).__name__}")
-        return super().__new__(cls, X_train, ys[0], X_test, ys[1], info)
+        try:
+            fields = _dataset_fields(X_train, y_train, X_test, y_test, info)
+        except (TypeError, ValueError) as exc:
+            raise name_callable(exc, "Dataset") from None
+        return super().__new__(cls, *fields)
+
+
+def _dataset_fields(X_train, y_train, X_test, y_test, info) -> tuple:
+    """The checked fields of a :class:`Dataset`."""
+    X_train = as_matrix(X_train, "X_train")
+    X_test = as_matrix(X_test, "X_test", allow_empty=True)
+    if X_test.shape[1] != X_train.shape[1]:
+        raise ValueError(f"X_test must have the {X_train.shape[1]} columns of X_train, got "
+                         f"shape {X_test.shape}")
+    ys = []
+    for name, y, X, xname in (("y_train", y_train, X_train, "X_train"),
+                              ("y_test", y_test, X_test, "X_test")):
+        arr = as_array(y, name)
+        if arr.ndim == 1:
+            arr = arr[:, None]
+        if arr.ndim != 2:
+            raise ValueError(f"{name} must be 1- or 2-dimensional, got shape {arr.shape}")
+        if arr.shape[0] != X.shape[0]:
+            raise ValueError(f"{name} must have one row per row of {xname}: got "
+                             f"{arr.shape[0]} rows for {X.shape[0]} inputs")
+        ys.append(arr)
+    if ys[0].shape[1] != ys[1].shape[1]:
+        raise ValueError(f"y_test must have the {ys[0].shape[1]} columns of y_train, got "
+                         f"{ys[1].shape[1]}")
+    if info is None:
+        info = {}
+    if not isinstance(info, dict):
+        raise TypeError(f"info must be a dict, got {type(info).__name__}")
+    return X_train, ys[0], X_test, ys[1], info
 
 
 _OPS = {
@@ -177,6 +189,23 @@ _PARITY_MEMORY = memory_guard(("d", "n", "n_test"),
                               "sparse_parity")
 
 
+def _fraction_in_unit(a: dict):
+    frac = a["train_fraction"]
+    return None if frac < 1 else f"train_fraction must lie in (0, 1), got {frac}"
+
+
+def _div_needs_prime(a: dict):
+    p = a["p"]
+    return f"op='div' needs a prime p, got p={p}" if a["op"] == "div" and not _is_prime(p) \
+        else None
+
+
+@validate_params({"p": Integer(2), "op": Options(*_OPS),
+                  "train_fraction": Real(0, None, closed="neither"), "seed": Seed()},
+                 relations=[Relation(("train_fraction",), _fraction_in_unit,
+                                     "train_fraction in (0, 1)"),
+                            _MODULAR_MEMORY,
+                            Relation(("p", "op"), _div_needs_prime, "p prime for op='div'")])
 def modular_arithmetic(p: int, op: str = "add", train_fraction: float = 0.5, *,
                        seed: int | np.random.Generator = 0) -> Dataset:
     r"""Modular arithmetic with one-hot inputs (Boix-Adsera, Mallinar, Simon & Belkin 2025, §6 of
@@ -214,16 +243,7 @@ def modular_arithmetic(p: int, op: str = "add", train_fraction: float = 0.5, *,
     >>> bool((ds.X_train.sum(axis=1) == 2).all())     # two one-hot blocks
     True
     """
-    p = as_int(p, "p", minimum=2)
-    if op not in _OPS:
-        raise ValueError(f"op must be one of {sorted(_OPS)}, got {op!r}")
-    frac = as_positive(train_fraction, "train_fraction")
-    if not 0 < frac < 1:
-        raise ValueError(f"train_fraction must lie in (0, 1), got {train_fraction}")
-    _MODULAR_MEMORY({"p": p})
-    if op == "div" and not _is_prime(p):
-        raise ValueError(f"op='div' needs a prime p, got p={p}")
-    rng = as_rng(seed)
+    frac, rng = train_fraction, seed
     a, b = (g.ravel() for g in np.meshgrid(np.arange(p), np.arange(p), indexing="ij"))
     if op == "div":
         a, b = a[b != 0], b[b != 0]
@@ -243,6 +263,13 @@ def modular_arithmetic(p: int, op: str = "add", train_fraction: float = 0.5, *,
     return Dataset(X[tr], Y[tr], X[te], Y[te], info)
 
 
+def _support_fits(a: dict):
+    return None if a["k"] <= a["d"] else f"k must be <= {a['d']}, got {a['k']}"
+
+
+@validate_params({"d": Integer(1), "k": Integer(1), "n": Integer(1), "n_test": Integer(1),
+                  "seed": Seed()},
+                 relations=[Relation(("k", "d"), _support_fits, "k <= d"), _PARITY_MEMORY])
 def sparse_parity(d: int, k: int, n: int, *, n_test: int = 2000,
                   seed: int | np.random.Generator = 0) -> Dataset:
     r"""Sparse parity: ``x`` uniform on ``{±1}^d``, ``y = prod_{j in S} x_j`` for a uniformly
@@ -279,12 +306,7 @@ def sparse_parity(d: int, k: int, n: int, *, n_test: int = 2000,
     >>> bool(np.array_equal(ds.y_train[:, 0], ds.X_train[:, S].prod(axis=1)))
     True
     """
-    d = as_int(d, "d", minimum=1)
-    k = as_int(k, "k", minimum=1, maximum=d)
-    n = as_int(n, "n", minimum=1)
-    n_test = as_int(n_test, "n_test", minimum=1)
-    _PARITY_MEMORY({"d": d, "n": n, "n_test": n_test})
-    rng = as_rng(seed)
+    rng = seed
     support = np.sort(rng.choice(d, size=k, replace=False))
     X = rng.choice(np.array([-1.0, 1.0]), size=(n + n_test, d))
     y = np.prod(X[:, support], axis=1, keepdims=True)
@@ -319,6 +341,17 @@ def _circulant_energy(B: np.ndarray) -> float:
     return float(np.sum(sums**2) / p)
 
 
+def _circulant_blocks(a: dict):
+    M, p = a["M"], a["p"]
+    d = M.shape[0]
+    if M.shape != (d, d):
+        return f"M must be square, got shape {M.shape}"
+    p = d // 2 if p is None else p
+    return None if 2 * p == d else f"M must be 2p x 2p for p={p}, got shape {M.shape}"
+
+
+@validate_params({"M": Array(ndim=2), "p": Optional(Integer(1))},
+                 relations=[Relation(("M", "p"), _circulant_blocks, "M is 2p x 2p")])
 def block_circulant_score(M, p: int | None = None) -> float:
     """How block-circulant ``M`` is: the fraction of the Frobenius energy of ``M`` that lies in
     matrices whose four ``p × p`` blocks are circulant (constant along ``(i − j) mod p``), after
@@ -334,13 +367,7 @@ def block_circulant_score(M, p: int | None = None) -> float:
     >>> block_circulant_score(np.eye(4), 2)
     0.0
     """
-    M = as_matrix(M, "M")
-    d = M.shape[0]
-    if M.shape != (d, d):
-        raise ValueError(f"M must be square, got shape {M.shape}")
-    p = d // 2 if p is None else as_int(p, "p", minimum=1)
-    if 2 * p != d:
-        raise ValueError(f"M must be 2p x 2p for p={p}, got shape {M.shape}")
+    p = M.shape[0] // 2 if p is None else p
     Mt = M - np.diag(np.diag(M))
     scale = float(np.max(np.abs(Mt))) if Mt.size else 0.0
     if scale > 0:  # the score is scale invariant; this keeps the squares finite for any M
@@ -695,6 +722,29 @@ class RecursiveFeatureMachine:
         >>> bool(es.history_["val_mse"][es.best_iter_] == min(es.history_["val_mse"]))
         True
         """
+        try:
+            X, Y, X_val, Y_val, has_val, p = self._fit_arguments(X, Y, X_val, Y_val, callback)
+        except (TypeError, ValueError) as exc:
+            raise name_method(exc, self) from None
+        args = {"X": X, "Y": Y, "ridge": float(self.ridge), "bandwidth": float(self.bandwidth)}
+        try:
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                return self._fit_checked(X, Y, X_val, Y_val, has_val, p, callback)
+        except _Overflow as exc:
+            raise _nonfinite_error("RecursiveFeatureMachine.fit: the kernel fit (coefficients, "
+                                   "predictions or FACT matrix)", args) from exc
+        except _ZeroTrace as exc:
+            scales = ", ".join(f"max |{k}| = {float(np.max(np.abs(v))):.3g}"
+                               for k, v in args.items() if k in ("X", "Y"))
+            raise DegenerateFeaturesError(
+                f"RecursiveFeatureMachine.fit: {exc} ({scales}, ridge = {self.ridge:g}); X and "
+                f"Y must not be zero or numerically tiny, and ridge must not swamp the kernel "
+                f"matrix (entries of order 1)") from exc
+        except np.linalg.LinAlgError as exc:
+            raise _linalg_failure("RecursiveFeatureMachine.fit", exc, args) from exc
+
+    def _fit_arguments(self, X, Y, X_val, Y_val, callback) -> tuple:
+        """The checked arguments of :meth:`fit`: ``(X, Y, X_val, Y_val, has_val, p)``."""
         if callback is not None and not callable(callback):
             raise TypeError(f"callback must be callable, got {type(callback).__name__}")
         X = as_matrix(X, "X")
@@ -719,22 +769,7 @@ class RecursiveFeatureMachine:
             p = d // 2 if d % 2 == 0 and d >= 2 else 0
         if p and 2 * p != d:
             raise ValueError(f"block_size={p} needs d = 2 * block_size, got d={d}")
-        args = {"X": X, "Y": Y, "ridge": float(self.ridge), "bandwidth": float(self.bandwidth)}
-        try:
-            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-                return self._fit_checked(X, Y, X_val, Y_val, has_val, p, callback)
-        except _Overflow as exc:
-            raise _nonfinite_error("RecursiveFeatureMachine.fit: the kernel fit (coefficients, "
-                                   "predictions or FACT matrix)", args) from exc
-        except _ZeroTrace as exc:
-            scales = ", ".join(f"max |{k}| = {float(np.max(np.abs(v))):.3g}"
-                               for k, v in args.items() if k in ("X", "Y"))
-            raise DegenerateFeaturesError(
-                f"RecursiveFeatureMachine.fit: {exc} ({scales}, ridge = {self.ridge:g}); X and "
-                f"Y must not be zero or numerically tiny, and ridge must not swamp the kernel "
-                f"matrix (entries of order 1)") from exc
-        except np.linalg.LinAlgError as exc:
-            raise _linalg_failure("RecursiveFeatureMachine.fit", exc, args) from exc
+        return X, Y, X_val, Y_val, has_val, p
 
     def _fit_checked(self, X, Y, X_val, Y_val, has_val, p, callback):
         """The RFM loop of :meth:`fit` on checked arguments."""
@@ -805,6 +840,22 @@ class RecursiveFeatureMachine:
         return self
 
     # -- prediction --------------------------------------------------------------------------
+    def _inputs(self, X) -> np.ndarray:
+        """``X`` checked against the fitted input width, refused in the name of the public
+        method that was called."""
+        try:
+            return as_matrix(X, "X", shape=(None, self.n_features_in_))
+        except (TypeError, ValueError) as exc:
+            raise name_method(exc, self) from None
+
+    def _inputs_targets(self, X, Y) -> tuple[np.ndarray, np.ndarray]:
+        """``X`` and ``Y`` of :meth:`score` and :meth:`accuracy`, refused in their name."""
+        try:
+            X = as_matrix(X, "X")
+            return X, self._targets(X, Y, "Y", fitted=True)
+        except (TypeError, ValueError) as exc:
+            raise name_method(exc, self) from None
+
     def _check_fitted(self) -> None:
         if not hasattr(self, "coef_"):
             raise RuntimeError("this RecursiveFeatureMachine is not fitted yet; call fit first")
@@ -821,7 +872,7 @@ class RecursiveFeatureMachine:
         (13, 5)
         """
         self._check_fitted()
-        X = as_matrix(X, "X", shape=(None, self.n_features_in_))
+        X = self._inputs(X)
         return self._predict_checked(X, "X")
 
     def _predict_checked(self, X: np.ndarray, name: str) -> np.ndarray:
@@ -843,14 +894,14 @@ class RecursiveFeatureMachine:
         >>> rfm.score(ds.X_train, ds.y_train)       # ridgeless: interpolates
         1.0
         """
-        X = as_matrix(X, "X")
-        Y = self._targets(X, Y, "Y", fitted=True)
+        X, Y = self._inputs_targets(X, Y)
         P = self.predict(X)
         with np.errstate(over="ignore", invalid="ignore"):
             ss_res = np.sum((Y - P) ** 2, axis=0)
             ss_tot = np.sum((Y - Y.mean(axis=0)) ** 2, axis=0)
         if np.any(ss_tot == 0):
-            raise ValueError("score: a target column of Y is constant, R² is undefined")
+            raise ValueError("RecursiveFeatureMachine.score: a target column of Y is constant, "
+                             "R² is undefined")
         if not (_finite(ss_res, ss_tot)):
             raise _nonfinite_error("RecursiveFeatureMachine.score: the sum of squares",
                                    {"X": X, "Y": Y})
@@ -866,8 +917,7 @@ class RecursiveFeatureMachine:
         >>> rfm.accuracy(ds.X_train, ds.y_train)
         1.0
         """
-        X = as_matrix(X, "X")
-        Y = self._targets(X, Y, "Y", fitted=True)
+        X, Y = self._inputs_targets(X, Y)
         return accuracy(self.predict(X), Y)
 
     def features(self, X) -> np.ndarray:
@@ -881,6 +931,6 @@ class RecursiveFeatureMachine:
         (13, 10)
         """
         self._check_fitted()
-        X = as_matrix(X, "X", shape=(None, self.n_features_in_))
+        X = self._inputs(X)
         return X @ psd_power(sym(self.M_), 0.5, name="M_")
 
