@@ -20,8 +20,8 @@ import warnings
 
 import numpy as np
 
-from quadnet._validation import (Integer, Optional, Real, Relation, as_int, as_positive,
-                                 memory_guard, validate_params)
+from quadnet._validation import (Integer, Optional, Options, Real, Relation, as_int,
+                                 as_positive, memory_guard, validate_params)
 from quadnet.commuting.algebra import random_commuting_instance
 from quadnet.commuting.bregman import bregman_projection, min_trace_solution
 from quadnet.exceptions import DivergenceError, SpectralInitWarning
@@ -93,6 +93,24 @@ def quotient_gd_cell(d: int, r: int, eta_scale: float, trial: int, steps: int,
     return {"eta": eta, "final_loss": float(traj.loss[-1]), "rel_dist": rel, "diverged": False}
 
 
+def _r_le_d(args) -> str | None:
+    return None if args["r"] <= args["d"] else f"r must be <= {args['d']}, got {args['r']}"
+
+
+#: The memory guard of the sensing instance a cell draws (that of ``GaussianSensing.random``,
+#: whose own checks a validated cell skips).
+_SENSING_MEMORY = GaussianSensing.random.__quadnet_relations__[1]
+#: The starts and methods of a sensing cell: those of :func:`recover` (a cell stores scalars, so
+#: no start array) and the convex baseline ``"sdp"``.
+_INIT = Options("spectral", "small")
+_METHOD = Options(*recover.__quadnet_constraints__["method"].choices, "sdp")
+_SIZES = {"d": Integer(1), "r": Integer(1)}
+
+
+@validate_params(_SIZES | {"m": Integer(1), "trial": Integer(0), "init": _INIT,
+                           "method": _METHOD, "seed": Integer(0),
+                           "restarts": recover.__quadnet_constraints__["restarts"]},
+                 relations=[Relation(("r", "d"), _r_le_d, "``r <= d``"), _SENSING_MEMORY])
 def phase_transition_cell(d: int, r: int, m: int, trial: int, init: str = "spectral",
                           method: str = "lbfgs", seed: int = 0, *, restarts: int = 0) -> dict:
     """One trial of the phase-transition sweep; a pure function of its arguments.
@@ -109,13 +127,7 @@ def phase_transition_cell(d: int, r: int, m: int, trial: int, init: str = "spect
     ``converged``, ``diverged``, ``success_tol`` and ``kappa = sigma_1(Q*) / sigma_r(Q*)``.
     Budget: ``CELL_MAX_ITER`` iterations per run.
     """
-    d = as_int(d, "d", minimum=1)
-    r = as_int(r, "r", minimum=1, maximum=d)
-    m = as_int(m, "m", minimum=1)
-    trial = as_int(trial, "trial", minimum=0)
-    seed = as_int(seed, "seed", minimum=0)
     prob = GaussianSensing.random(d, r, m, seed=[seed, d, r, m, trial])
-    restarts = as_int(restarts, "restarts", minimum=0)
     out = {"d": d, "r": r, "m": m, "trial": trial, "init": init, "method": method, "seed": seed,
            "restarts": restarts, "n_h": horizontal_dimension(d, r)}
     diverged, tol = False, SUCCESS_TOL
@@ -218,16 +230,18 @@ register_sweep(Sweep(
 ))
 
 
+@validate_params(_SIZES | {"ratio": Real(0, None, closed="neither"), "trial": Integer(0),
+                           "init": _INIT, "method": _METHOD, "seed": Integer(0)},
+                 relations=[Relation(("r", "d"), _r_le_d, "``r <= d``")])
 def recovery_sweep_cell(d: int, r: int, ratio: float, trial: int, init: str, method: str,
                   seed: int) -> dict[str, Scalar]:
     """One trial of the sensing phase transition (quadnet theory §4) with ``m = round(ratio n_h)``
     measurements, ``n_h = dr - r(r-1)/2``: :func:`phase_transition_cell`
     (imported here, lazily). The instance depends on ``(seed, d, r, m, trial)`` only, so every
     init and method of a trial sees the same data."""
-    d = as_int(d, "d", minimum=1)
-    r = as_int(r, "r", minimum=1, maximum=d)
     n_h = horizontal_dimension(d, r)
-    m = max(1, round(as_positive(ratio, "ratio") * n_h))
+    m = max(1, round(ratio * n_h))
+    _SENSING_MEMORY({"d": d, "r": r, "m": m})   # the nested cell skips its checks
     out = phase_transition_cell(d, r, m, trial, init=init, method=method, seed=seed)
     return {"m": m, **{k: out[k] for k in _RECOVERY_RESULTS[1:]}}
 
