@@ -50,7 +50,8 @@ from pathlib import Path
 from typing import Any
 
 from quadnet.harness._store import RESULTS, Store, SweepStoreError
-from quadnet._validation import Boolean, Instance, Integer, as_int, validate_params
+from quadnet._validation import (Boolean, Instance, Integer, as_int, name_callable,
+                                 validate_params)
 from quadnet.harness._constraints import Grid
 from quadnet.harness._registry import registry
 
@@ -216,11 +217,20 @@ def available_sweeps() -> list[str]:
 
 def get_sweep(name: str) -> Sweep:
     """The registered sweep ``name``; ``ValueError`` listing the available ones otherwise."""
+    try:
+        return _lookup_sweep(name, "name")
+    except (TypeError, ValueError) as exc:
+        raise name_callable(exc, "get_sweep") from None
+
+
+def _lookup_sweep(name: str, arg: str) -> Sweep:
+    """The registered sweep ``name`` (the argument ``arg``; refusals not yet prefixed with the
+    public callable)."""
     if not isinstance(name, str):
-        raise TypeError(f"name must be a sweep name (str), got {type(name).__name__}")
+        raise TypeError(f"{arg} must be a sweep name (str), got {type(name).__name__}")
     sweep = registry.get_sweep(name)
     if sweep is None:
-        raise ValueError(f"name: unknown sweep {name!r}; available: "
+        raise ValueError(f"{arg}: unknown sweep {name!r}; available: "
                          f"{', '.join(available_sweeps())}")
     sweep.cell_function()  # a clear error now rather than in every worker
     return sweep
@@ -341,7 +351,7 @@ def sweep_cells(sweep: Sweep | str, *, quick: bool = False, seed: int = 0,
     ``grid`` replaces some axes of the quick or full grid (e.g. ``{"d": (20, 40)}``); an
     unknown axis name or a bad axis value is a ``ValueError`` naming it.
     """
-    sweep = get_sweep(sweep) if isinstance(sweep, str) else sweep
+    sweep = _lookup_sweep(sweep, "sweep") if isinstance(sweep, str) else sweep
     axes = _axes(sweep, quick, grid)
     keys = sweep.seed_keys if sweep.seed_keys is not None else tuple(axes)
     unknown = [k for k in keys if k not in axes]
@@ -893,28 +903,21 @@ def run_sweep(name: str | Sweep, store, *, quick: bool = False, seed: int = 0, w
               "script (no `if __name__ == \"__main__\":` guard); this worker exits.",
               file=sys.stderr, flush=True)
         raise SystemExit(1)
-    if start_method is not None and start_method not in ("fork", "spawn", "forkserver"):
-        raise ValueError(f"start_method must be 'fork', 'spawn' or 'forkserver', got "
-                         f"{start_method!r}")
-    sweep = name if isinstance(name, Sweep) else get_sweep(name)
-    sweep.cell_function()  # a missing module is reported here, not in every worker
-    workers = as_int(workers, "workers", minimum=0)
-    if dask_local is not None and scheduler is not None:
-        raise ValueError("give at most one of dask_local and scheduler")
-    if dask_local is not None:
-        dask_local = as_int(dask_local, "dask_local", minimum=1)
-    if scheduler is not None and (not isinstance(scheduler, str) or not scheduler):
-        raise ValueError(f"scheduler must be an address such as 'tcp://host:8786', "
-                         f"got {scheduler!r}")
-    if chunk is not None:
-        chunk = as_int(chunk, "chunk", minimum=1)
+    try:
+        sweep, workers, dask_local, chunk = _run_arguments(name, workers, dask_local, scheduler,
+                                                           chunk, start_method)
+    except (TypeError, ValueError) as exc:
+        raise name_callable(exc, "run_sweep") from None
     cells = sweep_cells(sweep, quick=quick, seed=seed, grid=grid)
     # everything is checked before the store is touched: a refused run leaves nothing behind
     if dask_local is not None or scheduler is not None:
         _require_dask()
-    if scheduler is not None:
-        _probe_scheduler(scheduler)
-    check_store_path(store)
+    try:
+        if scheduler is not None:
+            _probe_scheduler(scheduler)
+        check_store_path(store)
+    except (TypeError, ValueError) as exc:
+        raise name_callable(exc, "run_sweep") from None
     st = Store.open(store, _manifest(sweep, quick, seed, cells, grid))
     done = st.finished(cells)
     todo = [(i, c) for i, c in enumerate(cells) if i not in done]
@@ -937,10 +940,32 @@ def run_sweep(name: str | Sweep, store, *, quick: bool = False, seed: int = 0, w
     return SweepReport(Path(store), len(cells), skipped, len(todo), out, backend)
 
 
+def _run_arguments(name, workers, dask_local, scheduler, chunk, start_method) -> tuple:
+    """The checked arguments of :func:`run_sweep` before its cells: ``(sweep, workers,
+    dask_local, chunk)``."""
+    if start_method is not None and start_method not in ("fork", "spawn", "forkserver"):
+        raise ValueError(f"start_method must be 'fork', 'spawn' or 'forkserver', got "
+                         f"{start_method!r}")
+    sweep = name if isinstance(name, Sweep) else _lookup_sweep(name, "name")
+    sweep.cell_function()  # a missing module is reported here, not in every worker
+    workers = as_int(workers, "workers", minimum=0)
+    if dask_local is not None and scheduler is not None:
+        raise ValueError("give at most one of dask_local and scheduler")
+    if dask_local is not None:
+        dask_local = as_int(dask_local, "dask_local", minimum=1)
+    if scheduler is not None and (not isinstance(scheduler, str) or not scheduler):
+        raise ValueError(f"scheduler must be an address such as 'tcp://host:8786', "
+                         f"got {scheduler!r}")
+    if chunk is not None:
+        chunk = as_int(chunk, "chunk", minimum=1)
+    return sweep, workers, dask_local, chunk
+
+
 def read_results(store) -> list[dict[str, Scalar]]:
     """The rows of ``store/results.csv`` with numbers parsed (``true``/``false`` -> bool)."""
     if not isinstance(store, (str, os.PathLike)):
-        raise TypeError(f"store must be a path (str or os.PathLike), got {type(store).__name__}")
+        raise TypeError(f"read_results: store must be a path (str or os.PathLike), got "
+                        f"{type(store).__name__}")
     path = Path(store) / RESULTS
     if not path.exists():
         raise SweepStoreError(f"{path} does not exist: the sweep in {str(store)!r} is not "
