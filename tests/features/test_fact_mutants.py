@@ -372,3 +372,13 @@ def test_best_nfa_power_matrix_refusals():
         best_nfa_power(np.eye(2), -np.eye(2))
     with pytest.raises(ValueError, match=r"^best_nfa_power: WtW is the zero matrix"):
         best_nfa_power(np.zeros((2, 2)), np.eye(2))
+
+
+def test_agop_of_weights_near_the_float64_limit_is_refused_without_warnings():
+    # Q = WᵀW = 1e308 is finite; 4 Q overflows elementwise
+    net = QuadraticNet(np.diag([1e154, 1e154]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(NonFiniteResultError, match=r"^agop: the AGOP is not finite .* for "
+                                                       r"net.params\(\)\[0\] \(max"):
+            agop(net, np.eye(2))

@@ -506,3 +506,60 @@ def test_defaults_are_the_documented_ones():
         "gaussian", 1.0, "fact", "ffT", 10)
     assert (p["normalize"], p["ridge"], p["centre_agop"], p["agop_power"]) == (
         "trace", 0.0, True, 0.5)
+
+
+def test_block_circulant_score_of_a_diagonal_matrix_does_not_divide_by_zero():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert block_circulant_score(np.diag([1.0, 2.0])) == 0.0
+        assert block_circulant_score(np.zeros((4, 4)), 2) == 0.0
+
+
+def test_pow_mod_inverse_of_nothing_is_an_empty_integer_array():
+    inv = pow_mod_inverse(np.zeros((0, 3), dtype=np.int64), 7)
+    assert inv.shape == (0, 3) and inv.dtype == np.int64
+
+
+def _jitter(record):
+    import re
+    (w,) = [r for r in record if issubclass(r.category, RFMWarning)]
+    return float(re.search(r"jitter (\S+) x mean\(diag K\)", str(w.message)).group(1))
+
+
+@pytest.mark.parametrize("scale", [0.0, 1e6])
+def test_solve_kernel_jitter_is_relative_to_the_mean_diagonal(scale):
+    v = np.array([1.0, 2.0, 2.0]) / 3.0
+    K = scale * np.outer(v, v)                       # rank one (zero for scale 0)
+    Y = np.array([[1.0], [2.0], [3.0]])
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        a = solve_kernel(K, Y, 0.0)
+    shift = _jitter(record) * (np.mean(np.diag(K)) or 1.0)   # the documented fallback scale
+    Ks = K + shift * np.eye(3)
+    # a backward-stable solve of the jittered system: residual <= ~n eps |Ks| |a| (1e-12: x300)
+    assert np.linalg.norm(Ks @ a - Y) <= 1e-12 * np.linalg.norm(Ks, 2) * np.linalg.norm(a)
+    # forward error <= cond(Ks) eps ~ 1e-4 at scale 1e6; a wrong shift changes a by its size
+    np.testing.assert_allclose(a, np.linalg.solve(Ks, Y), rtol=1e-2)
+
+
+def test_features_refuse_a_feature_matrix_that_is_not_psd_naming_it():
+    X, Y = _data()
+    m = RecursiveFeatureMachine(iters=0).fit(X, Y)
+    m.M_ = -np.eye(3)
+    with pytest.raises(ValueError, match=r"M_ must be positive semidefinite"):
+        m.features(X)
+    m.M_ = np.array([[2.0, 1.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 1.0]])   # its symmetric part
+    S = (m.M_ + m.M_.T) / 2
+    F = m.features(X)
+    np.testing.assert_allclose(F @ F.T, X @ S @ X.T, rtol=1e-10, atol=1e-12)
+
+
+def test_score_overflow_names_every_extreme_argument():
+    rng = np.random.default_rng(0)
+    X = 1e100 * rng.standard_normal((5, 2))          # far apart: the kernel matrix is I
+    Y = rng.standard_normal((5, 1))
+    m = RecursiveFeatureMachine(iters=0).fit(X, Y)
+    with pytest.raises(ValueError, match=r"^RecursiveFeatureMachine.score: the sum of squares is "
+                                         r"not finite \(float64 overflow\) for X \(max \|entry\| "
+                                         r".*\), Y \(max"):
+        m.score(X, Y * 1e300)
