@@ -231,3 +231,55 @@ def test_correlation_refusals():
         angle_correlation(eq, rnd + 3)
     with pytest.raises(ValueError, match=r"^distance_correlation: need at least 3 points"):
         distance_correlation(rnd[:2], rnd[:2])
+
+
+def test_effective_rank_at_the_psd_tolerance():
+    # exactly -PSD_RTOL * top is still rounding: clipped, and the clipped value is not summed
+    assert effective_rank([1.0, -1e-10]) == pytest.approx(1.0, rel=1e-13)
+    assert effective_rank([1.0, 1.0, -0.9e-10]) == pytest.approx(2.0, rel=1e-13)
+
+
+def test_readout_without_ridge_on_more_features_than_samples_is_the_minimum_norm_fit():
+    rng = np.random.default_rng(8)
+    Ptr, Pte = rng.standard_normal((4, 6)), rng.standard_normal((30, 6))
+    t = np.array([[1.0], [-1.0], [1.0], [1.0]])
+    Z = Ptr - Ptr.mean(0)
+    W = np.linalg.pinv(Z) @ (t - t.mean())
+    out = (Pte - Ptr.mean(0)) @ W + t.mean()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = linear_readout_accuracy(Ptr, t, Pte, np.sign(out), ridge=0.0)
+    assert got == 1.0
+
+
+def test_readout_penalty_is_relative_to_the_mean_eigenvalue():
+    # one +-1 target column with unbalanced classes: the intercept and the size of W both move
+    # the sign threshold, so the accuracy on a dense test grid tracks the exact ridge solution
+    rng = np.random.default_rng(9)
+    Ptr = rng.standard_normal((12, 3))
+    t = np.where(rng.random(12) < 0.75, 1.0, -1.0)[:, None]
+    Pte = rng.standard_normal((400, 3))
+    out = _readout_reference(Ptr, t, Pte, 0.05)
+    truth = np.sign(out[:, 0] - 0.3)                  # a labelling the read-out half agrees with
+    want = float(np.mean(np.sign(out[:, 0]) == truth))
+    assert linear_readout_accuracy(Ptr, t, Pte, truth[:, None], ridge=0.05) == want
+    assert 0.5 < want < 1.0
+
+
+def test_readout_overflow_inside_the_fit_does_not_warn():
+    lab = np.array([0, 1, 0, 1])
+    a = 9e153                                         # Gram diagonal 1.6e308: its trace overflows
+    P = np.array([[a, 0.0], [-a, 0.0], [0.0, a], [0.0, -a]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for ridge in (1e-8, 0.0):                     # 0 * inf: an invalid operation
+            with pytest.raises(NonFiniteResultError, match=r"^linear_readout_accuracy: the Gram "
+                                                           r"matrix .* for Phi_train \(max"):
+                linear_readout_accuracy(P, lab, P, lab, ridge=ridge)
+        # one training row at -1e308: the test features minus its mean overflow
+        with pytest.raises(NonFiniteResultError, match=r"^linear_readout_accuracy: the read-out "
+                                                       r"of the test features is not finite "
+                                                       r"\(float64 overflow\) for Phi_test \(max "
+                                                       r"\|entry\| 1e\+308\), Phi_train \(max"):
+            linear_readout_accuracy(np.array([[-1e308]]), np.array([0]), np.array([[1e308]]),
+                                    np.array([0]))
