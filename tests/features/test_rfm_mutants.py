@@ -563,3 +563,24 @@ def test_score_overflow_names_every_extreme_argument():
                                          r"not finite \(float64 overflow\) for X \(max \|entry\| "
                                          r".*\), Y \(max"):
         m.score(X, Y * 1e300)
+
+
+def test_constructor_stores_every_parameter():
+    kw = {"kernel": "laplace", "bandwidth": 2.0, "update": "nfa", "fact_form": "fm", "iters": 3,
+          "normalize": None, "ridge": 0.5, "centre_agop": False, "agop_power": 1.0,
+          "block_size": 0, "solver": "iterative", "memory_limit": 1e9, "storage": "float32",
+          "tol": 1e-6, "feature_tol": 1e-3, "cg_max_iter": 5, "preconditioner_rank": 3,
+          "early_stopping": 1.1, "seed": 7, "progress": False}
+    m = RecursiveFeatureMachine(**kw)
+    assert m.get_params() == kw
+    assert all(getattr(m, k) == v for k, v in kw.items())
+    assert RecursiveFeatureMachine().set_params(**kw).get_params() == kw
+
+
+def test_fit_overflow_with_moderate_arguments_names_them_all():
+    X = np.random.default_rng(0).standard_normal((6, 2))
+    with pytest.raises(ValueError, match=r"^RecursiveFeatureMachine.fit: the kernel fit "
+                                         r"\(coefficients, predictions or FACT matrix\) is not "
+                                         r"finite \(float64 overflow\) for X, Y, ridge, "
+                                         r"bandwidth; rescale"):
+        RecursiveFeatureMachine(kernel="exp_inner", bandwidth=0.01, iters=0).fit(X, X[:, :1])
