@@ -19,7 +19,9 @@ from quadnet.features.fourier import (
 )
 from quadnet.features.rfm import block_circulant_score
 
-PRIMES = [2, 3, 5, 7, 11, 13, 23, 31, 41, 47]
+# 3631 - 1 = 2 * 3 * 5 * 11^2: its factor 11 is found only when the trial division runs up to
+# q * q == r (the smallest primitive root is then not confused with an element of order 330)
+PRIMES = [2, 3, 5, 7, 11, 13, 23, 31, 41, 47, 3631]
 
 
 def _order(g, p):
@@ -37,6 +39,15 @@ def test_primitive_root_is_the_smallest_generator(p):
         return
     assert _order(g, p) == p - 1
     assert all(_order(h, p) < p - 1 for h in range(2, g))
+
+
+def test_primitive_roots_of_every_prime_below_400():
+    # every factor of p - 1 is checked (p - 1 = 2 * 9 for p = 19, 4 * 9 for 37, 8 * 9 * ...)
+    primes = [p for p in range(3, 400) if all(p % q for q in range(2, int(p**0.5) + 1))]
+    for p in primes:
+        g = primitive_root(p)
+        assert _order(g, p) == p - 1, p
+        assert all(_order(h, p) < p - 1 for h in range(2, g)), p
 
 
 @pytest.mark.parametrize("p", [4, 6, 8, 9, 15, 21, 25])
