@@ -584,3 +584,16 @@ def test_fit_overflow_with_moderate_arguments_names_them_all():
                                          r"finite \(float64 overflow\) for X, Y, ridge, "
                                          r"bandwidth; rescale"):
         RecursiveFeatureMachine(kernel="exp_inner", bandwidth=0.01, iters=0).fit(X, X[:, :1])
+
+
+def test_score_refuses_an_overflowing_residual_with_moderate_targets():
+    # exp_inner at a far test point: finite predictions ~4e200 (e^460 times the coefficient
+    # of x = 1), residual squares overflow while the targets' own spread is 0.5
+    X = np.array([[1.0], [0.5], [-0.3]])
+    m = RecursiveFeatureMachine(kernel="exp_inner", iters=0, ridge=1e-3).fit(
+        X, np.array([[1.0], [0.0], [2.0]]))
+    Xt = np.array([[460.0], [460.0]])
+    assert np.all(np.isfinite(m.predict(Xt))) and np.all(np.abs(m.predict(Xt)) > 1e199)
+    with pytest.raises(ValueError, match=r"^RecursiveFeatureMachine.score: the sum of squares is "
+                                         r"not finite \(float64 overflow\) for X, Y; rescale"):
+        m.score(Xt, np.array([[0.0], [1.0]]))
