@@ -171,9 +171,9 @@ def show_config(*, probe: bool = False, file=None) -> dict:
     quadnet runs with (``quadnet doctor``), and return them as a dict; ``probe=True`` also runs
     the crash canaries in child processes (the ``quadnet doctor --probe`` command)."""
     if not isinstance(probe, bool):
-        raise TypeError(f"probe of show_config must be True or False, got {probe!r}")
+        raise TypeError(f"show_config: probe must be True or False, got {probe!r}")
     if file is not None and not callable(getattr(file, "write", None)):
-        raise TypeError(f"file of show_config must be None or a text stream with a write "
+        raise TypeError(f"show_config: file must be None or a text stream with a write "
                         f"method, got {type(file).__name__}")
     from quadnet.harness.doctor import show_config as _show
 

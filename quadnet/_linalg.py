@@ -110,7 +110,7 @@ def cosine(A: np.ndarray, B: np.ndarray, names: tuple[str, str] = ("A", "B")) ->
     sa, sb = np.max(np.abs(A)), np.max(np.abs(B))
     if sa == 0 or sb == 0:
         which = names[0] if sa == 0 else names[1]
-        raise ValueError(f"cosine is undefined: {which} is the zero matrix")
+        raise ValueError(f"the cosine is undefined: {which} is the zero matrix")
     A, B = A / sa, B / sb
     na, nb = np.linalg.norm(A), np.linalg.norm(B)
     return float(np.clip(np.vdot(A, B) / (na * nb), -1.0, 1.0))

@@ -798,7 +798,10 @@ class CommutingSensing(Loss):
         >>> cs.selection_limit(np.array([1e-3, 1e-3])).q.round(6).tolist()
         [0.031374, 0.984313]
         """
-        return bregman_projection(self.spectra, self.y, q0, log_q0=log_q0, **kwargs)
+        try:
+            return bregman_projection(self.spectra, self.y, q0, log_q0=log_q0, **kwargs)
+        except (TypeError, ValueError) as e:   # named by the method called, then the inner one
+            raise name_method(e, self) from None
 
 
 def _full(zpos: np.ndarray, pos: np.ndarray) -> np.ndarray:

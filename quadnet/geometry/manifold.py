@@ -565,17 +565,17 @@ class PSDQuotient(Manifold):
             except (TypeError, ValueError) as e:
                 raise name_method(e, self) from None
 
-    def _out(self, out: np.ndarray, op: str, **named) -> np.ndarray:
+    def _out(self, out: np.ndarray, **named) -> np.ndarray:
         if self._isfinite(out):
             return out
-        self._refuse(op, named)
+        self._refuse(named)
 
-    def _refuse(self, op: str, named: dict, why: str = " (overflow of finite inputs)"):
+    def _refuse(self, named: dict, why: str = " (overflow of finite inputs)"):
         """A non-finite result: the full checks name a non-finite argument, else overflow."""
         self._full(named)
         raise name_method(ValueError(f"the result is not finite{why}"), self)
 
-    def _step(self, U, xi, op: str) -> np.ndarray:
+    def _step(self, U, xi) -> np.ndarray:
         """``U + xi`` with one finiteness test of the result (inlined fast path)."""
         dt = self._dtype
         if (type(U) is np.ndarray and type(xi) is np.ndarray and U.dtype is dt
@@ -592,7 +592,7 @@ class PSDQuotient(Manifold):
         xi = self._shaped(xi, "tangent_vector")
         with np.errstate(all="ignore"):
             W = U + xi
-        return self._out(W, op, point=U, tangent_vector=xi)
+        return self._out(W, point=U, tangent_vector=xi)
 
     def _frame(self, U: np.ndarray) -> _k.Frame:
         return _k.frame(U, self.rank_rtol)
@@ -744,7 +744,7 @@ class PSDQuotient(Manifold):
         with np.errstate(over="ignore", invalid="ignore"):   # an overflow is refused below
             P = xi @ _k.ct(U)
             P = P + _k.ct(P)
-        return self._out(P, "differential", U=U, xi=xi)
+        return self._out(P, U=U, xi=xi)
 
     @declare_params({"U": _DR, "Z": _DR})
     def vertical_projection(self, U, Z) -> np.ndarray:
@@ -776,7 +776,7 @@ class PSDQuotient(Manifold):
         """
         U = self._shaped(U, "U")
         Z = self._shaped(Z, "Z")
-        return self._out(self._guard(_k.vertical_part, U, Z), "vertical_projection", U=U, Z=Z)
+        return self._out(self._guard(_k.vertical_part, U, Z), U=U, Z=Z)
 
     @declare_params({"U": _DR, "Z": _DR})
     def horizontal_projection(self, U, Z) -> np.ndarray:
@@ -802,7 +802,7 @@ class PSDQuotient(Manifold):
         """
         U = self._shaped(U, "U")
         Z = self._shaped(Z, "Z")
-        return self._out(self._guard(_k.horizontal_part, U, Z), "horizontal_projection",
+        return self._out(self._guard(_k.horizontal_part, U, Z),
                          U=U, Z=Z)
 
     @declare_params({"point": _DR, "vector": _DR})
@@ -820,7 +820,7 @@ class PSDQuotient(Manifold):
         """
         point = self._shaped(point, "point")
         vector = self._shaped(vector, "vector")
-        return self._out(self._guard(_k.horizontal_part, point, vector), "projection",
+        return self._out(self._guard(_k.horizontal_part, point, vector),
                          point=point, vector=vector)
 
     to_tangent_space = projection
@@ -914,7 +914,7 @@ class PSDQuotient(Manifold):
         """
         U = self._arr(U, "U")
         V = self._arr(V, "V")
-        return self._out(_k.procrustes(U, V), "align", U=U, V=V)
+        return self._out(_k.procrustes(U, V), U=U, V=V)
 
     @declare_params({"U": _DR})
     def vertical_basis(self, U) -> np.ndarray:
@@ -1004,7 +1004,7 @@ class PSDQuotient(Manifold):
             out = math.nan
         if math.isfinite(out):
             return out
-        self._refuse("inner_product", {"tangent_vector_a": a, "tangent_vector_b": b})
+        self._refuse({"tangent_vector_a": a, "tangent_vector_b": b})
 
     @declare_params({"point": _DR, "tangent_vector": _DR})
     def norm(self, point, tangent_vector) -> float:
@@ -1030,7 +1030,7 @@ class PSDQuotient(Manifold):
         out = _k.fro_norm(xi)
         if math.isfinite(out):
             return out
-        self._refuse("norm", {"tangent_vector": xi}, "")
+        self._refuse({"tangent_vector": xi}, "")
 
     @declare_params({"point_a": _DR, "point_b": _DR})
     def dist(self, point_a, point_b) -> float:
@@ -1063,7 +1063,7 @@ class PSDQuotient(Manifold):
             out = math.nan
         if math.isfinite(out):
             return out
-        self._refuse("dist", {"point_a": U, "point_b": V})
+        self._refuse({"point_a": U, "point_b": V})
 
     # ------------------------------------------------------- maps and motion
     @declare_params({"point": _DR, "tangent_vector": _DR})
@@ -1088,7 +1088,7 @@ class PSDQuotient(Manifold):
         >>> M.exp(np.ones((2, 1)), -np.ones((2, 1))).tolist()      # onto U = 0
         [[0.0], [0.0]]
         """
-        return self._step(point, tangent_vector, "exp")
+        return self._step(point, tangent_vector)
 
     @declare_params({"point": _DR, "tangent_vector": _DR})
     def retraction(self, point, tangent_vector) -> np.ndarray:
@@ -1101,7 +1101,7 @@ class PSDQuotient(Manifold):
         >>> PSDQuotient(2, 1).retraction(np.ones((2, 1)), np.ones((2, 1))).tolist()
         [[2.0], [2.0]]
         """
-        return self._step(point, tangent_vector, "retraction")
+        return self._step(point, tangent_vector)
 
     @declare_params({"point_a": _DR, "point_b": _DR})
     def log(self, point_a, point_b) -> np.ndarray:
@@ -1131,7 +1131,7 @@ class PSDQuotient(Manifold):
             out = V @ _k.procrustes(V, U) - U
         except (RuntimeWarning, FloatingPointError, np.linalg.LinAlgError):
             out = np.full(U.shape, np.nan)
-        return self._out(out, "log", point_a=U, point_b=V)
+        return self._out(out, point_a=U, point_b=V)
 
     @declare_params({"point_a": _DR, "point_b": _DR})
     def pair_mean(self, point_a, point_b) -> np.ndarray:
@@ -1159,7 +1159,7 @@ class PSDQuotient(Manifold):
         V = self._arr(point_b, "point_b")
         with np.errstate(over="ignore", invalid="ignore"):   # an overflow is refused below
             out = 0.5 * (U + V @ _k.procrustes(V, U))
-        return self._out(out, "pair_mean", point_a=U, point_b=V)
+        return self._out(out, point_a=U, point_b=V)
 
     @declare_params({"point_a": _DR, "point_b": _DR, "tangent_vector": _DR})
     def transport(self, point_a, point_b, tangent_vector) -> np.ndarray:
@@ -1184,7 +1184,7 @@ class PSDQuotient(Manifold):
         self._arr(point_a, "point_a")
         V = self._shaped(point_b, "point_b")
         xi = self._shaped(tangent_vector, "tangent_vector")
-        return self._out(self._guard(_k.horizontal_part, V, xi), "transport",
+        return self._out(self._guard(_k.horizontal_part, V, xi),
                          point_b=V, tangent_vector=xi)
 
     @declare_params({"rng": Optional(Seed())})
@@ -1312,8 +1312,7 @@ class PSDQuotient(Manifold):
         """
         U = self._shaped(point, "point")
         g = self._shaped(euclidean_gradient, "euclidean_gradient")
-        return self._out(self._guard(_k.horizontal_part, U, g),
-                         "euclidean_to_riemannian_gradient", point=U, euclidean_gradient=g)
+        return self._out(self._guard(_k.horizontal_part, U, g), point=U, euclidean_gradient=g)
 
     @declare_params({"point": _DR,
                      "euclidean_gradient": _DR,
@@ -1364,7 +1363,7 @@ class PSDQuotient(Manifold):
                 H = _k.horizontal_part(fr, ehess - egrad @ Omega)
         except (RuntimeWarning, FloatingPointError, np.linalg.LinAlgError):
             H = np.full(U.shape, np.nan)
-        return self._out(H, "euclidean_to_riemannian_hessian", point=U, tangent_vector=xi,
+        return self._out(H, point=U, tangent_vector=xi,
                          euclidean_gradient=egrad, euclidean_hessian=ehess)
 
 

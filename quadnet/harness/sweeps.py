@@ -198,7 +198,8 @@ SWEEPS: dict[str, Sweep] = registry.sweeps
 def register_sweep(sweep: Sweep) -> Sweep:
     """Add ``sweep`` to :data:`SWEEPS` (names are unique)."""
     if not isinstance(sweep, Sweep):
-        raise TypeError(f"sweep must be a quadnet.harness.sweeps.Sweep, got {type(sweep).__name__}")
+        raise TypeError(f"register_sweep: sweep must be a quadnet.harness.sweeps.Sweep, got "
+                        f"{type(sweep).__name__}")
     registry.add_sweep(sweep)
     return sweep
 
