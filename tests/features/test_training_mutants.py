@@ -127,7 +127,9 @@ def test_gd_path_divergence_and_refusals():
     with pytest.raises(DivergenceError, match=r"^gd_path: gradient descent diverged at step \d+ \(eta = "
                                               r"1e\+06 is too large\)$"):
         gd_path(net, X, y, 0.1, eta=1e6, steps=50)
-    with pytest.raises(DivergenceError, match=r"diverged at step \d+ \(eta = 1e\+06"):
+    # a step between recordings diverges: refused at the start of the next step
+    with pytest.raises(DivergenceError, match=r"^gd_path: gradient descent diverged at step \d+ "
+                                              r"\(eta = 1e\+06 is too large\)$"):
         gd_path(net, X, y, 0.1, eta=1e6, steps=50, record_every=7)
     with pytest.raises(ValueError, match=r"^gd_path: eta must be finite and > 0, got 0.0$"):
         gd_path(net, X, y, 0.1, eta=0.0, steps=2)
@@ -203,8 +205,10 @@ def test_fact_identity_report_against_direct_norms(make, layer):
     assert rep.residual_identity < 1e-12                 # (★) holds everywhere
     lb = np.sqrt(1 - (rep.bound / rep.wtw_norm) ** 2) if rep.bound < rep.wtw_norm else -1.0
     assert rep.cos_lower_bound == pytest.approx(lb, rel=1e-12)
-    assert str(w.message).startswith(f"net is not near a critical point of J: ||grad J|| = "
-                                     f"{gnorm:.3e} > tol*lam*||theta|| = ")
+    pnorm = np.sqrt(sum(np.sum(p**2) for p in net.params()))
+    assert str(w.message) == (f"net is not near a critical point of J: ||grad J|| = {gnorm:.3e} "
+                              f"> tol*lam*||theta|| = {1e-6 * lam * pnorm:.3e}; FACT holds only "
+                              f"at critical points")
     assert w.message.grad_norm == pytest.approx(gnorm, rel=1e-12)
 
 
@@ -224,3 +228,23 @@ def test_fact_identity_at_a_critical_point_does_not_warn():
         fact_identity(net, Xq, yq, 0.1, tol=1.01 * gnorm / (0.1 * pnorm))
     with pytest.warns(NotCriticalWarning):
         fact_identity(net, Xq, yq, 0.1, tol=0.99 * gnorm / (0.1 * pnorm))
+
+
+def test_objective_overflow_lists_every_extreme_argument():
+    net, X, y = _quad()
+    with pytest.raises(ValueError, match=r"; the extreme arguments: X \(max \|entry\| [^)]*\), "
+                                         r"y \(max \|entry\| 1e\+300\)$"):
+        objective_and_grad(net, 1e100 * X, 1e300 * np.ones(6), 1.0)
+
+
+def test_renamed_keywords_warn_at_the_caller():
+    net, X, y = _quad()
+    with pytest.warns(DeprecationWarning, match=r"^gd_path\(lr=\.\.\.\) is deprecated; use "
+                                                r"eta=$") as rec:
+        path = gd_path(net, X, y, 0.1, lr=0.02, steps=1)
+    assert path.info["eta"] == 0.02
+    assert all(not r.filename.startswith(PKG) for r in rec)
+    with pytest.warns(DeprecationWarning, match=r"^train\(maxiter=\.\.\.\) is deprecated; use "
+                                                r"max_iter=$") as rec:
+        quadnet.features.training.train(net, X, y, 0.1, maxiter=2, polish=False, warn=False)
+    assert all(not r.filename.startswith(PKG) for r in rec)
