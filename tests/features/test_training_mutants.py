@@ -248,3 +248,44 @@ def test_renamed_keywords_warn_at_the_caller():
                                                 r"max_iter=$") as rec:
         quadnet.features.training.train(net, X, y, 0.1, maxiter=2, polish=False, warn=False)
     assert all(not r.filename.startswith(PKG) for r in rec)
+
+
+def _train_data():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((10, 2))
+    return QuadraticNet(0.5 * rng.standard_normal((2, 2))), X, X[:, 0] ** 2
+
+
+def test_train_budgets_and_the_polish_switch():
+    train = quadnet.features.training.train
+    net, X, y = _train_data()
+    one = train(net, X, y, 1e-2, max_iter=1, polish_max_iter=0, warn=False)
+    assert one.info.stages[0][:2] == ("L-BFGS-B", 1) and len(one.info.stages) == 1
+    polished = train(net, X, y, 1e-2, max_iter=1, polish_max_iter=1, warn=False)
+    assert [s[0] for s in polished.info.stages][:2] == ["L-BFGS-B", "Newton-lstsq"]
+    with pytest.warns(DeprecationWarning, match=r"^train\(polish_maxiter=\.\.\.\) is deprecated; "
+                                                r"use polish_max_iter=$") as rec:
+        old = train(net, X, y, 1e-2, max_iter=1, polish_maxiter=0, warn=False)
+    assert all(not r.filename.startswith(PKG) for r in rec)
+    assert old.info.stages == one.info.stages
+    with pytest.raises(ValueError, match=r"^train: max_iter must be >= 1, got 0$"):
+        train(net, X, y, 1e-2, max_iter=0)
+    with pytest.raises(TypeError, match=r"^train: max_iter must be an integer"):
+        train(net, X, y, 1e-2, max_iter=1.5)
+    with pytest.raises(ValueError, match=r"^train: polish_max_iter must be >= 0, got -1$"):
+        train(net, X, y, 1e-2, polish_max_iter=-1)
+    with pytest.raises(TypeError, match=r"^train: polish_max_iter must be an integer"):
+        train(net, X, y, 1e-2, polish_max_iter="a")
+
+
+def test_train_calls_back_at_every_iterate_and_refuses_an_overflowing_lam():
+    train = quadnet.features.training.train
+    net, X, y = _train_data()
+    seen = []
+    out = train(net, X, y, 1e-2, max_iter=3, polish=False, warn=False, callback=seen.append)
+    assert len(seen) == out.info.stages[0][1] >= 1
+    assert all(isinstance(n, QuadraticNet) for n in seen)
+    np.testing.assert_array_equal(seen[-1].W, out.W)
+    with pytest.raises(ValueError, match=r"^train: lam = 1e\+250 makes the objective overflow "
+                                         r"float64 during the optimisation"):
+        train(QuadraticNet(0.5 * np.ones((2, 2))), X, y, 1e250)
