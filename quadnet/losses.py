@@ -159,21 +159,21 @@ class Loss(ABC):
     # Checks of the public loss methods. Inside a validated quadnet callable (an ODE right-hand
     # side, a descent loop, a solver iteration) the arguments are quadnet's own arrays, already
     # checked once at the boundary: these return them as they are (quadnet._validation.nested).
-    def _factor(self, U) -> np.ndarray:
+    def _checked(self, value, convert, *args, **kwargs):
+        """``convert(value, *args, **kwargs)`` at the public boundary, ``value`` as it is when
+        nested; a refusal names the method that was called (:func:`name_method`)."""
         if nested():
-            return U
+            return value
         try:
-            return as_factor(U, "U", d=self.d, full_rank=False)
+            return convert(value, *args, **kwargs)
         except (TypeError, ValueError) as e:
             raise name_method(e, self) from None
 
+    def _factor(self, U) -> np.ndarray:
+        return self._checked(U, as_factor, "U", d=self.d, full_rank=False)
+
     def _tangent(self, xi, U: np.ndarray) -> np.ndarray:
-        if nested():
-            return xi
-        try:
-            return as_matrix(xi, "xi", shape=U.shape)
-        except (TypeError, ValueError) as e:
-            raise name_method(e, self) from None
+        return self._checked(xi, as_matrix, "xi", shape=U.shape)
 
     def _gram(self, U: np.ndarray) -> np.ndarray:
         """``Q = U U^T``, refused naming ``U`` when it overflows (at the public boundary only)."""
@@ -188,12 +188,7 @@ class Loss(ABC):
         return Q
 
     def _sym_direction(self, H, name: str = "H") -> np.ndarray:
-        if nested():
-            return H
-        try:
-            return as_symmetric(H, name, self.d)
-        except (TypeError, ValueError) as e:
-            raise name_method(e, self) from None
+        return self._checked(H, as_symmetric, name, self.d)
 
     @declare_params({"U": FACTOR_U})
     @finite_result("U")
@@ -321,12 +316,7 @@ class Loss(ABC):
         return None
 
     def _predictor(self, Q) -> np.ndarray:
-        if nested():
-            return Q
-        try:
-            return as_symmetric(Q, "Q", self.d)
-        except (TypeError, ValueError) as e:
-            raise name_method(e, self) from None
+        return self._checked(Q, as_symmetric, "Q", self.d)
 
 
 def as_loss(loss, name: str = "loss") -> Loss:
@@ -524,11 +514,7 @@ class AutogradLoss(Loss):
 
     def hessian_vector(self, Q, H) -> np.ndarray:
         Q = self._predictor(Q)
-        if not nested():
-            try:
-                H = as_symmetric(H, "H", Q.shape[0])
-            except (TypeError, ValueError) as e:
-                raise name_method(e, self) from None
+        H = self._checked(H, as_symmetric, "H", Q.shape[0])
         return _sym(np.asarray(self._hvp(Q, H), dtype=float))
 
 

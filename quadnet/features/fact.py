@@ -104,8 +104,19 @@ class TrainInfo:
     message: str = ""
 
 
+class _CheckedNet:
+    """Runs the net's ``_check`` after the dataclass fields are set; a refusal names the class
+    (``QuadraticNet: W must be ...``)."""
+
+    def __post_init__(self):
+        try:
+            self._check()
+        except (TypeError, ValueError) as exc:
+            raise name_callable(exc, type(self).__name__) from None
+
+
 @dataclass(frozen=True, eq=False)
-class QuadraticNet:
+class QuadraticNet(_CheckedNet):
     r"""Two-layer quadratic-activation network (quadnet theory §0, §6).
 
     .. math:: f(x) = \sum_j a_j (w_j^\top x)^2 = x^\top W^\top D_a W x
@@ -141,12 +152,6 @@ class QuadraticNet:
     W: np.ndarray
     a: np.ndarray | None = None
     info: TrainInfo | None = field(default=None, compare=False)
-
-    def __post_init__(self):
-        try:
-            self._check()
-        except (TypeError, ValueError) as exc:
-            raise name_callable(exc, "QuadraticNet") from None
 
     def _check(self):
         _INFO.convert(self.info, "info", {})
@@ -208,7 +213,7 @@ class QuadraticNet:
 
 
 @dataclass(frozen=True, eq=False)
-class DeepLinearNet:
+class DeepLinearNet(_CheckedNet):
     r"""Deep linear network ``f(x) = W_L ... W_2 W_1 x`` with ``Ws[0] = W_1`` (``d_1 x d``).
 
     Outputs are ``c = Ws[-1].shape[0]``-dimensional; ``__call__`` returns an ``n x c`` array
@@ -236,12 +241,6 @@ class DeepLinearNet:
 
     Ws: tuple
     info: TrainInfo | None = field(default=None, compare=False)
-
-    def __post_init__(self):
-        try:
-            self._check()
-        except (TypeError, ValueError) as exc:
-            raise name_callable(exc, "DeepLinearNet") from None
 
     def _check(self):
         _INFO.convert(self.info, "info", {})

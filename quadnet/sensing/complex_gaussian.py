@@ -50,8 +50,6 @@ from quadnet._validation import (
     Relation,
     declare_params,
     memory_guard,
-    name_method,
-    nested,
     validate_params,
 )
 from quadnet.sensing._fields import (
@@ -235,39 +233,19 @@ class ComplexGaussianSensing(GaussianSensing):
 
     # ------------------------------------------------------------ checks (complex)
     def _factor(self, U) -> np.ndarray:
-        if nested():
-            return U
-        try:
-            return as_complex_factor(U, "U", d=self.d)
-        except (TypeError, ValueError) as e:
-            raise name_method(e, self) from None
+        return self._checked(U, as_complex_factor, "U", d=self.d)
 
     def _tangent(self, xi, U: np.ndarray) -> np.ndarray:
-        if nested():
-            return xi
-        try:
-            return as_complex(xi, "xi", ndim=2, shape=U.shape)
-        except (TypeError, ValueError) as e:
-            raise name_method(e, self) from None
+        return self._checked(xi, as_complex, "xi", ndim=2, shape=U.shape)
 
     def _gram(self, U: np.ndarray) -> np.ndarray:
         return U @ U.conj().T
 
     def _predictor(self, Q) -> np.ndarray:
-        if nested():
-            return Q
-        try:
-            return as_hermitian(Q, "Q", self.d)
-        except (TypeError, ValueError) as e:
-            raise name_method(e, self) from None
+        return self._checked(Q, as_hermitian, "Q", self.d)
 
     def _sym_direction(self, H, name: str = "H") -> np.ndarray:
-        if nested():
-            return H
-        try:
-            return as_hermitian(H, name, self.d)
-        except (TypeError, ValueError) as e:
-            raise name_method(e, self) from None
+        return self._checked(H, as_hermitian, name, self.d)
 
     def _directions(self, xi, shape: tuple[int, int]):
         return as_complex_directions(xi, "xi", shape)
