@@ -31,18 +31,15 @@ from quadnet.features.solvers import (
     rpcholesky,
 )
 
+from _kernel_reference import random_problem
+
 
 def _rel(a, b):
     return float(np.linalg.norm(a - b) / np.linalg.norm(b))
 
 
 def _problem(seed=0, n=300, d=6, c=2):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d)) / np.sqrt(d)
-    Y = rng.standard_normal((n, c))
-    R = rng.standard_normal((d, d))
-    M = R @ R.T / d + 0.1 * np.eye(d)
-    return X, Y, M
+    return random_problem(seed, n, d, c, ridge=0.1)
 
 
 @pytest.fixture

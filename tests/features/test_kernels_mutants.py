@@ -28,54 +28,28 @@ from quadnet.features.kernels import (
     kernel_matrix,
 )
 
+from _kernel_reference import fd_grads, kern, random_problem, sq_dist
+
 NAMES = ["exp_inner", "gaussian", "laplace", "quadratic"]
-
-
-def _d2(Z, X, M):
-    D = Z[:, None, :] - X[None, :, :]
-    return np.maximum(np.einsum("ijk,kl,ijl->ij", D, M, D), 0.0)
-
-
-def _kern(kernel, Z, X, M, L):
-    G = Z @ M @ X.T
-    d2 = _d2(Z, X, M)
-    if kernel == "exp_inner":
-        return np.exp(G / L**2)
-    if kernel == "gaussian":
-        return np.exp(-d2 / (2 * L**2))
-    if kernel == "laplace":
-        return np.exp(-np.sqrt(d2) / L)
-    return G**2 / L**4
 
 
 def _alpha(kernel, Z, X, M, L):
     """``α`` of ``∇_x k(x, z) = M α (z − γx)`` from the module's table (0 at ``x = z`` for
     the Laplace kernel)."""
-    K = _kern(kernel, Z, X, M, L)
+    K = kern(kernel, Z, X, M, L)
     if kernel in ("exp_inner", "gaussian"):
         return K / L**2
     if kernel == "quadratic":
         return 2 * (Z @ M @ X.T) / L**4
-    dist = np.sqrt(_d2(Z, X, M))
+    dist = np.sqrt(sq_dist(Z, X, M))
     out = np.zeros_like(K)
     pos = dist > 1e-7
     out[pos] = K[pos] / (L * dist[pos])
     return out
 
 
-def _fd_grads(kernel, Z, X, A, M, L, h=1e-5):
-    m, d = Z.shape
-    out = np.empty((m, A.shape[1], d))
-    for k in range(d):
-        e = np.zeros(d)
-        e[k] = h
-        out[:, :, k] = (_kern(kernel, Z + e, X, M, L) @ A
-                        - _kern(kernel, Z - e, X, M, L) @ A) / (2 * h)
-    return out
-
-
 def _refs(kernel, X, A, M, L):
-    g = _fd_grads(kernel, X, X, A, M, L)
+    g = fd_grads(kernel, X, X, A, M, L)
     n = len(X)
     F = np.einsum("ic,ick,il->kl", A, g, X)
     G = np.einsum("ick,icl->kl", g, g) / n
@@ -87,13 +61,18 @@ def _rel(a, b):
     return float(np.linalg.norm(a - b) / np.linalg.norm(b))
 
 
+def _assert_fact_and_agop(kernel, X, A, M, L):
+    """FACT, AGOP and centred AGOP of the public functions within 1e-6 (relative) of the
+    central-difference references; returns the references."""
+    F_ref, G_ref, Gc_ref = _refs(kernel, X, A, M, L)
+    assert _rel(kernel_fact_matrix(kernel, X, A, M, L), F_ref) < 1e-6
+    assert _rel(kernel_agop(kernel, X, A, M, L), G_ref) < 1e-6
+    assert _rel(kernel_agop(kernel, X, A, M, L, centre=True), Gc_ref) < 1e-6
+    return F_ref, G_ref, Gc_ref
+
+
 def _dense(seed, n, d, c, scale=1.0):
-    rng = np.random.default_rng(seed)
-    X = scale * rng.standard_normal((n, d)) / np.sqrt(d)
-    A = rng.standard_normal((n, c))
-    R = rng.standard_normal((d, d))
-    M = R @ R.T / d + 0.3 * np.eye(d)
-    return X, A, M
+    return random_problem(seed, n, d, c, ridge=0.3, scale=scale)
 
 
 def _onehot(seed, n, d, c):
@@ -135,7 +114,7 @@ def test_kernel_matrix_and_alpha_match_the_formulas(kernel, sparse_input):
         X, _, M = _dense(0, 40, 3, 1)
         Z = np.random.default_rng(1).standard_normal((17, 3)) / 2
     L = 1.3
-    K_ref, a_ref = _kern(kernel, Z, X, M, L), _alpha(kernel, Z, X, M, L)
+    K_ref, a_ref = kern(kernel, Z, X, M, L), _alpha(kernel, Z, X, M, L)
     K = kernel_matrix(kernel, Z, X, M, L)
     assert K.shape == (17, 40)
     assert np.allclose(K, K_ref, rtol=1e-12, atol=1e-14)
@@ -147,7 +126,7 @@ def test_kernel_matrix_and_alpha_match_the_formulas(kernel, sparse_input):
     # Z is X (the norms shared) against a copy of X
     KX, aX = kernel_and_alpha(kernel, X, X, M, L)
     KY, aY = kernel_and_alpha(kernel, X.copy(), X, M, L)
-    Kref = _kern(kernel, X, X, M, L)
+    Kref = kern(kernel, X, X, M, L)
     assert np.allclose(KX, Kref, rtol=1e-12, atol=1e-14) and np.allclose(KY, KX, rtol=1e-12)
     assert np.allclose(aX, _alpha(kernel, X, X, M, L), rtol=1e-9, atol=1e-12)
     assert np.allclose(aY, aX, rtol=1e-9, atol=1e-12)
@@ -170,7 +149,7 @@ def test_kernel_rows_blocks_rows_and_diagonal(kernel, sparse_input):
     L = 0.9
     kr = KernelRows(kernel, X, M, L)
     assert kr.n == 35 and kr.kernel == kernel and kr.L == 0.9
-    Kref, aref = _kern(kernel, X, X, M, L), _alpha(kernel, X, X, M, L)
+    Kref, aref = kern(kernel, X, X, M, L), _alpha(kernel, X, X, M, L)
     for rows in (slice(0, 35), slice(4, 11), slice(34, 35)):
         K_b, a_b = kr.rows(rows)
         assert np.allclose(K_b, Kref[rows], rtol=1e-12, atol=1e-14)
@@ -179,7 +158,7 @@ def test_kernel_rows_blocks_rows_and_diagonal(kernel, sparse_input):
         assert none is None and np.allclose(K_b, Kref[rows], rtol=1e-12, atol=1e-14)
     Z = X[[5, 0, 7]] + 0.25
     K_z, a_z = kr.block(Z)
-    assert np.allclose(K_z, _kern(kernel, Z, X, M, L), rtol=1e-12, atol=1e-14)
+    assert np.allclose(K_z, kern(kernel, Z, X, M, L), rtol=1e-12, atol=1e-14)
     assert np.allclose(a_z, _alpha(kernel, Z, X, M, L), rtol=1e-9, atol=1e-12)
     idx = np.array([9, 2, 30])
     K_i, _ = kr.block(X[idx], idx, want_alpha=False)
@@ -199,9 +178,9 @@ def test_input_gradients_match_central_differences(kernel):
     for P in (Z, X):
         g = input_gradients(kernel, P, X, A, M, L)
         assert g.shape == (len(P), 2, 3)
-        assert _rel(g, _fd_grads(kernel, P, X, A, M, L)) < 1e-6
+        assert _rel(g, fd_grads(kernel, P, X, A, M, L)) < 1e-6
     g1 = input_gradients(kernel, Z, X, A[:, 0], M, L)
-    assert g1.shape == (9, 1, 3) and _rel(g1[:, 0], _fd_grads(kernel, Z, X, A, M, L)[:, 0]) < 1e-6
+    assert g1.shape == (9, 1, 3) and _rel(g1[:, 0], fd_grads(kernel, Z, X, A, M, L)[:, 0]) < 1e-6
 
 
 @pytest.mark.parametrize("kernel", NAMES)
@@ -209,10 +188,7 @@ def test_input_gradients_match_central_differences(kernel):
 def test_fact_and_agop_match_finite_differences(kernel, n, d, c):
     X, A, M = _dense(6 + n, n, d, c)
     L = 1.4
-    F_ref, G_ref, Gc_ref = _refs(kernel, X, A, M, L)
-    assert _rel(kernel_fact_matrix(kernel, X, A, M, L), F_ref) < 1e-6
-    assert _rel(kernel_agop(kernel, X, A, M, L), G_ref) < 1e-6
-    assert _rel(kernel_agop(kernel, X, A, M, L, centre=True), Gc_ref) < 1e-6
+    F_ref, G_ref, Gc_ref = _assert_fact_and_agop(kernel, X, A, M, L)
     alpha = _alpha(kernel, X, X, M, L)
     g = KERNELS[kernel]
     assert _rel(fact_from_alpha(X, A, M, alpha, g), F_ref) < 1e-6
@@ -224,11 +200,7 @@ def test_fact_and_agop_match_finite_differences(kernel, n, d, c):
 @pytest.mark.parametrize("n,d,c", [(30, 20, 1), (30, 20, 2), (30, 20, 3), (12, 20, 1)])
 def test_fact_and_agop_on_one_hot_inputs(kernel, n, d, c):
     X, A, M = _onehot(7 + c, n, d, c)
-    L = 1.2
-    F_ref, G_ref, Gc_ref = _refs(kernel, X, A, M, L)
-    assert _rel(kernel_fact_matrix(kernel, X, A, M, L), F_ref) < 1e-6
-    assert _rel(kernel_agop(kernel, X, A, M, L), G_ref) < 1e-6
-    assert _rel(kernel_agop(kernel, X, A, M, L, centre=True), Gc_ref) < 1e-6
+    _assert_fact_and_agop(kernel, X, A, M, 1.2)
 
 
 @pytest.mark.parametrize("kernel", ["gaussian", "quadratic"])
@@ -268,7 +240,7 @@ def test_feature_sums_in_uneven_row_blocks(kernel, onehot):
     X, A, M = (_onehot(10, 33, 20, 2) if onehot else _dense(10, 33, 3, 2))
     n, d = X.shape
     L = 1.25
-    K, alpha = _kern(kernel, X, X, M, L), _alpha(kernel, X, X, M, L)
+    K, alpha = kern(kernel, X, X, M, L), _alpha(kernel, X, X, M, L)
     F_ref, G_ref, Gc_ref = _refs(kernel, X, A, M, L)
     g = KERNELS[kernel]
     blocks = _blocks(n, [5, 1, 13, 14])

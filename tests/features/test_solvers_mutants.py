@@ -7,7 +7,6 @@ finite differences of the kernel machine, and RPCholesky's first pivots drawn by
 from __future__ import annotations
 
 import re
-import warnings
 
 import numpy as np
 import pytest
@@ -25,33 +24,9 @@ from quadnet.features.solvers import (
     rpcholesky,
 )
 
+from _kernel_reference import fd_grads, kern, random_problem
+
 # ------------------------------------------------------------------ hand-written references
-
-
-def _kern(kernel, Z, X, M, L):
-    """``k_M(z_i, x_j)`` from the formulas of the kernels module docstring."""
-    G = Z @ M @ X.T
-    D = Z[:, None, :] - X[None, :, :]
-    d2 = np.maximum(np.einsum("ijk,kl,ijl->ij", D, M, D), 0.0)
-    if kernel == "exp_inner":
-        return np.exp(G / L**2)
-    if kernel == "gaussian":
-        return np.exp(-d2 / (2 * L**2))
-    if kernel == "laplace":
-        return np.exp(-np.sqrt(d2) / L)
-    return G**2 / L**4
-
-
-def _fd_grads(kernel, Z, X, A, M, L, h=1e-5):
-    """Central differences of ``f_c(z) = Σ_j a_jc k(z, x_j)``: ``m × c × d``."""
-    m, d = Z.shape
-    out = np.empty((m, A.shape[1], d))
-    for k in range(d):
-        e = np.zeros(d)
-        e[k] = h
-        out[:, :, k] = (_kern(kernel, Z + e, X, M, L) @ A
-                        - _kern(kernel, Z - e, X, M, L) @ A) / (2 * h)
-    return out
 
 
 def _block(n):
@@ -68,7 +43,10 @@ def _estimate(n, d, c, solver, storage="float32", rank=None, agop=False):
     the data / coefficients / CG vectors ``n(d + 8c)``, the per-point AGOP operand and its
     block."""
     b = _block(n)
-    nbytes = lambda *shape, dt=np.float64: int(np.prod(shape)) * np.dtype(dt).itemsize
+
+    def nbytes(*shape, dt=np.float64):
+        return int(np.prod(shape)) * np.dtype(dt).itemsize
+
     est = 8 * nbytes(b) + nbytes(n, d + 8 * c)
     if agop:
         est += nbytes(min(n * c * d, 2**24)) + nbytes(b // n + 1, c, d)
@@ -84,12 +62,15 @@ def _gb(x):
 
 
 def _problem(seed=0, n=60, d=3, c=2):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d)) / np.sqrt(d)
-    Y = rng.standard_normal((n, c))
-    R = rng.standard_normal((d, d))
-    M = R @ R.T / d + 0.2 * np.eye(d)
-    return X, Y, M
+    return random_problem(seed, n, d, c, ridge=0.2)
+
+
+def _gaussian_gram(seed, L):
+    """40 Gaussian points in the plane, the identity metric and their Gaussian kernel
+    matrix of bandwidth ``L`` by hand."""
+    X = np.random.default_rng(seed).standard_normal((40, 2))
+    M = np.eye(2)
+    return X, M, kern("gaussian", X, X, M, L)
 
 
 # ------------------------------------------------------------------ default_rank
@@ -299,13 +280,13 @@ def test_iterative_needs_a_ridge_and_default_limit_is_available_memory():
 
 
 def _dense(kernel, X, Y, M, L, ridge):
-    K = _kern(kernel, X, X, M, L)
+    K = kern(kernel, X, X, M, L)
     A = np.linalg.solve(K + ridge * np.eye(len(X)), Y)
     return K, A
 
 
 def _fact_agop_ref(kernel, X, A, M, L):
-    g = _fd_grads(kernel, X, X, A, M, L)            # n × c × d
+    g = fd_grads(kernel, X, X, A, M, L)            # n × c × d
     F = np.einsum("ic,ick,il->kl", A, g, X)
     n = len(X)
     G = np.einsum("ick,icl->kl", g, g) / n
@@ -423,7 +404,7 @@ def test_kernel_predict_matches_the_hand_kernel(kernel):
     X, Y, M = _problem(7, n=45, d=3, c=3)
     Z = rng.standard_normal((130, 3)) / 2
     got = kernel_predict(kernel, Z, X, Y, M, 1.3)
-    ref = _kern(kernel, Z, X, M, 1.3) @ Y
+    ref = kern(kernel, Z, X, M, 1.3) @ Y
     assert got.shape == (130, 3)
     assert np.allclose(got, ref, rtol=1e-12, atol=1e-12 * np.abs(ref).max())
     one = kernel_predict(kernel, Z[:3], X, Y[:, 1], M, 1.3)
@@ -434,10 +415,7 @@ def test_kernel_predict_matches_the_hand_kernel(kernel):
 
 
 def test_rpcholesky_first_round_pivots_and_full_rank_factor():
-    rng = np.random.default_rng(8)
-    X = rng.standard_normal((40, 2))
-    M = np.eye(2)
-    K = _kern("gaussian", X, X, M, 0.7)
+    X, M, K = _gaussian_gram(8, 0.7)
     F, S = rpcholesky("gaussian", X, M, 0.7, 40, seed=3, block=4)
     # the Gaussian diagonal is 1: the first round draws 4 pivots uniformly without replacement
     ref = np.random.default_rng(3).choice(40, size=4, replace=False, p=np.ones(40) / 40)
@@ -492,10 +470,7 @@ def test_each_argument_is_checked_once():
 
 
 def test_rpcholesky_second_round_draws_from_the_residual_diagonal():
-    rng = np.random.default_rng(10)
-    X = rng.standard_normal((40, 2))
-    M = np.eye(2)
-    K = _kern("gaussian", X, X, M, 0.8)
+    X, M, K = _gaussian_gram(10, 0.8)
     F, S = rpcholesky("gaussian", X, M, 0.8, 6, seed=5, block=4)
     g = np.random.default_rng(5)
     S4 = g.choice(40, size=4, replace=False, p=np.ones(40) / 40)
