@@ -19,22 +19,14 @@ from quadnet.geometry.riemannian import (
     sectional_curvature,
 )
 
-
-def _horizontal(U, Z):
-    """``Z - U Omega``, ``Omega`` skew with ``G Omega + Omega G = U^T Z - Z^T U``."""
-    r = U.shape[1]
-    G = U.T @ U
-    Kr = np.kron(np.eye(r), G) + np.kron(G, np.eye(r))
-    rhs = U.T @ Z - Z.T @ U
-    om = np.linalg.solve(Kr, rhs.reshape(-1, order="F")).reshape(r, r, order="F")
-    return Z - U @ om
+from _geometry_reference import horizontal_projection
 
 
 def _plane(d, r, seed):
     rng = np.random.default_rng(seed)
     U = rng.standard_normal((d, r)) + 2.0 * np.eye(d, r)
-    xi = _horizontal(U, rng.standard_normal((d, r)))
-    eta = _horizontal(U, rng.standard_normal((d, r)))
+    xi = horizontal_projection(U, rng.standard_normal((d, r)))
+    eta = horizontal_projection(U, rng.standard_normal((d, r)))
     return U, xi, eta
 
 

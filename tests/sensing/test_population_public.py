@@ -2,9 +2,9 @@
 
 Independent references: the quadratic form ``2 ||zeta||_F^2 + tr(zeta)^2`` with
 ``zeta = xi U^T + U xi^T`` written out here (its half-gradient is the operator), a horizontal
-basis built here from the Lyapunov projection solved by Kronecker products, the closed-form
-spectrum of docs/curvature.md (``r = 1`` and equal-``g`` cases by hand), and the inverse
-checked by applying the forward operator to it.
+basis built here from the Lyapunov projection solved by Kronecker products
+(tests/_geometry_reference.py), the closed-form spectrum of docs/curvature.md (``r = 1`` and
+equal-``g`` cases by hand), and the inverse checked by applying the forward operator to it.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from quadnet.sensing.population import (
     population_effective_inverse,
     population_effective_spectrum,
 )
+
+from _geometry_reference import horizontal_projection
 
 
 def _factor(d, r, seed=0, scale=1.0):
@@ -36,19 +38,9 @@ def _operator(U, xi):
     return 2.0 * (2.0 * zeta + np.trace(zeta) * np.eye(U.shape[0])) @ U
 
 
-def _horizontal_projection(U, xi):
-    """``xi - U Omega`` with ``Omega`` skew and ``G Omega + Omega G = U^T xi - xi^T U``."""
-    r = U.shape[1]
-    G = U.T @ U
-    K = np.kron(np.eye(r), G) + np.kron(G, np.eye(r))
-    rhs = U.T @ xi - xi.T @ U
-    omega = np.linalg.solve(K, rhs.reshape(-1, order="F")).reshape(r, r, order="F")
-    return xi - U @ omega
-
-
 def _horizontal_basis(U):
     d, r = U.shape
-    cols = [_horizontal_projection(U, e.reshape(d, r)).ravel() for e in np.eye(d * r)]
+    cols = [horizontal_projection(U, e.reshape(d, r)).ravel() for e in np.eye(d * r)]
     Q, s, _ = np.linalg.svd(np.array(cols).T, full_matrices=False)
     n_h = d * r - r * (r - 1) // 2
     return Q[:, :n_h]
@@ -119,10 +111,10 @@ def test_inverse_inverts_the_operator_on_the_horizontal_space(d, r, scale):
     rng = np.random.default_rng(2)
     eta = rng.standard_normal((d, r))
     xi = population_effective_inverse(U, eta)
-    Ph = _horizontal_projection(U, eta)
+    Ph = horizontal_projection(U, eta)
     np.testing.assert_allclose(_operator(U, xi), Ph, rtol=1e-9,
                                atol=1e-10 * np.abs(Ph).max())
-    np.testing.assert_allclose(_horizontal_projection(U, xi), xi, rtol=1e-9,
+    np.testing.assert_allclose(horizontal_projection(U, xi), xi, rtol=1e-9,
                                atol=1e-10 * np.abs(xi).max())
     inv = PopulationInverse(U)
     np.testing.assert_allclose(inv(eta), xi, rtol=1e-13, atol=1e-14 * np.abs(xi).max())
