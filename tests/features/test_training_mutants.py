@@ -289,3 +289,7 @@ def test_train_calls_back_at_every_iterate_and_refuses_an_overflowing_lam():
     with pytest.raises(ValueError, match=r"^train: lam = 1e\+250 makes the objective overflow "
                                          r"float64 during the optimisation"):
         train(QuadraticNet(0.5 * np.ones((2, 2))), X, y, 1e250)
+    # here scipy's own finiteness check of an iterate is what fails
+    with pytest.raises(ValueError, match=r"^train: lam = 1e\+300 makes the objective overflow "
+                                         r"float64 during the optimisation"):
+        train(DeepLinearNet([np.eye(2), np.ones((1, 2))]), X, X[:, :1], 1e300)
