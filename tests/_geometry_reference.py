@@ -9,6 +9,8 @@ module below it.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 
@@ -21,3 +23,18 @@ def horizontal_projection(U, Z):
     rhs = U.T @ Z - Z.T @ U
     omega = np.linalg.solve(K, rhs.reshape(-1, order="F")).reshape(r, r, order="F")
     return Z - U @ omega
+
+
+def vertical_generators(U):
+    """The rows ``vec(U (E_ab - E_ba))`` (row-major ``vec``), ``a < b`` in lexicographic order:
+    an ``r(r-1)/2 x dr`` array. They span the vertical space ``{U Omega : Omega skew}``, and
+    the row of ``(a, b)`` applied to ``vec(xi)`` is ``(U^T xi)_ab - (U^T xi)_ba``, so their
+    null space is the horizontal space."""
+    d, r = U.shape
+    rows = np.zeros((r * (r - 1) // 2, d * r))
+    for row, (a, b) in zip(rows, itertools.combinations(range(r), 2)):
+        C = np.zeros((d, r))
+        C[:, b] = U[:, a]          # (U^T xi)_ab = sum_i U_ia xi_ib
+        C[:, a] = -U[:, b]
+        row[:] = C.reshape(-1)
+    return rows

@@ -20,6 +20,8 @@ from quadnet.sensing.population import population_effective_hvp, population_effe
 from quadnet.sensing.population import population_effective_inverse
 from quadnet.sensing.gaussian import population_normal_operator
 
+from _geometry_reference import vertical_generators
+
 # Eigenvalues from two mathematically equal symmetric matrices built by different float
 # paths differ by O(n eps ||H||) (Weyl); n <= 40 here, so 1e-10 * ||H|| has >= 1e3 margin.
 EIG_RTOL = 1e-10
@@ -57,18 +59,12 @@ def _random_instance(d, r, m, seed, zero_residual):
 
 
 def _null_space_basis(U):
-    """Independent basis of H_U: null space (SVD) of xi -> {(U^T xi)_ab - (U^T xi)_ba}_{a<b}."""
-    d, r = U.shape
-    rows = []
-    for a in range(r):
-        for b in range(a + 1, r):
-            C = np.zeros((d, r))
-            C[:, b] += U[:, a]          # (U^T xi)_ab = sum_i U_ia xi_ib
-            C[:, a] -= U[:, b]
-            rows.append(C.reshape(-1))
-    if not rows:
-        return np.eye(d * r)
-    return scipy.linalg.null_space(np.array(rows))
+    """Independent basis of H_U: null space (SVD) of xi -> {(U^T xi)_ab - (U^T xi)_ba}_{a<b}
+    (the rows of that map are the vertical generators vec(U (E_ab - E_ba)))."""
+    rows = vertical_generators(U)
+    if not len(rows):
+        return np.eye(U.size)
+    return scipy.linalg.null_space(rows)
 
 
 def _jacobian_hessian(A, y, U):

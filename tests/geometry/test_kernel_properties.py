@@ -29,6 +29,8 @@ from quadnet import PSDQuotient
 from quadnet._linalg import random_orthogonal
 from quadnet.testing import dense_differential
 
+from _geometry_reference import vertical_generators
+
 TOL = 1e-9
 
 
@@ -64,16 +66,9 @@ STRATA = [
 
 def _vertical_span(U):
     """Orthonormal basis of span{vec(U (e_i e_j^T - e_j e_i^T))} (dense reference)."""
-    d, r = U.shape
-    cols = []
-    for i in range(r):
-        for j in range(i + 1, r):
-            A = np.zeros((r, r))
-            A[i, j], A[j, i] = 1.0, -1.0
-            cols.append((U @ A).reshape(-1))
-    if not cols:
-        return np.zeros((d * r, 0))
-    B = np.array(cols).T
+    B = vertical_generators(U).T
+    if not B.size:
+        return np.zeros((U.size, 0))
     B = B / max(np.abs(B).max(), np.finfo(float).tiny)
     return scipy.linalg.orth(B, rcond=1e-8)
 
