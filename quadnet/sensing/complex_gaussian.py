@@ -39,6 +39,7 @@ import numpy as np
 import scipy.linalg
 
 from quadnet._threads import single_threaded
+from quadnet._docstrings import fill
 from quadnet._validation import (
     Array,
     Bind,
@@ -64,6 +65,7 @@ from quadnet.sensing.gaussian import (
     FIELD_CLASSES,
     LANCZOS_ROWS,
     PREPROCESSINGS,
+    _SPECTRAL_DOC,
     GaussianSensing,
     _eigensolver,
     _one_y_per_row,
@@ -407,6 +409,7 @@ class ComplexGaussianSensing(GaussianSensing):
                                 Relation(("self", "preprocessing"), _preprocessing_ok,
                                          "``m > d`` and ``mean(y) > 0`` for "
                                          "``preprocessing='optimal'``")])
+    @fill(_SPECTRAL_DOC)
     def spectral_init(self, r: int, *, strict: bool = True, method: str = "auto",
                       preprocessing: str = "identity") -> np.ndarray:
         r"""Spectral initialiser of the complex problem (quadnet theory §4, complex case).
@@ -442,12 +445,7 @@ class ComplexGaussianSensing(GaussianSensing):
 
         Parameters
         ----------
-        r : int
-            Rank, ``1 <= r <= d``.
-        strict : bool, default True
-            Raise (rather than pad) when fewer than ``r`` eigenvalues are positive.
-        method : {"auto", "lanczos", "dense"}
-            The eigensolver route.
+        {{spectral_start}}
         preprocessing : {"identity", "optimal"}, default "identity"
             The weights of the spectral matrix.
 

@@ -33,6 +33,7 @@ import warnings
 import numpy as np
 import scipy.linalg
 
+from quadnet._docstrings import fill
 from quadnet._linalg import rel_diff, sym
 from quadnet._validation import (
     Array,
@@ -64,6 +65,14 @@ __all__ = [
     "population_normal_operator",
     "spectral_init",
 ]
+
+#: The parameters the real and complex spectral starts document alike (``{{spectral_start}}``).
+_SPECTRAL_DOC = {"spectral_start": """r : int
+    Rank, ``1 <= r <= d``.
+strict : bool, default True
+    Raise (rather than pad) when fewer than ``r`` eigenvalues are positive.
+method : {"auto", "lanczos", "dense"}
+    The eigensolver route."""}
 
 
 #: ``spectral_init(method="auto")`` uses Lanczos from this dimension on. Measured by
@@ -733,6 +742,7 @@ class GaussianSensing(Loss):
                      relations=[Relation(("r",), _r_le_d, "``r <= d``"),
                                 Relation(("preprocessing",), _real_preprocessing,
                                          "``preprocessing='identity'`` for a real design")])
+    @fill(_SPECTRAL_DOC)
     def spectral_init(self, r: int, *, strict: bool = True, method: str = "auto",
                       preprocessing: str = "identity") -> np.ndarray:
         r"""Spectral (moment) initialiser ``U_0 = V_r diag(sqrt(lambda_r))`` (quadnet theory §4).
@@ -773,12 +783,7 @@ class GaussianSensing(Loss):
 
         Parameters
         ----------
-        r : int
-            Rank, ``1 <= r <= d``.
-        strict : bool, default True
-            Raise (rather than pad) when fewer than ``r`` eigenvalues are positive.
-        method : {"auto", "lanczos", "dense"}
-            The eigensolver route.
+        {{spectral_start}}
         preprocessing : {"identity"}, default "identity"
             The weights ``T(y_i)`` of the moment matrix: ``"identity"`` is ``T(y) = y`` (the
             estimator above). ``"optimal"`` (Luo, Alghamdi & Lu 2019) is implemented for
