@@ -304,12 +304,17 @@ def _moving_direction(a) -> str | None:
     return None
 
 
-#: The refusal that check_gradient and check_hessian document identically (``{{name}}`` lines).
+#: What check_gradient and check_hessian document identically (``{{name}}`` lines): their
+#: refusal, and the instance their examples check (a rank-2 point of a Frobenius loss).
 _DOC = {"raises_no_slope": """Raises
 ------
 ValueError
     Naming ``xi`` and ``ts``, when the remainder is at rounding level at all but 2 steps (no
-    slope can be measured)."""}
+    slope can be measured).""",
+        "example_instance": """>>> import numpy as np, quadnet as qn
+>>> M = qn.PSDQuotient(3, 2)
+>>> loss = qn.FrobeniusLoss(np.diag([1.0, 2.0, -1.0]))
+>>> U = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])"""}
 
 _MOVING = Relation(("U", "xi", "ts"), _moving_direction,
                    "``xi`` is nonzero and moves ``U``: ``max(ts) ||xi||_F > eps ||U||_F``")
@@ -366,10 +371,7 @@ def check_gradient(manifold, loss: Loss, U, xi, ts=None) -> float:
 
     Examples
     --------
-    >>> import numpy as np, quadnet as qn
-    >>> M = qn.PSDQuotient(3, 2)
-    >>> loss = qn.FrobeniusLoss(np.diag([1.0, 2.0, -1.0]))
-    >>> U = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    {{example_instance}}
     >>> bool(abs(check_gradient(M, loss, U, M.random_tangent_vector(U, 0)) - 2) < 0.1)
     True
     """
@@ -434,10 +436,7 @@ def check_hessian(manifold, loss: Loss, U, xi, eta=None, ts=None) -> dict[str, f
 
     Examples
     --------
-    >>> import numpy as np, quadnet as qn
-    >>> M = qn.PSDQuotient(3, 2)
-    >>> loss = qn.FrobeniusLoss(np.diag([1.0, 2.0, -1.0]))
-    >>> U = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    {{example_instance}}
     >>> out = check_hessian(M, loss, U, M.random_tangent_vector(U, 0))
     >>> bool(out["slope"] > 2.9), bool(out["vertical"] < 1e-12)
     (True, True)
