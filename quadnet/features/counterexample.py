@@ -94,8 +94,8 @@ def counterexample_prediction(s, *, quiet: int = 6, alpha: float = 0.1, A: float
     top = max(lu1, lu2)
     u1, u2 = math.exp(lu1 - top), math.exp(lu2 - top)
     v1, v2 = (1.0, math.exp(log_g)) if log_g <= 0 else (math.exp(-log_g), 1.0)
-    return float((K * u1 * v1 + u2 * v2)
-                 / (math.sqrt(K * u1**2 + u2**2) * math.sqrt(K * v1**2 + v2**2)))
+    cos = (K * u1 * v1 + u2 * v2) / (math.sqrt(K * u1**2 + u2**2) * math.sqrt(K * v1**2 + v2**2))
+    return min(1.0, float(cos))   # u, v >= 0: in [0, 1]; rounding may reach 1 + eps
 
 
 #: Peak bytes of :func:`nfa_counterexample`: the ``n × d`` float64 samples, their rotation

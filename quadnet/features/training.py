@@ -319,7 +319,7 @@ def _train(net, X, y, lam, gtol, maxiter, polish, polish_maxiter, callback, warn
     if polish and gnorm > gtol and polish_maxiter > 0:
         H = hessian(J)
         # Newton on the gradient first: from an L-BFGS end point it usually needs 1-3 steps.
-        theta, val, gnorm, k = _newton_on_gradient(fun, H, theta, gtol, 10)
+        theta, val, gnorm, k = _newton_on_gradient(fun, H, theta, gtol, min(10, polish_maxiter))
         stages.append(("Newton-lstsq", k, gnorm))
         if gnorm > gtol:
             # still far: trust regions (globally convergent, escape saddles), then Newton again

@@ -101,8 +101,9 @@ def _r_le_d(args) -> str | None:
 #: whose own checks a validated cell skips).
 _SENSING_MEMORY = GaussianSensing.random.__quadnet_relations__[1]
 #: The starts and methods of a sensing cell: those of :func:`recover` (a cell stores scalars, so
-#: no start array) and the convex baseline ``"sdp"``.
-_INIT = Options("spectral", "small")
+#: no start array) and the convex baseline ``"sdp"``, which takes no start (``init="-"`` in the
+#: rows of ``verify recovery``).
+_INIT = Options("spectral", "small", "-")
 _METHOD = Options(*recover.__quadnet_constraints__["method"].choices, "sdp")
 _SIZES = {"d": Integer(1), "r": Integer(1)}
 
@@ -118,7 +119,7 @@ def phase_transition_cell(d: int, r: int, m: int, trial: int, init: str = "spect
     The instance is ``GaussianSensing.random(d, r, m, seed=[seed, d, r, m, trial])`` (so all
     inits and methods of a trial see the same data); the ``"small"`` start draws from
     ``[seed, d, r, m, trial, 1]``. ``method`` may also be ``"sdp"`` (the convex baseline of
-    :mod:`quadnet.sensing.baselines`; ``init`` ignored, needs cvxpy). ``restarts`` is passed to
+    :mod:`quadnet.sensing.baselines`; ``init`` ignored, ``"-"`` by convention; needs cvxpy). ``restarts`` is passed to
     :func:`recover` (restarts from small random starts while the loss is not interpolating).
 
     Returns a JSON-able dict: the arguments, ``n_h``, ``success`` (relative error

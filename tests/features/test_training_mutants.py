@@ -263,6 +263,8 @@ def test_train_budgets_and_the_polish_switch():
     assert one.info.stages[0][:2] == ("L-BFGS-B", 1) and len(one.info.stages) == 1
     polished = train(net, X, y, 1e-2, max_iter=1, polish_max_iter=1, warn=False)
     assert [s[0] for s in polished.info.stages][:2] == ["L-BFGS-B", "Newton-lstsq"]
+    # the budget caps every polish stage, the first Newton stage included
+    assert all(k <= 1 for name, k, _ in polished.info.stages[1:])
     with pytest.warns(DeprecationWarning, match=r"^train\(polish_maxiter=\.\.\.\) is deprecated; "
                                                 r"use polish_max_iter=$") as rec:
         old = train(net, X, y, 1e-2, max_iter=1, polish_maxiter=0, warn=False)
