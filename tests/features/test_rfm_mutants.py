@@ -46,6 +46,7 @@ def test_modular_arithmetic_is_every_pair_once_with_one_hot_blocks(op, f):
     labels = np.concatenate([info["labels_train"], info["labels_test"]])
     N = p * (p - 1) if op == "div" else p * p
     assert pairs.shape == (N, 2) and len({tuple(x) for x in pairs.tolist()}) == N
+    assert labels.shape == (N,) and set(labels.tolist()) <= set(range(p))
     if op == "div":
         assert (pairs[:, 1] != 0).all()
     assert ds.X_train.shape[0] == round(0.6 * N) and ds.X_test.shape[0] == N - round(0.6 * N)
