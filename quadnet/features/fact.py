@@ -341,26 +341,37 @@ def _check_X(X, d: int) -> np.ndarray:
     return X
 
 
-def _check_net(net) -> None:
-    if not isinstance(net, (QuadraticNet, DeepLinearNet)):
-        raise TypeError(f"net must be a QuadraticNet or DeepLinearNet, got {type(net).__name__}")
-
-
-def _check_data(net, X, y) -> tuple[np.ndarray, np.ndarray]:
-    """``X`` (n × d) and ``y`` as an ``n``-vector (quadratic) or ``n × c`` (deep linear)."""
-    _check_net(net)
-    X = _check_X(X, net.d)
+def _data_fits(args) -> str | None:
+    """The relation of a net's data: ``X`` is ``n × d`` with ``n >= 1``, ``y`` one entry per
+    sample (quadratic) or ``n × c`` (deep linear; ``(n,)`` for ``c = 1``)."""
+    net, X, y = args["net"], args["X"], args["y"]
+    if X.shape[1] != net.d:
+        return f"X must have shape (n, {net.d}) to match the net's input size, got {X.shape}"
     n = X.shape[0]
+    if n == 0:
+        return "X must contain at least one sample"
+    if y is None:
+        return None
     if isinstance(net, QuadraticNet):
-        y = as_array(y, "y", ndim=1, shape=(n,))
-    else:
-        y = as_array(y, "y")
-        if y.ndim == 1 and net.c == 1:
-            y = y[:, None]
-        if y.shape != (n, net.c):
-            raise ValueError(f"y must have shape ({n}, {net.c}) (or ({n},) for one output), "
-                             f"got {y.shape}")
-    return X, y
+        return None if y.shape == (n,) else f"y must have shape ({n},), got {y.shape}"
+    if y.shape == (n, net.c) or (net.c == 1 and y.shape == (n,)):
+        return None
+    return f"y must have shape ({n}, {net.c}) (or ({n},) for one output), got {y.shape}"
+
+
+def _targets(net, y: np.ndarray) -> np.ndarray:
+    """``y`` of checked data as the net's outputs (a column for one deep-linear output)."""
+    return y[:, None] if isinstance(net, DeepLinearNet) and y.ndim == 1 else y
+
+
+#: The table of a net's data (``y`` omitted by :func:`agop`), checked against the net by one
+#: relation.
+DATA = {"X": Array(ndim=2), "y": Array()}
+DATA_FITS = Relation(("net", "X", "y"), _data_fits,
+                     "``X`` is ``n × d`` (``n >= 1``, ``d`` the net's input size) and ``y`` "
+                     "has one entry (quadratic net) or one row of ``c`` outputs per sample")
+X_FITS = Relation(("net", "X"), lambda a: _data_fits({**a, "y": None}),
+                  "``X`` is ``n × d`` (``n >= 1``, ``d`` the net's input size)")
 
 
 #: A network argument.
@@ -427,7 +438,8 @@ _DOC = {
 }
 
 
-@validate_params({"net": NET, "lam": _POS, "layer": Integer(0)}, relations=_LAYER)
+@validate_params({"net": NET} | DATA | {"lam": _POS, "layer": Integer(0)},
+                 relations=[DATA_FITS, *_LAYER])
 @fill(_DOC)
 def fact_matrix(net, X, y, lam, layer: int = 0) -> np.ndarray:
     r"""The FACT matrix of layer ``layer`` (Boix-Adsera, Mallinar, Simon & Belkin 2025).
@@ -466,7 +478,7 @@ def fact_matrix(net, X, y, lam, layer: int = 0) -> np.ndarray:
     array([[1., 0.],
            [0., 1.]])
     """
-    X, y = _check_data(net, X, y)
+    y = _targets(net, y)
     r = _residuals(net, X, y)
     if isinstance(net, QuadraticNet):
         return _over_lam(-2.0 * net.Q @ _moment_C(X, r), lam, "fact_matrix")
@@ -474,7 +486,8 @@ def fact_matrix(net, X, y, lam, layer: int = 0) -> np.ndarray:
     return _over_lam(-(Wl.T @ A.T @ R @ B.T), lam, "fact_matrix")
 
 
-@validate_params({"net": NET, "lam": _POS, "layer": Integer(0)}, relations=_LAYER)
+@validate_params({"net": NET} | DATA | {"lam": _POS, "layer": Integer(0)},
+                 relations=[DATA_FITS, *_LAYER])
 def bfact_matrix(net, X, y, lam, layer: int = 0) -> np.ndarray:
     """bFACT of layer ``layer``: ``−(1/(nλ)) Σ_i (W h_i)(∇_{Wh} ℓ_i)ᵀ`` (quadnet theory §6).
 
@@ -488,7 +501,7 @@ def bfact_matrix(net, X, y, lam, layer: int = 0) -> np.ndarray:
     >>> bfact_matrix(QuadraticNet(np.eye(2)), X, y, 1.0).round(12).tolist()
     [[1.0, 0.0], [0.0, 1.0]]
     """
-    X, y = _check_data(net, X, y)
+    y = _targets(net, y)
     r = _residuals(net, X, y)
     if isinstance(net, QuadraticNet):
         return _over_lam(-2.0 * (net.W @ _moment_C(X, r) @ net.W.T) * net.a[None, :], lam,
@@ -516,7 +529,8 @@ def _linear_parts(net: DeepLinearNet, layer: int, X, r):
     return A, Ws[layer], B, R
 
 
-@validate_params({"net": NET, "layer": Integer(0)}, relations=_LAYER)
+@validate_params({"net": NET, "X": DATA["X"], "layer": Integer(0)},
+                 relations=[X_FITS, *_LAYER])
 @fill(_DOC)
 def agop(net, X, layer: int = 0) -> np.ndarray:
     r"""Average gradient outer product with respect to the input of layer ``layer``.
@@ -552,7 +566,6 @@ def agop(net, X, layer: int = 0) -> np.ndarray:
     array([[2., 0.],
            [0., 2.]])
     """
-    X = _check_X(X, net.d)
     with np.errstate(over="ignore", invalid="ignore"):
         if isinstance(net, QuadraticNet):
             Q = net.Q

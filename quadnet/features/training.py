@@ -53,9 +53,11 @@ from quadnet.features.fact import (
     NET,
     _LAYER,
     _POS,
+    DATA,
+    DATA_FITS,
     TrainInfo,
-    _check_data,
     _moment_C,
+    _targets,
     bfact_matrix,
     cosine,
     fact_matrix,
@@ -155,17 +157,17 @@ def _make_value_and_grad(net, X: np.ndarray, y: np.ndarray, lam: float):
     return vg
 
 
-#: The table of the functions of a net, its data and its weight decay ``lam``; ``X`` and ``y``
-#: are checked against the net (:func:`quadnet.features.fact._check_data`) in the body.
-_NET_LAM = {"net": NET, "lam": _POS}
+#: The table of the functions of a net, its data and its weight decay ``lam``, and the relation
+#: of the data to the net.
+_NET_LAM = {"net": NET} | DATA | {"lam": _POS}
+_FITS = [DATA_FITS]
 
 
 def _prepare(net, X, y, lam):
-    X, y = _check_data(net, X, y)
-    return X, y, lam
+    return X, _targets(net, y), lam
 
 
-@validate_params(_NET_LAM)
+@validate_params(_NET_LAM, relations=_FITS)
 def objective_and_grad(net, X, y, lam) -> tuple[float, tuple[np.ndarray, ...]]:
     """``J`` and ``∇J``, the gradient as a tuple shaped like ``net.params()``.
 
@@ -190,7 +192,7 @@ def objective_and_grad(net, X, y, lam) -> tuple[float, tuple[np.ndarray, ...]]:
     return float(val), tuple(np.array(p) for p in _unflatten(g, _shapes(net)))
 
 
-@validate_params(_NET_LAM)
+@validate_params(_NET_LAM, relations=_FITS)
 def grad_norm_at(net, X, y, lam) -> float:
     """Euclidean norm of the full gradient ``∇_θ J`` at ``net``.
 
@@ -214,7 +216,8 @@ def grad_norm_at(net, X, y, lam) -> float:
 
 
 @validate_params(_NET_LAM | {"gtol": _POS, "polish": Boolean(), "warn": Boolean(),
-                              "callback": Optional(IsCallable("callable"))})
+                              "callback": Optional(IsCallable("callable"))},
+                 relations=_FITS)
 @fill(_DOC)
 def train(net, X, y, lam, *, gtol: float = 1e-9, max_iter: int | None = None,
           polish: bool = True, polish_max_iter: int | None = None, callback=None,
@@ -443,7 +446,7 @@ class NetTrajectory(Trajectory):
         return self.steps[i], self.nets[i]
 
 
-@validate_params(_NET_LAM | {"steps": Integer(0), "record_every": Integer(1)})
+@validate_params(_NET_LAM | {"steps": Integer(0), "record_every": Integer(1)}, relations=_FITS)
 @fill(_DOC)
 def gd_path(net, X, y, lam, *, eta: float | None = None, steps: int, record_every: int = 1,
             lr: float | None = None) -> NetTrajectory:
@@ -545,7 +548,7 @@ class FactReport:
     wtw_norm: float
 
 
-@validate_params(_NET_LAM | {"layer": Integer(0), "tol": _POS}, relations=_LAYER)
+@validate_params(_NET_LAM | {"layer": Integer(0), "tol": _POS}, relations=[*_FITS, *_LAYER])
 def fact_identity(net, X, y, lam, layer: int = 0, *, tol: float = 1e-6) -> FactReport:
     """Measure FACT at ``net``: cosines, the error of ``WᵀW = FACT`` and its a-priori bound.
 
@@ -563,7 +566,7 @@ def fact_identity(net, X, y, lam, layer: int = 0, *, tol: float = 1e-6) -> FactR
     >>> rep.error <= rep.bound + 1e-15, round(rep.cos_fact, 12)
     (True, 1.0)
     """
-    X, y = _check_data(net, X, y)
+    y = _targets(net, y)
     _, grads = objective_and_grad(net, X, y, lam)
     params = net.params()
     W, G = params[layer], grads[layer]
