@@ -295,3 +295,28 @@ def test_train_calls_back_at_every_iterate_and_refuses_an_overflowing_lam():
     with pytest.raises(ValueError, match=r"^train: lam = 1e\+300 makes the objective overflow "
                                          r"float64 during the optimisation"):
         train(DeepLinearNet([np.eye(2), np.ones((1, 2))]), X, X[:, :1], 1e300)
+
+
+def test_a_one_output_deep_net_takes_y_as_a_vector_or_a_column():
+    """``y`` of shape ``(n,)`` is the column ``(n, 1)`` for a deep linear net with one output:
+    every function of the data gives the same numbers for both."""
+    rng = np.random.default_rng(7)
+    net = DeepLinearNet((rng.standard_normal((3, 2)), rng.standard_normal((1, 3))))
+    X = rng.standard_normal((6, 2))
+    y = rng.standard_normal(6)
+    tr = quadnet.features.training
+    v1, g1 = tr.objective_and_grad(net, X, y, 0.1)
+    v2, g2 = tr.objective_and_grad(net, X, y[:, None], 0.1)
+    assert v1 == v2 and all(np.array_equal(a, b) for a, b in zip(g1, g2))
+    assert tr.grad_norm_at(net, X, y, 0.1) == tr.grad_norm_at(net, X, y[:, None], 0.1)
+    p1 = tr.gd_path(net, X, y, 0.1, eta=0.01, steps=3)
+    p2 = tr.gd_path(net, X, y[:, None], 0.1, eta=0.01, steps=3)
+    assert np.array_equal(p1.loss, p2.loss)
+    t1 = tr.train(net, X, y, 0.1, max_iter=5, polish=False, warn=False)
+    t2 = tr.train(net, X, y[:, None], 0.1, max_iter=5, polish=False, warn=False)
+    assert all(np.array_equal(a, b) for a, b in zip(t1.params(), t2.params()))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NotCriticalWarning)
+        r1 = tr.fact_identity(t1, X, y, 0.1)
+        r2 = tr.fact_identity(t1, X, y[:, None], 0.1)
+    assert r1.error == r2.error and r1.cos_fact == r2.cos_fact
