@@ -600,7 +600,8 @@ class RecursiveFeatureMachine:
         names = self._param_names()
         for k, v in params.items():
             if k not in names:
-                raise ValueError(f"unknown parameter {k!r}; valid: {', '.join(names)}")
+                raise ValueError(f"RecursiveFeatureMachine.set_params: unknown parameter {k!r}; "
+                                 f"valid: {', '.join(names)}")
             setattr(self, k, v)
         return self
 

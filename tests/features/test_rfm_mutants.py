@@ -395,7 +395,8 @@ def test_params_protocol():
     assert clone.get_params() == params
     assert m.set_params(iters=5, ridge=0.5) is m and m.iters == 5 and m.ridge == 0.5
     assert m.set_params() is m
-    with pytest.raises(ValueError, match=r"^unknown parameter 'iter'; valid: kernel, bandwidth, "
+    with pytest.raises(ValueError, match=r"^RecursiveFeatureMachine\.set_params: unknown "
+                                         r"parameter 'iter'; valid: kernel, bandwidth, "
                                          r"update, .*, seed, progress$"):
         m.set_params(iter=2)
     assert m.iters == 5
