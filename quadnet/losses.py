@@ -37,7 +37,7 @@ from quadnet._validation import (
     as_symmetric,
     declare_params,
     finite_result,
-    name_method,
+    named_call,
     nested,
     validate_params,
 )
@@ -162,12 +162,7 @@ class Loss(ABC):
     def _checked(self, value, convert, *args, **kwargs):
         """``convert(value, *args, **kwargs)`` at the public boundary, ``value`` as it is when
         nested; a refusal names the method that was called (:func:`name_method`)."""
-        if nested():
-            return value
-        try:
-            return convert(value, *args, **kwargs)
-        except (TypeError, ValueError) as e:
-            raise name_method(e, self) from None
+        return value if nested() else named_call(self, convert, value, *args, **kwargs)
 
     def _factor(self, U) -> np.ndarray:
         return self._checked(U, as_factor, "U", d=self.d, full_rank=False)

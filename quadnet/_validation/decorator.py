@@ -35,6 +35,7 @@ __all__ = [
     "fit_context",
     "name_callable",
     "name_method",
+    "named_call",
     "nested",
     "solve_cvxpy",
     "solver_failure",
@@ -224,6 +225,29 @@ def name_method(exc: BaseException, owner, *, depth: int = 8) -> BaseException:
             found = name
         frame = frame.f_back
     return exc if found is None else name_callable(exc, f"{cls.__name__}.{found}")
+
+
+def named_call(owner, fn, *args, **kwargs):
+    """``fn(*args, **kwargs)``, with a ``TypeError`` or ``ValueError`` it raises named by the
+    public method of ``owner`` that was called (:func:`name_method`): the one form of a
+    method's inline check (``named_call(self, as_matrix, x, "x")``) or of a method handing its
+    arguments to another callable.
+
+    Examples
+    --------
+    >>> from quadnet._validation import as_positive
+    >>> class Box:
+    ...     def grow(self, x):
+    ...         return 2.0 * named_call(self, as_positive, x, "x")
+    >>> Box().grow(-1.0)
+    Traceback (most recent call last):
+        ...
+    ValueError: Box.grow: x must be finite and > 0, got -1.0
+    """
+    try:
+        return fn(*args, **kwargs)
+    except (TypeError, ValueError) as e:
+        raise name_method(e, owner) from None
 
 
 def finite_result(arg: str):

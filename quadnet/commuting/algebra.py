@@ -40,8 +40,8 @@ from quadnet._validation import (
     as_int,
     as_square,
     declare_params,
-    name_method,
     memory_guard,
+    named_call,
     validate_params,
 )
 from quadnet.commuting.bregman import _EXP_MAX, _log_start, bregman_projection
@@ -143,11 +143,8 @@ class AlgebraBlocks:
         >>> cs.blocks.projector(0).tolist()
         [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 0.0]]
         """
-        try:
-            k = as_int(k, "k", minimum=0, maximum=self.count - 1)
-        except (TypeError, ValueError) as e:
-            raise name_method(e, self) from None
-        Vk = self.basis[:, self.labels == k]
+        Vk = self.basis[:, self.labels == named_call(self, as_int, k, "k", minimum=0,
+                                                     maximum=self.count - 1)]
         return Vk @ Vk.T
 
     @property
@@ -334,10 +331,7 @@ _Q_DOC = {"q": """q : array_like, shape (d,)
 def _vector(owner, q, name: str, n: int) -> np.ndarray:
     """The inline check of a coordinate vector (``n`` finite reals), its refusal naming the
     method of ``owner`` that was called."""
-    try:
-        return as_array(q, name, ndim=1, shape=(n,))
-    except (TypeError, ValueError) as e:
-        raise name_method(e, owner) from None
+    return named_call(owner, as_array, q, name, ndim=1, shape=(n,))
 
 
 def _finite(arg: str):
@@ -798,10 +792,9 @@ class CommutingSensing(Loss):
         >>> cs.selection_limit(np.array([1e-3, 1e-3])).q.round(6).tolist()
         [0.031374, 0.984313]
         """
-        try:
-            return bregman_projection(self.spectra, self.y, q0, log_q0=log_q0, **kwargs)
-        except (TypeError, ValueError) as e:   # named by the method called, then the inner one
-            raise name_method(e, self) from None
+        # a refusal is named by the method called, then by the inner function
+        return named_call(self, bregman_projection, self.spectra, self.y, q0, log_q0=log_q0,
+                          **kwargs)
 
 
 def _full(zpos: np.ndarray, pos: np.ndarray) -> np.ndarray:

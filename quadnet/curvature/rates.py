@@ -50,7 +50,7 @@ import scipy.optimize
 from scipy.integrate import solve_ivp
 
 from quadnet._validation import (Array, Factor, Instance, Integer, Optional, Real, Seed,
-                                 as_rng, name_method, validate_params)
+                                 as_rng, named_call, validate_params)
 from quadnet.losses import GRADIENT_FINITE, LOSS
 from quadnet.curvature.hessian import (ZERO_RTOL, _excess_block, _split, effective_hessian,
                                       effective_spectrum, horizontal_dimension)
@@ -131,10 +131,8 @@ class LocalCurvature:
 
     def contraction(self, eta: float) -> float:
         """``max_i |1 - eta lambda_i|`` (see :func:`predicted_contraction`)."""
-        try:
-            return predicted_contraction([self.lambda_min, self.lambda_max], eta)
-        except (TypeError, ValueError) as e:  # named by the method called, then the inner one
-            raise name_method(e, self) from None
+        # a refusal is named by the method called, then by the inner function
+        return named_call(self, predicted_contraction, [self.lambda_min, self.lambda_max], eta)
 
 
 _POSITIVE = Real(0, None, closed="neither")

@@ -44,6 +44,7 @@ from quadnet._validation import (
     fit_context,
     name_callable,
     name_method,
+    named_call,
     validate_params,
 )
 from quadnet._validation import (
@@ -723,10 +724,8 @@ class RecursiveFeatureMachine:
         >>> bool(es.history_["val_mse"][es.best_iter_] == min(es.history_["val_mse"]))
         True
         """
-        try:
-            X, Y, X_val, Y_val, has_val, p = self._fit_arguments(X, Y, X_val, Y_val, callback)
-        except (TypeError, ValueError) as exc:
-            raise name_method(exc, self) from None
+        X, Y, X_val, Y_val, has_val, p = named_call(self, self._fit_arguments, X, Y, X_val,
+                                                    Y_val, callback)
         args = {"X": X, "Y": Y, "ridge": float(self.ridge), "bandwidth": float(self.bandwidth)}
         try:
             with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
@@ -844,10 +843,7 @@ class RecursiveFeatureMachine:
     def _inputs(self, X) -> np.ndarray:
         """``X`` checked against the fitted input width, refused in the name of the public
         method that was called."""
-        try:
-            return as_matrix(X, "X", shape=(None, self.n_features_in_))
-        except (TypeError, ValueError) as exc:
-            raise name_method(exc, self) from None
+        return named_call(self, as_matrix, X, "X", shape=(None, self.n_features_in_))
 
     def _inputs_targets(self, X, Y) -> tuple[np.ndarray, np.ndarray]:
         """``X`` and ``Y`` of :meth:`score` and :meth:`accuracy`, refused in their name."""

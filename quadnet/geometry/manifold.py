@@ -37,8 +37,8 @@ from pymanopt.manifolds.manifold import Manifold
 from quadnet._validation import (RANK_RTOL, Array, Bind, Boolean, Converted, Factor, Integer,
                                  Optional, Real, Relation, Seed, Symmetric, as_array, as_factor,
                                  as_matrix, as_rng,
-                                 as_symmetric, declare_params, name_method, nested,
-                                 validate_params)
+                                 as_symmetric, declare_params, name_method, named_call,
+                                 nested, validate_params)
 import quadnet.geometry._kernels as _k
 from quadnet.geometry._kernels import horizontal_dim, vertical_dim
 
@@ -537,21 +537,15 @@ class PSDQuotient(Manifold):
         if (type(x) is np.ndarray and x.dtype == self._dtype and x.shape == self._shape
                 and np.isfinite(x).all()):
             return x
-        try:
-            return self._coerce(as_matrix(x, name, shape=self._shape,
-                                          allow_complex=self._complex))
-        except (TypeError, ValueError) as e:
-            raise name_method(e, self) from None
+        return self._coerce(named_call(self, as_matrix, x, name, shape=self._shape,
+                                       allow_complex=self._complex))
 
     def _shaped(self, x, name: str) -> np.ndarray:
         """Type, dtype and shape only: finiteness is then checked on the result."""
         if type(x) is np.ndarray and x.dtype == self._dtype and x.shape == self._shape:
             return x
-        try:
-            return self._coerce(as_matrix(x, name, shape=self._shape,
-                                          allow_complex=self._complex))
-        except (TypeError, ValueError) as e:
-            raise name_method(e, self) from None
+        return self._coerce(named_call(self, as_matrix, x, name, shape=self._shape,
+                                       allow_complex=self._complex))
 
     def _coerce(self, a: np.ndarray) -> np.ndarray:
         """A checked array in the manifold's dtype (a real array on the complex field is one of
@@ -560,10 +554,7 @@ class PSDQuotient(Manifold):
 
     def _full(self, named: dict) -> None:
         for name, x in named.items():
-            try:
-                as_matrix(x, name, shape=self._shape, allow_complex=self._complex)
-            except (TypeError, ValueError) as e:
-                raise name_method(e, self) from None
+            named_call(self, as_matrix, x, name, shape=self._shape, allow_complex=self._complex)
 
     def _out(self, out: np.ndarray, **named) -> np.ndarray:
         if self._isfinite(out):
@@ -606,19 +597,13 @@ class PSDQuotient(Manifold):
             return np.full(U.shape, np.nan)
 
     def _as_rng(self, rng) -> np.random.Generator:
-        try:
-            return as_rng(rng, "rng", record=not nested())
-        except (TypeError, ValueError) as e:
-            raise name_method(e, self) from None
+        return named_call(self, as_rng, rng, "rng", record=not nested())
 
     def _point(self, U, name: str = "U") -> np.ndarray:
         if nested() and type(U) is np.ndarray and U.dtype == self._dtype:
             return U                     # checked once by the validated caller
-        try:
-            return self._coerce(as_factor(U, name, d=self.d, r=self.r, full_rank=False,
-                                          allow_complex=self._complex))
-        except (TypeError, ValueError) as e:
-            raise name_method(e, self) from None
+        return self._coerce(named_call(self, as_factor, U, name, d=self.d, r=self.r,
+                                       full_rank=False, allow_complex=self._complex))
 
     @property
     def typical_dist(self) -> float:
