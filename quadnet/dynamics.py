@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 import scipy.linalg
-from scipy.integrate import DOP853, RK23, RK45, solve_ivp
+from scipy.integrate import DOP853, LSODA, RK23, RK45, solve_ivp
 
 from quadnet._linalg import sym
 from quadnet._validation import (
@@ -706,7 +706,7 @@ def _atol_per_flow(args) -> str | None:
 @validate_params({"rhs": IsCallable("a callable rhs(t, Y) -> array of Y's shape"),
                   "t_span": Array(shape=(2,)), "y0": Array(ndim=2),
                   "rtol": Real(0, 1, closed="neither"), "atol": Array(),
-                  "method": Options(*EXPLICIT_METHODS)},
+                  "method": Options(*EXPLICIT_METHODS, "LSODA")},
                  relations=[Relation(("t_span",), _increasing_span, "``t_span[1] > t_span[0]``"),
                             Relation(("atol", "y0"), _atol_per_flow,
                                      "``atol > 0``: a scalar, per flow or per component")])
@@ -729,6 +729,11 @@ def solve_flows(rhs, t_span, y0, *, rtol: float = 1e-10, atol=1e-12,
     trajectories agree with the one-at-a-time solutions to the solver tolerance, not bitwise
     (for ``B = 1`` they are scipy's, bit for bit). Only the first trial step is scipy's guess
     from the stacked state; it is then accepted or shrunk by the same per-flow test.
+    ``"LSODA"`` (ODEPACK's Adams/BDF method with automatic stiffness switching, Petzold 1983)
+    needs no such change: its local error test is already the weighted *max* norm over all
+    components, so each component of each flow meets its own tolerance on every step. It is
+    the method for long horizons, where an explicit pair is held to steps of ``~1/lambda_max``
+    by stability long after the solution has stopped moving.
     ``atol`` may differ per flow (shape ``(B,)``) or per component (``B x n``), e.g. relative to
     each flow's own scale.
 
@@ -744,7 +749,7 @@ def solve_flows(rhs, t_span, y0, *, rtol: float = 1e-10, atol=1e-12,
         Relative tolerance, in ``(0, 1)``.
     atol : float or array_like, shape (B,) or (B, n)
         Absolute tolerances ``> 0``.
-    method : {"DOP853", "RK45", "RK23"}
+    method : {"DOP853", "RK45", "RK23", "LSODA"}
 
     Returns
     -------
@@ -775,7 +780,7 @@ def solve_flows(rhs, t_span, y0, *, rtol: float = 1e-10, atol=1e-12,
     def fun(t, y):
         return np.asarray(rhs(t, y.reshape(B, n)), dtype=float).reshape(-1)
 
-    solver = type(f"{_FLOWWISE[method].__name__}x{B}", (_FLOWWISE[method],), {"flows": B})
+    solver = _stacked_method(method, B)
     sol = solve_ivp(fun, (float(t_span[0]), float(t_span[1])), y0.reshape(-1), method=solver,
                     rtol=rtol, atol=atol_v.reshape(-1))
     Y = sol.y[:, -1].reshape(B, n) if sol.y.size else y0
@@ -783,6 +788,69 @@ def solve_flows(rhs, t_span, y0, *, rtol: float = 1e-10, atol=1e-12,
         raise DivergenceError(f"solve_flows: integration of {B} flows failed at "
                               f"t <= {t_span[1]:g}: {sol.message}")
     return Y, int(sol.nfev)
+
+
+def _stacked_method(method: str, flows: int):
+    """The scipy solver of ``flows`` stacked systems: LSODA as it is (its error test is already
+    the max norm over the components), an explicit pair with the per-flow norm."""
+    if method == "LSODA":
+        return LSODA
+    return type(f"{_FLOWWISE[method].__name__}x{flows}", (_FLOWWISE[method],), {"flows": flows})
+
+
+def window_ends(tau: float, t_max: float, t0: float = 0.0) -> np.ndarray:
+    """The checkpoints ``t_{k+1} = min(t_k + max(tau, t_k / 8), t_max)`` from ``t_0``: steps of
+    ``tau`` first, then growing by 1/8 (so a doubling of ``t`` takes six checkpoints), the last
+    one ``t_max``. Internal: the windows of the small-initialisation monitors."""
+    ends, t = [], float(t0)
+    while t < t_max:
+        t = min(t + max(tau, t / 8.0), t_max)
+        ends.append(t)
+    return np.array(ends)
+
+
+class WindowedFlow:
+    """One scipy solver carried through a sequence of checkpoints: iterating yields
+    ``(t_k, Y(t_k))`` for each ``t_k`` of ``ends`` (increasing, after ``t0``), the states
+    between steps from the solver's dense output, so the caller can test convergence at each
+    checkpoint and stop without the restart (new first step, and for LSODA order 1 again) that
+    one :func:`scipy.integrate.solve_ivp` call per window costs. Internal: ``rhs(t, Y)`` and
+    ``Y`` are ``B x n`` as in :func:`solve_flows` (no argument checks); ``nfev`` counts the
+    calls so far. Raises :class:`~quadnet.exceptions.DivergenceError` when the solver fails or
+    a state is not finite."""
+
+    def __init__(self, rhs, t0: float, y0: np.ndarray, ends: np.ndarray, *, rtol: float,
+                 atol, method: str = "LSODA"):
+        self.B, self.n = y0.shape
+        self.ends = np.asarray(ends, dtype=float)
+        B, n = self.B, self.n
+        atol = np.asarray(atol, dtype=float)
+        atol = np.broadcast_to(atol.reshape(atol.shape + (1,) * (2 - atol.ndim)), (B, n))
+
+        def fun(t, y):
+            return np.asarray(rhs(t, y.reshape(B, n)), dtype=float).reshape(-1)
+
+        self._solver = _stacked_method(method, B)(fun, float(t0), y0.reshape(-1),
+                                                  float(self.ends[-1]), rtol=rtol,
+                                                  atol=atol.reshape(-1))
+
+    @property
+    def nfev(self) -> int:
+        return int(self._solver.nfev)
+
+    def __iter__(self):
+        sol = self._solver
+        for t1 in self.ends:
+            while sol.t < t1:
+                sol.step()
+                if sol.status == "failed":
+                    raise DivergenceError(f"factor flow integration failed at t = {sol.t:g}: "
+                                          f"{sol.message}")
+            y = sol.y if sol.t == t1 else sol.dense_output()(t1)
+            if not np.all(np.isfinite(y)):
+                raise DivergenceError(f"factor flow integration: the state is not finite at "
+                                      f"t = {t1:g}")
+            yield float(t1), y.reshape(self.B, self.n)
 
 
 #: Relative agreement a probe must show for :func:`quadratic_factor_gradients` to accept a

@@ -349,7 +349,7 @@ def test_solve_flows_one_flow_is_scipys_dop853_bit_for_bit():
     assert np.array_equal(Y[0], ref.y[:, -1]) and nfev == ref.nfev
 
 
-@pytest.mark.parametrize("method", ["DOP853", "RK45"])
+@pytest.mark.parametrize("method", ["DOP853", "RK45", "LSODA"])
 def test_solve_flows_matches_the_flows_one_by_one(method):
     from scipy.integrate import solve_ivp
 
@@ -387,15 +387,17 @@ def test_solve_flows_matches_the_closed_form_factorization_flow():
         assert np.linalg.norm(got - exact) <= 1e3 * rtol * np.linalg.norm(exact)
 
 
-def test_solve_flows_holds_each_flow_to_its_own_tolerance():
+@pytest.mark.parametrize("method", ["DOP853", "LSODA"])
+def test_solve_flows_holds_each_flow_to_its_own_tolerance(method):
     """A fast flow of size 1 beside a slow one of size 1e-20: with per-flow atol each meets its
     relative tolerance; the root-mean-square norm of the stacked state would let the large
-    flow's error hide the small one's (and vice versa)."""
+    flow's error hide the small one's (and vice versa). LSODA's max norm does the same."""
     k = np.array([[8.0], [0.5]])
     y0 = np.array([[1.0], [1e-20]])
     rtol = 1e-9
     atol = 1e-3 * rtol * y0[:, 0]
-    Y, _ = qn.dynamics.solve_flows(lambda t, Y: -k * Y, (0.0, 1.0), y0, rtol=rtol, atol=atol)
+    Y, _ = qn.dynamics.solve_flows(lambda t, Y: -k * Y, (0.0, 1.0), y0, rtol=rtol, atol=atol,
+                                   method=method)
     exact = y0[:, 0] * np.exp(-k[:, 0])
     assert np.all(np.abs(Y[:, 0] - exact) <= 1e2 * (rtol * exact + atol))
 
@@ -472,3 +474,43 @@ def test_batched_small_init_flows_match_one_flow_at_a_time():
         assert b.report.status == s.report.status == "converged"
         assert abs(b.report.checks - s.report.checks) <= 1
         assert np.linalg.norm(b.Q - s.Q) <= 1e-8 * np.linalg.norm(s.Q)
+
+
+def test_window_ends_grow_by_an_eighth_after_tau_and_stop_at_t_max():
+    ends = qn.dynamics.window_ends(0.5, 100.0)
+    t = np.concatenate([[0.0], ends])
+    assert ends[-1] == 100.0 and np.all(np.diff(t) > 0)
+    steps = np.diff(t)[:-1]
+    assert np.allclose(steps, np.maximum(0.5, t[:-2] / 8.0), rtol=1e-15, atol=0)
+
+
+@pytest.mark.parametrize("method", ["LSODA", "DOP853"])
+def test_windowed_flow_gives_the_exact_states_at_every_checkpoint_without_restarts(method):
+    """Two linear flows y' = -k y through 40 checkpoints: each yielded state is exp(-k t) to
+    the tolerance, and one solver carried through costs fewer evaluations than one
+    ``solve_ivp`` per window (each restart picks a new first step; LSODA restarts at order 1)."""
+    from scipy.integrate import solve_ivp
+
+    k = np.array([[1.0], [0.25]])
+    ends = qn.dynamics.window_ends(0.05, 12.0)
+    rtol, atol = 1e-10, 1e-14
+    flow = qn.dynamics.WindowedFlow(lambda t, Y: -k * Y, 0.0, np.ones((2, 1)), ends, rtol=rtol,
+                                    atol=atol, method=method)
+    got = list(flow)
+    assert [t for t, _ in got] == list(ends)
+    for t, Y in got:
+        assert np.all(np.abs(Y[:, 0] - np.exp(-k[:, 0] * t)) <= 1e3 * rtol * np.exp(-k[:, 0] * t))
+    restarted, t0, y = 0, 0.0, np.ones(2)
+    for t1 in ends:
+        sol = solve_ivp(lambda t, y: -k[:, 0] * y, (t0, t1), y, method=method, rtol=rtol,
+                        atol=atol)
+        restarted, t0, y = restarted + sol.nfev, t1, sol.y[:, -1]
+    assert flow.nfev < restarted
+
+
+def test_windowed_flow_names_a_failed_integration():
+    flow = qn.dynamics.WindowedFlow(lambda t, Y: Y * Y, 0.0, np.ones((1, 1)), np.array([0.5, 2.0]),
+                                    rtol=1e-8, atol=1e-12)
+    with np.errstate(over="ignore", invalid="ignore"), pytest.raises(
+            qn.exceptions.DivergenceError, match="factor flow integration (failed|: the state)"):
+        list(flow)   # y' = y^2 from 1 blows up at t = 1

@@ -612,7 +612,10 @@ class CommutingSensing(Loss):
     @_finite("U")
     def factor_gradient(self, U) -> np.ndarray:
         """``2 S U = 2 V diag(g) V^T U``."""
-        U = self._factor(U)
+        return self._factor_gradient(self._factor(U))
+
+    def _factor_gradient(self, U: np.ndarray) -> np.ndarray:
+        """:meth:`factor_gradient` on a raw ``d x r`` array (no checks), for inner loops."""
         W, q = self._coords_of_factor(U)
         return 2.0 * self.basis @ (self._reduced_gradient(q)[:, None] * W)
 

@@ -27,7 +27,6 @@ import warnings
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-from scipy.integrate import solve_ivp
 
 from quadnet._linalg import sym
 from quadnet._validation import (
@@ -43,7 +42,7 @@ from quadnet._validation import (
     validate_params,
 )
 from quadnet.commuting.algebra import CommutingSensing
-from quadnet.dynamics import quadratic_factor_gradients, solve_flows
+from quadnet.dynamics import WindowedFlow, quadratic_factor_gradients, window_ends
 from quadnet.exceptions import ConvergenceWarning, DivergenceError
 from quadnet.losses import LOSS
 
@@ -179,7 +178,7 @@ _LOSS_D = Relation(("loss", "d"), _loss_d, "``d`` equals ``loss.d``")
 _TOL = Real(0, 1, closed="neither")
 #: Relative tolerances of the convergence tests: below the rounding floor they never pass.
 _REL_TOL = Real(1e-16, 1, closed="left")
-#: ``rtol`` of the DOP853 flows: below ``100 eps`` SciPy clamps it, and the steps shrink
+#: ``rtol`` of the factor flows: below ``100 eps`` SciPy clamps it, and the steps shrink
 #: without end.
 _IVP_RTOL = Real(1e-14, 1e-2)
 _POS_OPT = Optional(Real(0, None, closed="neither"))
@@ -347,10 +346,12 @@ def _raw_factor_gradient(loss, d: int):
     """``U -> grad L(U)`` on raw ``d x r`` arrays for the inner loops: the affine form of
     :func:`quadnet.dynamics.quadratic_factor_gradients` when ``ell`` is quadratic in ``Q``
     (no argument checks per call) for ``d <= 24``, else the loss's own validated
-    ``factor_gradient``. A
-    :class:`quadnet.CommutingSensing` loss keeps its own method (its exactly diagonal ``S`` in
-    the joint eigenbasis, see :func:`greedy_low_rank_learning`)."""
-    if isinstance(loss, CommutingSensing) or d > _AFFINE_MAX_D:
+    ``factor_gradient``. A :class:`quadnet.CommutingSensing` loss keeps its own formula (its
+    exactly diagonal ``S`` in the joint eigenbasis, see :func:`greedy_low_rank_learning`),
+    without the checks."""
+    if isinstance(loss, CommutingSensing):
+        return loss._factor_gradient
+    if d > _AFFINE_MAX_D:
         return loss.factor_gradient
     grads = quadratic_factor_gradients(loss, d)
     return loss.factor_gradient if grads is None else grads
@@ -381,6 +382,13 @@ def _descend(loss, U, eta, max_steps, check_every, mon, progress, desc):
     return U, k
 
 
+#: The integrator of the factor flows: ODEPACK's LSODA (Adams, switching to BDF when the
+#: flow turns stiff). Near a limit the slowest direction sets how long the monitor must wait
+#: and the fastest the step an explicit pair can take, so DOP853 spent most of its steps on
+#: stability there; LSODA's local error test is the weighted max norm over the components.
+FLOW_METHOD = "LSODA"
+
+
 def _flow(loss, U, max_time, mon, rtol, progress, desc, grad=None):
     from quadnet._progress import tqdm
 
@@ -388,27 +396,22 @@ def _flow(loss, U, max_time, mon, rtol, progress, desc, grad=None):
     atol = 1e-3 * rtol * float(np.max(np.abs(U)))
     grad = _raw_factor_gradient(loss, d) if grad is None else grad
 
-    def rhs(_t, y):
-        return -grad(y.reshape(d, r)).reshape(-1)
+    def rhs(_t, Y):
+        return -grad(Y.reshape(d, r)).reshape(1, -1)
 
-    t, tau = 0.0, 0.5 / mon.scale
+    flow = WindowedFlow(rhs, 0.0, U.reshape(1, -1), window_ends(0.5 / mon.scale, max_time),
+                        rtol=rtol, atol=atol, method=FLOW_METHOD)
     bar = tqdm(total=None, desc=desc, disable=not progress, leave=False, unit="window")
-    nfev = 0
+    t = 0.0
     try:
-        while t < max_time:
-            t1 = min(t + max(tau, t / 8.0), max_time)
-            sol = solve_ivp(rhs, (t, t1), U.reshape(-1), method="DOP853", rtol=rtol, atol=atol)
-            nfev += sol.nfev
-            if not sol.success or not np.all(np.isfinite(sol.y[:, -1])):
-                raise DivergenceError(f"factor flow integration failed at t = {t:g}: "
-                                      f"{sol.message}")
-            U, t = sol.y[:, -1].reshape(d, r), t1
+        for t, Y in flow:
+            U = Y.reshape(d, r)
             bar.update(1)
             if mon.check(t, U).converged:
                 break
     finally:
         bar.close()
-    return U, t, nfev
+    return U, t, flow.nfev
 
 
 def _budget(eps, scale, width_factor):
@@ -435,7 +438,8 @@ def small_init_limit(loss, d, eps, *, eta=None, W=None, method: str = "auto",
                      progress: bool = False) -> SmallInitResult:
     r"""The limit of factor flow (``eta=None``) or descent (step ``eta``) from ``U_0 = sqrt(eps) W``.
 
-    Flow ``U' = -2 S U`` (quadnet theory §2) is integrated by DOP853 (``rtol``) in windows;
+    Flow ``U' = -2 S U`` (quadnet theory §2) is integrated by LSODA (``rtol``; Adams, switching
+    to BDF where the flow is stiff) in windows;
     descent is ``U <- U - eta grad L(U) = (I - 2 eta S) U``. After each window the monitor
     compares ``Q(t)`` with ``Q(t/2)`` (doubling windows), so an algebraically decaying excess
     direction is not mistaken for convergence; it also demands a small gradient and, at full
@@ -520,9 +524,10 @@ def _flow_limits(loss, d, eps_list, *, max_time, rtol: float = 1e-11) -> list[Sm
     ``W = I``, default tolerances) with the factor flows integrated as one batched ODE.
 
     Every flow has the same windows (``[t, t + max(tau, t/8)]``, ``tau = 0.5/||S_0||``, capped at
-    ``max_time``) and the same monitor as alone; the active flows of a window are one
-    :func:`quadnet.dynamics.solve_flows` call (each flow held to its own ``rtol`` and ``atol =
-    1e-3 rtol max|U_0|``), and a flow leaves the batch when its monitor converges. Falls back to
+    ``max_time``) and the same monitor as alone; the active flows are one stacked ODE (each
+    flow held to its own ``rtol`` and ``atol = 1e-3 rtol max|U_0|``: LSODA's max norm), carried
+    through the windows by one solver, and a flow leaves the batch when its monitor converges
+    (the others go on from there in a new solver). Falls back to
     one :func:`small_init_limit` per ``eps`` when that takes the reduced route, when ``ell`` is
     not quadratic in ``Q`` (:func:`quadnet.dynamics.quadratic_factor_gradients`) or without a
     common ``max_time``.
@@ -538,15 +543,23 @@ def _flow_limits(loss, d, eps_list, *, max_time, rtol: float = 1e-11) -> list[Sm
     atol = 1e-3 * rtol * np.max(np.abs(U0), axis=(1, 2))
     U, nfev = U0.copy(), np.zeros(len(U0), dtype=int)
     active = np.arange(len(U0))
-    t, tau = 0.0, 0.5 / mons[0].scale
-    while t < max_time and active.size:
-        t1 = min(t + max(tau, t / 8.0), max_time)
-        Y, n = solve_flows(lambda _t, Y, k=active.size: -grads(Y.reshape(k, d, d)).reshape(k, -1),
-                           (t, t1), U[active].reshape(active.size, -1), rtol=rtol,
-                           atol=atol[active])
-        U[active], t = Y.reshape(-1, d, d), t1
-        nfev[active] += n
-        active = np.array([b for b in active if not mons[b].check(t, U[b]).converged], dtype=int)
+    ends = window_ends(0.5 / mons[0].scale, max_time)
+    t = 0.0
+    while ends.size and active.size:
+        # one solver for the active flows, carried until one of them converges
+        k = active.size
+        flow = WindowedFlow(lambda _t, Y, k=k: -grads(Y.reshape(k, d, d)).reshape(k, -1), t,
+                            U[active].reshape(k, -1), ends, rtol=rtol, atol=atol[active],
+                            method=FLOW_METHOD)
+        done = np.zeros(k, dtype=bool)
+        for t, Y in flow:
+            U[active] = Y.reshape(k, d, d)
+            done = np.array([mons[b].check(t, U[b]).converged for b in active])
+            if done.any():
+                break
+        nfev[active] += flow.nfev
+        ends = ends[ends > t]
+        active = active[~done]
     return [_result(mon, U[b], float(eps_list[b]), None, {"nfev": int(nfev[b])})
             for b, mon in enumerate(mons)]
 

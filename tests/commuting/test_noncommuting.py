@@ -1,6 +1,6 @@
 """Greedy low-rank learning, the small-initialisation limit and the ``beyond`` experiments.
 
-Tolerances: the flow is integrated by DOP853 at ``rtol = 1e-11`` and stopped by the monitor at
+Tolerances: the flow is integrated by LSODA at ``rtol = 1e-11`` and stopped by the monitor at
 ``qtol = 1e-10``; measured agreement with the proved commuting laws is ~1e-12, so 1e-8 leaves
 four orders of margin for other BLAS/platforms. Non-commuting distances are measured laws, and
 the thresholds below sit an order of magnitude above the measured values.
@@ -109,6 +109,32 @@ def test_glrl_predicts_the_flow_limit_on_a_gaussian_instance():
     # measured 3.5e-10; law eps^0.81 (GLRL gap ratio 0.187, isolated rank-1 point)
     assert np.linalg.norm(res.Q - g.Q) / np.linalg.norm(g.Q) <= 1e-8
     assert abs(g.predicted_exponent - 0.813) < 0.01
+
+
+@pytest.mark.parametrize("kind, seed", [("gaussian", 2), ("rankone", 2)])
+def test_lsoda_flow_limits_agree_with_dop853(monkeypatch, kind, seed):
+    """The factor flows run on LSODA; DOP853 (an explicit pair, a second integrator) gives the
+    same limits, statuses and GLRL point. Measured on the 20 instances of the ``beyond`` check:
+    distances of the flow limit from the GLRL point agree to ~1e-6 relative above 1e-9; below
+    1e-10 each integrator sits on its own floor (here at eps = 1e-30: DOP853 3.3e-11, LSODA
+    5.9e-13, the limit being the GLRL point). Traces agree to <= 1e-11. Instances: one whose
+    flows converge, one that stops on its budget."""
+    from quadnet.commuting import greedy
+    from quadnet.harness.checks.beyond import rankone_instance
+
+    loss = ex.gaussian_symmetric_instance(seed) if kind == "gaussian" else rankone_instance(seed)
+    eps = [1e-3, 1e-12, 1e-30]
+    out = {}
+    for method in ("LSODA", "DOP853"):
+        monkeypatch.setattr(greedy, "FLOW_METHOD", method)
+        out[method] = ex.limit_distances(loss, 5, eps, with_sdp=False, max_time_factor=5e3)
+    a, b = out["LSODA"], out["DOP853"]
+    assert [r["status"] for r in a["rows"]] == [r["status"] for r in b["rows"]]
+    assert a["glrl_status"] == b["glrl_status"]
+    assert abs(a["glrl_trace"] - b["glrl_trace"]) <= 1e-8 * b["glrl_trace"]
+    for ra, rb in zip(a["rows"], b["rows"]):
+        assert abs(ra["trace"] - rb["trace"]) <= 1e-8 * rb["trace"]
+        assert abs(ra["dist_glrl"] - rb["dist_glrl"]) <= 1e-3 * rb["dist_glrl"] + 1e-10
 
 
 def test_counterexample_glrl_trace_exceeds_min_trace():

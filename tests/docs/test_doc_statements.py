@@ -189,6 +189,20 @@ def test_stratified_page_refusals():
 
 
 # --------------------------------------------------------------------------- docs/noncommuting.md
+def test_the_factor_flows_integrator_is_the_one_the_page_names():
+    """docs/noncommuting.md: "integrates the factor flow (LSODA, ... `rtol = 1e-11`, absolute
+    tolerance 1e-14 sqrt(eps)"; its agreement with DOP853 is
+    tests/commuting/test_noncommuting.py::test_lsoda_flow_limits_agree_with_dop853."""
+    import inspect
+
+    from quadnet.commuting import greedy
+
+    text = (ROOT / "docs" / "noncommuting.md").read_text(encoding="utf-8")
+    assert f"integrates the factor flow ({greedy.FLOW_METHOD}," in text
+    assert inspect.signature(qn.small_init_limit).parameters["rtol"].default == 1e-11
+    assert "1e-3 * rtol * float(np.max(np.abs(U)))" in inspect.getsource(greedy._flow)
+
+
 def test_glrl_budget_statuses_warn():
     """docs/noncommuting.md §2: GLRL stops with `interpolating`, `stationary`, `rank_budget` or
     `stage_budget`; "the last two are reported statuses with a `ConvergenceWarning`"."""

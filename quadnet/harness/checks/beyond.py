@@ -184,7 +184,7 @@ def _razin_cohen_rows(res: CheckResult, q: bool) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         times = np.concatenate([[0.0], np.geomspace(10.0, 1e3 if q else 1e4, 5)])
-        tr = gradient_flow(rc, math.sqrt(1e-3) * W, times)
+        tr = gradient_flow(rc, math.sqrt(1e-3) * W, times, method="Radau")
     Qs = [U @ U.T for U in tr.U]
     w11 = np.array([Q[0, 2] for Q in Qs])
     losses = np.array(tr.loss)
