@@ -102,7 +102,7 @@ def _from_gram(kernel: str, G: np.ndarray, zz: np.ndarray | None, xx: np.ndarray
     if kernel == "exp_inner":
         G *= 1.0 / L**2
         K = np.exp(G, out=G)
-        return K, (K / L**2 if want_alpha else None)
+        return K, (alpha_from_kernel(kernel, K, L) if want_alpha else None)
     if kernel == "quadratic":
         alpha = G * (2.0 / L**4) if want_alpha else None
         G *= 1.0 / L**2
@@ -115,7 +115,7 @@ def _from_gram(kernel: str, G: np.ndarray, zz: np.ndarray | None, xx: np.ndarray
         np.maximum(d2, 0.0, out=d2)
         d2 *= -1.0 / (2.0 * L**2)
         K = np.exp(d2, out=d2)
-        return K, (K / L**2 if want_alpha else None)
+        return K, (alpha_from_kernel(kernel, K, L) if want_alpha else None)
     # laplace
     d2[d2 <= _DIST_RTOL * (zz[:, None] + xx[None, :])] = 0.0
     dist = np.sqrt(d2, out=d2)
@@ -126,6 +126,15 @@ def _from_gram(kernel: str, G: np.ndarray, zz: np.ndarray | None, xx: np.ndarray
     pos = dist > 0
     alpha[pos] = K[pos] / (L * dist[pos])
     return K, alpha
+
+
+def alpha_from_kernel(kernel: str, K: np.ndarray, L: float, out: np.ndarray | None = None
+                      ) -> np.ndarray | None:
+    """``α`` of :func:`_from_gram` from the kernel values alone, where it is a function of
+    them: ``K / L²`` for the Gaussian and exponential inner-product kernels (the same
+    operation as there, so the same bits; into ``out`` if given); ``None`` for the quadratic
+    and Laplace kernels, whose ``α`` needs the Gram entry or the distance."""
+    return np.divide(K, L**2, out=out) if kernel in ("gaussian", "exp_inner") else None
 
 
 #: Gram blocks of at least this many entries have their elementwise formula (the

@@ -109,7 +109,13 @@ from quadnet._validation import (
     validate_params,
 )
 from quadnet.exceptions import KernelConvergenceWarning, KernelMemoryError, RFMWarning
-from quadnet.features.kernels import KERNELS, FeatureSums, KernelRows, _table
+from quadnet.features.kernels import (
+    KERNELS,
+    FeatureSums,
+    KernelRows,
+    _table,
+    alpha_from_kernel,
+)
 
 __all__ = [
     "DIRECT_MAX_N",
@@ -263,7 +269,8 @@ def kernel_memory_estimate(n: int, d: int, c: int, solver: str = "direct", *,
                            agop: bool = False) -> int:
     """Estimated peak bytes of one RFM iteration with a given solver (quadnet theory §6).
 
-    ``8n²`` (``"direct"``), ``4n²`` (``"iterative"``, ``storage="float32"``) or 0
+    ``8n²`` (``"direct"``; ``16n²`` up to ``n = 2,896``, where the direct solver keeps a copy
+    of ``K``), ``4n²`` (``"iterative"``, ``storage="float32"``) or 0
     (``storage="recompute"``) for the kernel matrix, plus ``8nk`` for the rank-``k``
     RPCholesky factor (iterative), ``64 b`` for eight row-block temporaries of
     ``b = min(n²/32, 2²²)`` entries, ``8n(d + 8c)`` for data, coefficients and CG vectors,
@@ -301,8 +308,8 @@ def kernel_memory_estimate(n: int, d: int, c: int, solver: str = "direct", *,
     est = 64 * b + 8 * n * (d + 8 * c)
     if agop:
         est += 8 * min(n * c * d, _AX_MAX) + 8 * (b // n + 1) * c * d
-    if solver == "direct":
-        return int(est + 8 * n * n)
+    if solver == "direct":  # K, and its kept copy for n <= 2,896 (KEEP_KERNEL_BYTES)
+        return int(est + 8 * n * n * (2 if 8 * n * n <= KEEP_KERNEL_BYTES else 1))
     k = min(n, _default_rank(n) if rank is None else int(rank))
     return int(est + 8 * n * k + 8 * k * k + (4 * n * n if storage == "float32" else 0))
 
@@ -571,19 +578,65 @@ def _solve_factored(cf: np.ndarray, Y: np.ndarray) -> np.ndarray:
     return A
 
 
+#: The direct solver keeps a copy of ``K`` (a second ``n x n`` array) when it takes at most
+#: this many bytes (``n <= 2,896``): the FACT, AGOP and Gram passes then read ``K`` and
+#: ``alpha`` from it instead of recomputing the kernel after the factorisation has overwritten
+#: ``K`` (the same values, bit for bit). Above, the one array of the memory model is all.
+KEEP_KERNEL_BYTES = 64 * 2**20
+
+
+class _KeptRows:
+    """Row blocks of a kept training kernel ``K`` (symmetric, Fortran-ordered), with ``α``
+    from :func:`~quadnet.features.kernels.alpha_from_kernel`; the interface of
+    :class:`~quadnet.features.kernels.KernelRows` that the feature passes use."""
+
+    def __init__(self, kr: KernelRows, K: np.ndarray):
+        self.kr, self.K, self.X = kr, K, kr.X
+
+    def rows(self, rows: slice, want_alpha: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+        K_b = self.K[:, rows].T  # column block of the symmetric K = its row block
+        return K_b, (alpha_from_kernel(self.kr.kernel, K_b, self.kr.L) if want_alpha else None)
+
+
+def _keep_kernel(kr: KernelRows, n: int) -> np.ndarray | None:
+    """The training kernel as a Fortran array when it is kept (see :data:`KEEP_KERNEL_BYTES`)
+    and ``α`` is a function of it; else ``None``."""
+    if 8 * n * n > KEEP_KERNEL_BYTES or alpha_from_kernel(kr.kernel, np.ones(1), 1.0) is None:
+        return None
+    K = np.empty((n, n), order="F")
+    _fill_kernel(K, kr, 0.0)
+    return K
+
+
+def _fill_from(K: np.ndarray):
+    """``fill(buf, shift)`` of :func:`_cholesky_in_place` from a kept ``K``: the same bits as
+    :func:`_fill_kernel` (which also adds the shift after writing ``K``)."""
+    def fill(buf: np.ndarray, shift: float) -> None:
+        np.copyto(buf, K)
+        if shift:
+            buf.reshape(-1, order="F")[:: buf.shape[0] + 1] += shift
+    return fill
+
+
 def _direct(kr: KernelRows, Y: np.ndarray, ridge: float, gamma: int, agop: str | None,
             centre: bool, bar) -> tuple[np.ndarray, np.ndarray, FeatureSums, float]:
     n, c = Y.shape
     d = kr.X.shape[1]
+    K = _keep_kernel(kr, n)
     buf = np.empty((n, n), order="F")
-    cf, jitter = _cholesky_in_place(buf, lambda B, s: _fill_kernel(B, kr, s), ridge,
-                                    float(np.mean(kr.diagonal())) or 1.0)
+    fill = (lambda B, s: _fill_kernel(B, kr, s)) if K is None else _fill_from(K)
+    cf, jitter = _cholesky_in_place(buf, fill, ridge, float(np.mean(kr.diagonal())) or 1.0)
     A = _solve_factored(cf, Y)
     del cf
     lam = ridge + jitter
     pred = Y - lam * A  # (K + λI)A = Y
+    rows_of = kr if K is None else _KeptRows(kr, K)
     if agop is not None and n <= c * d:  # Gram route: α in the same array, O(n³)
-        _fill_kernel(buf, kr, 0.0, alpha=True)
+        if K is None:
+            _fill_kernel(buf, kr, 0.0, alpha=True)
+        else:
+            alpha_from_kernel(kr.kernel, K, kr.L, out=buf)
+            del K
         sums = FeatureSums(kr.X, A, gamma, agop="gram", centre=centre)
         sums.set_S(buf @ A)
         for rows in _blocks(n, _rows_per_block(n)):
@@ -593,7 +646,8 @@ def _direct(kr: KernelRows, Y: np.ndarray, ridge: float, gamma: int, agop: str |
         del buf
     else:
         del buf
-        sums = _feature_pass(kr, A, gamma, agop=agop, centre=centre, predictions=False, bar=bar)
+        sums = _feature_pass(rows_of, A, gamma, agop=agop, centre=centre, predictions=False,
+                             bar=bar)
     return A, pred, sums, jitter
 
 

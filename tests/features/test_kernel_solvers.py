@@ -121,6 +121,60 @@ def test_direct_peak_memory_is_one_kernel_matrix():
     assert 8 * n * n <= peak <= 1.3 * 8 * n * n, peak / (8 * n * n)
 
 
+_KEEP_CASES = [("mod", dict(kernel="gaussian", bandwidth=2.5, update="nfa")),      # Gram route
+               ("mod", dict(kernel="exp_inner", bandwidth=3.0, update="fact")),
+               ("mod", dict(kernel="laplace", bandwidth=2.5, update="fact")),     # not kept
+               ("parity", dict(kernel="gaussian", bandwidth=5.0, update="nfa")),  # per point
+               ("parity", dict(kernel="gaussian", bandwidth=5.0, update="fact"))]
+
+
+@pytest.mark.parametrize("data, cfg", _KEEP_CASES, ids=[f"{d}-{c['kernel']}-{c['update']}"
+                                                        for d, c in _KEEP_CASES])
+def test_the_kept_kernel_gives_the_same_bits_and_forms_the_kernel_once(monkeypatch, data, cfg):
+    """docs/rfm.md: below KEEP_KERNEL_BYTES the direct solver keeps K and reads the passes
+    after the solve from it: the fit is bit-identical to recomputing, and the training kernel
+    is formed once per iteration instead of twice (Gaussian, exponential inner product)."""
+    ds = (modular_arithmetic(13, "add", 0.5, seed=0) if data == "mod"
+          else sparse_parity(20, 3, 300, n_test=10, seed=1))
+    n = ds.X_train.shape[0]
+    calls = []
+    block = kernels_mod.KernelRows.block
+
+    def counted(self, Z, rows=None, want_alpha=True):
+        calls.append(Z.shape[0] if self.n == n and rows is not None else 0)
+        return block(self, Z, rows, want_alpha)
+
+    monkeypatch.setattr(kernels_mod.KernelRows, "block", counted)
+    out = {}
+    for keep in (solvers_mod.KEEP_KERNEL_BYTES, 0):
+        monkeypatch.setattr(solvers_mod, "KEEP_KERNEL_BYTES", keep)
+        calls.clear()
+        m = RecursiveFeatureMachine(iters=3, **cfg).fit(ds.X_train, ds.y_train)
+        out[keep] = (m.M_, m.coef_, sum(calls) / n)   # training kernel rows formed, / n
+    (M1, A1, rows1), (M0, A0, rows0) = out.values()
+    assert np.array_equal(M1, M0) and np.array_equal(A1, A0)
+    if cfg["kernel"] == "laplace":   # 4 solves (iters + 1), each a fill and a feature pass
+        assert rows1 == rows0 == 2 * 4
+    else:
+        assert (rows1, rows0) == (4, 2 * 4)
+
+
+def test_kept_kernel_peak_memory_is_two_kernel_matrices():
+    """Below KEEP_KERNEL_BYTES the peak is K, its factor and the blocks: <= 2.3 * 8n^2."""
+    ds = sparse_parity(50, 3, 2000, n_test=10, seed=0)
+    X, Y = ds.X_train, ds.y_train
+    n = X.shape[0]
+    assert 8 * n * n <= solvers_mod.KEEP_KERNEL_BYTES
+    tracemalloc.start()
+    try:
+        fit_kernel_machine("gaussian", X, Y, np.eye(50), 7.0, ridge=1e-3, solver="direct")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert 2 * 8 * n * n <= peak <= 2.3 * 8 * n * n, peak / (8 * n * n)
+    assert kernel_memory_estimate(n, 50, 1, "direct") >= peak
+
+
 # --------------------------------------------------------------------------- iterative
 # Agreement target of docs/rfm.md: predictions within 1e-6 relative of the float64 direct
 # solve at n = 2,000 with a ridge. Both storages reach their exact float64 residual tolerance

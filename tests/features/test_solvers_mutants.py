@@ -38,7 +38,8 @@ def _k_default(n):
 
 
 def _estimate(n, d, c, solver, storage="float32", rank=None, agop=False):
-    """Peak bytes from the arrays: the n × n kernel (float64 direct, float32 stored),
+    """Peak bytes from the arrays: the n × n kernel (float64 direct, float32 stored; direct
+    with its kept copy while that copy is at most KEEP_KERNEL_BYTES),
     the n × k factor and the k × k Woodbury matrix (float64), eight row blocks of b entries,
     the data / coefficients / CG vectors ``n(d + 8c)``, the per-point AGOP operand and its
     block."""
@@ -51,7 +52,8 @@ def _estimate(n, d, c, solver, storage="float32", rank=None, agop=False):
     if agop:
         est += nbytes(min(n * c * d, 2**24)) + nbytes(b // n + 1, c, d)
     if solver == "direct":
-        return est + nbytes(n, n)
+        kept = nbytes(n, n) if nbytes(n, n) <= solvers_mod.KEEP_KERNEL_BYTES else 0
+        return est + nbytes(n, n) + kept
     k = min(n, _k_default(n) if rank is None else rank)
     est += nbytes(n, k) + nbytes(k, k)
     return est + (nbytes(n, n, dt=np.float32) if storage == "float32" else 0)
