@@ -16,6 +16,7 @@ import textwrap
 
 import numpy as np
 import pytest
+import threadpoolctl
 from scipy.linalg import lapack
 
 from quadnet._lapack import cholesky_lower_inplace
@@ -91,13 +92,42 @@ def test_every_direct_kernel_solve_factors_through_the_blocked_cholesky(monkeypa
                       (scipy.linalg, "cho_factor")):
         monkeypatch.setattr(mod, name, refuse(f"{mod.__name__}.{name}"))
     d = sparse_parity(20, 2, 600, n_test=50, seed=1)
-    RecursiveFeatureMachine(kernel="gaussian", bandwidth=4.0, iters=1, ridge=1e-3,
-                            block_size=0, solver="direct").fit(d.X_train, d.y_train)
-    fit_kernel_machine("gaussian", d.X_train, d.y_train, np.eye(20), bandwidth=4.0,
-                       ridge=1e-3, solver="direct")
+    with threadpoolctl.threadpool_limits(2, user_api="blas"):   # a user's threaded pool
+        RecursiveFeatureMachine(kernel="gaussian", bandwidth=4.0, iters=1, ridge=1e-3,
+                                block_size=0, solver="direct").fit(d.X_train, d.y_train)
+        fit_kernel_machine("gaussian", d.X_train, d.y_train, np.eye(20), bandwidth=4.0,
+                           ridge=1e-3, solver="direct")
     assert not whole, whole
     assert sizes, "the direct solves did not factor with dpotrf at all"
     assert max(sizes) <= ql.CHOLESKY_BLOCK, f"dpotrf on a {max(sizes)}-row matrix"
+
+
+def test_with_one_blas_thread_the_whole_matrix_goes_to_the_serial_dpotrf(monkeypatch):
+    """Inside one-thread blocks (the checks of ``quadnet verify``) the factorisation is LAPACK's
+    serial dpotrf on the whole matrix: the same bits as calling it, and every call it makes
+    runs with one BLAS thread."""
+    import scipy.linalg.lapack as lapack_mod
+
+    from quadnet._threads import blas_threads, single_threaded
+
+    threads, real = [], lapack_mod.dpotrf
+
+    def spy(a, *args, **kwargs):
+        threads.append((a.shape[0], blas_threads()))
+        return real(a, *args, **kwargs)
+
+    monkeypatch.setattr(lapack_mod, "dpotrf", spy)
+    A = _spd(700, seed=4, cond=1e5)
+    a = A.copy(order="F")
+    with single_threaded():
+        ref, info = real(A.copy(order="F"), lower=1, clean=0)
+        assert cholesky_lower_inplace(a) == 0
+    assert threads == [(700, 1)]
+    assert np.array_equal(a, ref) and info == 0
+    B = A.copy(order="F")
+    B[300, 300] = -1.0           # the failing minor is reported as by the blocked route
+    with single_threaded():
+        assert cholesky_lower_inplace(B) == 301
 
 
 @pytest.mark.slow
