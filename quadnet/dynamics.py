@@ -817,7 +817,8 @@ class WindowedFlow:
     one :func:`scipy.integrate.solve_ivp` call per window costs. Internal: ``rhs(t, Y)`` and
     ``Y`` are ``B x n`` as in :func:`solve_flows` (no argument checks); ``nfev`` counts the
     calls so far. Raises :class:`~quadnet.exceptions.DivergenceError` when the solver fails or
-    a state is not finite."""
+    a state leaves ``|y| <= BLOWUP`` (a flow that blows up in finite time would otherwise take
+    ever smaller steps)."""
 
     def __init__(self, rhs, t0: float, y0: np.ndarray, ends: np.ndarray, *, rtol: float,
                  atol, method: str = "LSODA"):
@@ -842,10 +843,13 @@ class WindowedFlow:
         sol = self._solver
         for t1 in self.ends:
             while sol.t < t1:
-                sol.step()
+                why = sol.step()
                 if sol.status == "failed":
                     raise DivergenceError(f"factor flow integration failed at t = {sol.t:g}: "
-                                          f"{sol.message}")
+                                          f"{why}")
+                if not np.abs(sol.y).max() <= BLOWUP:  # also NaN: a blow-up in finite time
+                    raise DivergenceError(f"factor flow integration: the state left "
+                                          f"|y| <= {BLOWUP:g} at t = {sol.t:g}")
             y = sol.y if sol.t == t1 else sol.dense_output()(t1)
             if not np.all(np.isfinite(y)):
                 raise DivergenceError(f"factor flow integration: the state is not finite at "
