@@ -65,7 +65,8 @@ def test_blocked_cholesky_solves_like_a_dense_solve():
     assert np.linalg.norm(x - x_ref) <= 1e-8 * np.linalg.norm(x_ref)
 
 
-def test_every_direct_kernel_solve_factors_through_the_blocked_cholesky(monkeypatch):
+def test_every_direct_kernel_solve_factors_through_the_blocked_cholesky(monkeypatch,
+                                                                       default_blas_threads):
     """The RFM and the kernel machine reach LAPACK's dpotrf only on 256-column blocks, so the
     crash test below, run on ``fit_kernel_machine``, covers ``RecursiveFeatureMachine.fit``."""
     import scipy.linalg

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 import threadpoolctl
 
 from quadnet._threads import blas_threads, single_threaded
+
+# the suite runs on one BLAS thread (tests/conftest.py); a restore to 1 would prove nothing
+pytestmark = pytest.mark.usefixtures("default_blas_threads")
 
 
 def _max_blas_threads() -> int:

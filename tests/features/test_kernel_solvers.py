@@ -352,7 +352,7 @@ def test_bad_input():
 
 
 @pytest.mark.parametrize("kernel", ["gaussian", "laplace", "exp_inner", "quadratic"])
-def test_threaded_kernel_rows_are_bit_identical_to_one_thread(kernel):
+def test_threaded_kernel_rows_are_bit_identical_to_one_thread(kernel, default_blas_threads):
     """Large blocks split the elementwise formula over threads; every entry goes through the
     same operations, so K and alpha equal the one-thread values exactly (not to a tolerance).
     Both routes get the same Gram block: the BLAS product itself may round differently with

@@ -28,7 +28,7 @@ def test_show_config_reports_versions_blas_and_cpu():
     assert "CPU: " in text and "memory: MemTotal" in text
 
 
-def test_doctor_cli_json_and_small_probes_run_cleanly():
+def test_doctor_cli_json_and_small_probes_run_cleanly(default_blas_threads):
     proc = subprocess.run([sys.executable, "-m", "quadnet", "doctor", "--json", "--probe",
                            "--probe-size", "600"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr

@@ -31,7 +31,7 @@ def test_workers_give_the_same_bits_in_cell_order():
     assert run_cells(gram_cell, cells, workers=2, chunksize=3) == here
 
 
-def test_every_cell_runs_with_one_blas_thread():
+def test_every_cell_runs_with_one_blas_thread(default_blas_threads):
     assert set(run_cells(threads_cell, range(3))) <= {None, 1}
     assert set(run_cells(threads_cell, range(4), workers=2)) <= {None, 1}
 
