@@ -384,8 +384,10 @@ def _descend(loss, U, eta, max_steps, check_every, mon, progress, desc):
 
 #: The integrator of the factor flows: ODEPACK's LSODA (Adams, switching to BDF when the
 #: flow turns stiff). Near a limit the slowest direction sets how long the monitor must wait
-#: and the fastest the step an explicit pair can take, so DOP853 spent most of its steps on
-#: stability there; LSODA's local error test is the weighted max norm over the components.
+#: and the fastest the step an explicit pair can take (measured on the budget-capped GLRL
+#: stage of a rank-one instance of ``verify beyond``: 43,662 right-hand sides with DOP853,
+#: 8,113 with LSODA, the same point). LSODA's local error test is the weighted max norm over
+#: the components.
 FLOW_METHOD = "LSODA"
 
 
