@@ -154,24 +154,33 @@ _EXTERNAL = re.compile(r"^(?:[a-z][a-z0-9+.-]*:|//)", re.I)
 
 def test_no_broken_internal_links(site, parsed):
     broken = []
+    resolved: dict[tuple[Path, str], tuple[Path, bool]] = {}  # the site has few distinct paths
+
+    def resolve(page: Path, path: str) -> tuple[Path, bool]:
+        key = (page.parent, path) if path else (page, "")
+        if key not in resolved:
+            target = page if not path else (page.parent / unquote(path))
+            if path.endswith("/") or target.is_dir():
+                target = target / "index.html"
+            target = target.resolve()
+            resolved[key] = (target, target.exists())
+        return resolved[key]
+
     for page, c in parsed.items():
         for tag, attr, value, _ in c.links:
             if not value or value == "#" or _EXTERNAL.match(value):
                 continue
             parts = urlsplit(value)
-            target = page if not parts.path else (page.parent / unquote(parts.path))
-            if parts.path.endswith("/") or target.is_dir():
-                target = target / "index.html"
-            target = target.resolve()
-            where = f"{page.relative_to(site.html.resolve())}: <{tag} {attr}={value}>"
-            if not target.exists():
-                broken.append(f"{where} (no such file)")
+            target, exists = resolve(page, parts.path)
+            where = lambda: f"{page.relative_to(site.html.resolve())}: <{tag} {attr}={value}>"  # noqa: E731
+            if not exists:
+                broken.append(f"{where()} (no such file)")
                 continue
             frag = unquote(parts.fragment)
             if frag and target.suffix == ".html":
                 ids = parsed[target].ids if target in parsed else _parse(target).ids
                 if frag not in ids:
-                    broken.append(f"{where} (no anchor #{frag})")
+                    broken.append(f"{where()} (no anchor #{frag})")
     assert not broken, "broken internal links:\n" + "\n".join(broken[:50])
 
 
