@@ -542,8 +542,13 @@ def _fill_kernel(buf: np.ndarray, kr: KernelRows, shift: float, alpha: bool = Fa
         K_b, a_b = kr.rows(rows, want_alpha=alpha)
         buf[:, rows] = (a_b if alpha else K_b).T
         del K_b, a_b
+    _shift_diagonal(buf, shift)
+
+
+def _shift_diagonal(buf: np.ndarray, shift: float) -> None:
+    """``buf += shift·I`` in place (Fortran-ordered ``n × n``)."""
     if shift:
-        buf.reshape(-1, order="F")[:: n + 1] += shift
+        buf.reshape(-1, order="F")[:: buf.shape[0] + 1] += shift
 
 
 def _cholesky_in_place(buf: np.ndarray, fill, ridge: float, diag_mean: float
@@ -613,8 +618,7 @@ def _fill_from(K: np.ndarray):
     :func:`_fill_kernel` (which also adds the shift after writing ``K``)."""
     def fill(buf: np.ndarray, shift: float) -> None:
         np.copyto(buf, K)
-        if shift:
-            buf.reshape(-1, order="F")[:: buf.shape[0] + 1] += shift
+        _shift_diagonal(buf, shift)
     return fill
 
 
@@ -630,7 +634,6 @@ def _direct(kr: KernelRows, Y: np.ndarray, ridge: float, gamma: int, agop: str |
     del cf
     lam = ridge + jitter
     pred = Y - lam * A  # (K + λI)A = Y
-    rows_of = kr if K is None else _KeptRows(kr, K)
     if agop is not None and n <= c * d:  # Gram route: α in the same array, O(n³)
         if K is None:
             _fill_kernel(buf, kr, 0.0, alpha=True)
@@ -646,8 +649,8 @@ def _direct(kr: KernelRows, Y: np.ndarray, ridge: float, gamma: int, agop: str |
         del buf
     else:
         del buf
-        sums = _feature_pass(rows_of, A, gamma, agop=agop, centre=centre, predictions=False,
-                             bar=bar)
+        sums = _feature_pass(kr if K is None else _KeptRows(kr, K), A, gamma, agop=agop,
+                             centre=centre, predictions=False, bar=bar)
     return A, pred, sums, jitter
 
 
