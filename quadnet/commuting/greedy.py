@@ -531,11 +531,12 @@ def _flow_limits(loss, d, eps_list, *, max_time, rtol: float = 1e-11) -> list[Sm
     through the windows by one solver, and a flow leaves the batch when its monitor converges
     (the others go on from there in a new solver). Falls back to
     one :func:`small_init_limit` per ``eps`` when that takes the reduced route, when ``ell`` is
-    not quadratic in ``Q`` (:func:`quadnet.dynamics.quadratic_factor_gradients`) or without a
-    common ``max_time``.
+    not quadratic in ``Q`` (:func:`quadnet.dynamics.quadratic_factor_gradients`), above
+    ``d = 24`` (where that function's ``d^4`` table costs more than the loss's own gradient) or
+    without a common ``max_time``.
     """
-    grads = None if max_time is None or isinstance(loss, CommutingSensing) else \
-        quadratic_factor_gradients(loss, d)
+    grads = None if (max_time is None or isinstance(loss, CommutingSensing)
+                     or d > _AFFINE_MAX_D) else quadratic_factor_gradients(loss, d)
     if grads is None:
         return [small_init_limit(loss, d, float(e), max_time=max_time, rtol=rtol)
                 for e in eps_list]

@@ -137,6 +137,22 @@ def test_lsoda_flow_limits_agree_with_dop853(monkeypatch, kind, seed):
         assert abs(ra["dist_glrl"] - rb["dist_glrl"]) <= 1e-3 * rb["dist_glrl"] + 1e-10
 
 
+def test_batched_flows_above_d_24_never_build_the_d4_table(monkeypatch):
+    """``limit_distances``'s batched flows fall back to one flow per eps above d = 24 (the
+    affine table has d^4 entries: 8 GB at d = 100), as the inner loops of a single flow do."""
+    from quadnet.commuting import greedy
+
+    def refuse(loss, d):
+        raise AssertionError(f"quadratic_factor_gradients at d = {d}")
+
+    monkeypatch.setattr(greedy, "quadratic_factor_gradients", refuse)
+    loss = qn.FrobeniusLoss(np.diag(np.linspace(1.0, -1.0, 25)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        out = greedy._flow_limits(loss, 25, [1e-2], max_time=2.0)
+    assert len(out) == 1 and out[0].Q.shape == (25, 25)
+
+
 def test_counterexample_glrl_trace_exceeds_min_trace():
     loss = ex.gaussian_symmetric_instance(1)
     g = qn.greedy_low_rank_learning(loss, 5)
