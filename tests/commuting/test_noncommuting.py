@@ -115,10 +115,11 @@ def test_glrl_predicts_the_flow_limit_on_a_gaussian_instance():
 def test_lsoda_flow_limits_agree_with_dop853(monkeypatch, kind, seed):
     """The factor flows run on LSODA; DOP853 (an explicit pair, a second integrator) gives the
     same limits, statuses and GLRL point. Measured on the 20 instances of the ``beyond`` check:
-    distances of the flow limit from the GLRL point agree to ~1e-6 relative above 1e-9; below
-    1e-10 each integrator sits on its own floor (here at eps = 1e-30: DOP853 3.3e-11, LSODA
-    5.9e-13, the limit being the GLRL point). Traces agree to <= 1e-11. Instances: one whose
-    flows converge, one that stops on its budget."""
+    the distances of the flow limit from the GLRL point differ by a median 1.7e-9 relative and
+    at most 1.8e-3 on the 91 above 1e-9, all 120 within the bound below (1e-3 relative +
+    1e-10); below 1e-10 each integrator sits on its own floor (here at eps = 1e-30: DOP853
+    3.3e-11, LSODA 5.9e-13, the limit being the GLRL point). Instances: one whose flows
+    converge, one that stops on its budget."""
     from quadnet.commuting import greedy
     from quadnet.harness.checks.beyond import rankone_instance
 
