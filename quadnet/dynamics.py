@@ -775,19 +775,26 @@ def solve_flows(rhs, t_span, y0, *, rtol: float = 1e-10, atol=1e-12,
     True
     """
     B, n = y0.shape
-    atol_v = np.broadcast_to(atol.reshape(atol.shape + (1,) * (2 - atol.ndim)), (B, n))
-
-    def fun(t, y):
-        return np.asarray(rhs(t, y.reshape(B, n)), dtype=float).reshape(-1)
-
-    solver = _stacked_method(method, B)
-    sol = solve_ivp(fun, (float(t_span[0]), float(t_span[1])), y0.reshape(-1), method=solver,
-                    rtol=rtol, atol=atol_v.reshape(-1))
+    fun, atol_v = _stacked(rhs, B, n, atol)
+    sol = solve_ivp(fun, (float(t_span[0]), float(t_span[1])), y0.reshape(-1),
+                    method=_stacked_method(method, B), rtol=rtol, atol=atol_v)
     Y = sol.y[:, -1].reshape(B, n) if sol.y.size else y0
     if not sol.success or not np.all(np.isfinite(Y)):
         raise DivergenceError(f"solve_flows: integration of {B} flows failed at "
                               f"t <= {t_span[1]:g}: {sol.message}")
     return Y, int(sol.nfev)
+
+
+def _stacked(rhs, B: int, n: int, atol):
+    """The right-hand side of ``B`` flows of size ``n`` on their stacked state, and ``atol``
+    (a scalar, one per flow or one per component) as one weight per stacked component."""
+    atol = np.asarray(atol, dtype=float)
+    atol_v = np.broadcast_to(atol.reshape(atol.shape + (1,) * (2 - atol.ndim)), (B, n))
+
+    def fun(t, y):
+        return np.asarray(rhs(t, y.reshape(B, n)), dtype=float).reshape(-1)
+
+    return fun, atol_v.reshape(-1)
 
 
 def _stacked_method(method: str, flows: int):
@@ -824,16 +831,10 @@ class WindowedFlow:
                  atol, method: str = "LSODA"):
         self.B, self.n = y0.shape
         self.ends = np.asarray(ends, dtype=float)
-        B, n = self.B, self.n
-        atol = np.asarray(atol, dtype=float)
-        atol = np.broadcast_to(atol.reshape(atol.shape + (1,) * (2 - atol.ndim)), (B, n))
-
-        def fun(t, y):
-            return np.asarray(rhs(t, y.reshape(B, n)), dtype=float).reshape(-1)
-
-        self._solver = _stacked_method(method, B)(fun, float(t0), y0.reshape(-1),
-                                                  float(self.ends[-1]), rtol=rtol,
-                                                  atol=atol.reshape(-1))
+        fun, atol_v = _stacked(rhs, self.B, self.n, atol)
+        self._solver = _stacked_method(method, self.B)(fun, float(t0), y0.reshape(-1),
+                                                       float(self.ends[-1]), rtol=rtol,
+                                                       atol=atol_v)
 
     @property
     def nfev(self) -> int:

@@ -554,8 +554,7 @@ def _flow_limits(loss, d, eps_list, *, max_time, rtol: float = 1e-11) -> list[Sm
         flow = WindowedFlow(lambda _t, Y, k=k: -grads(Y.reshape(k, d, d)).reshape(k, -1), t,
                             U[active].reshape(k, -1), ends, rtol=rtol, atol=atol[active],
                             method=FLOW_METHOD)
-        done = np.zeros(k, dtype=bool)
-        for t, Y in flow:
+        for t, Y in flow:  # ends is not empty: at least one checkpoint sets done
             U[active] = Y.reshape(k, d, d)
             done = np.array([mons[b].check(t, U[b]).converged for b in active])
             if done.any():

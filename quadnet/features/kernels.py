@@ -128,13 +128,17 @@ def _from_gram(kernel: str, G: np.ndarray, zz: np.ndarray | None, xx: np.ndarray
     return K, alpha
 
 
+#: The kernels whose ``α`` is a function of ``K`` alone (``α = K / L²``); the quadratic and
+#: Laplace kernels' ``α`` needs the Gram entry or the distance.
+ALPHA_FROM_K = frozenset({"gaussian", "exp_inner"})
+
+
 def alpha_from_kernel(kernel: str, K: np.ndarray, L: float, out: np.ndarray | None = None
                       ) -> np.ndarray | None:
-    """``α`` of :func:`_from_gram` from the kernel values alone, where it is a function of
-    them: ``K / L²`` for the Gaussian and exponential inner-product kernels (the same
-    operation as there, so the same bits; into ``out`` if given); ``None`` for the quadratic
-    and Laplace kernels, whose ``α`` needs the Gram entry or the distance."""
-    return np.divide(K, L**2, out=out) if kernel in ("gaussian", "exp_inner") else None
+    """``α`` of :func:`_from_gram` from the kernel values alone for the kernels of
+    :data:`ALPHA_FROM_K`: ``K / L²`` (the same operation as there, so the same bits; into
+    ``out`` if given); ``None`` for the others."""
+    return np.divide(K, L**2, out=out) if kernel in ALPHA_FROM_K else None
 
 
 #: Gram blocks of at least this many entries have their elementwise formula (the

@@ -110,6 +110,7 @@ from quadnet._validation import (
 )
 from quadnet.exceptions import KernelConvergenceWarning, KernelMemoryError, RFMWarning
 from quadnet.features.kernels import (
+    ALPHA_FROM_K,
     KERNELS,
     FeatureSums,
     KernelRows,
@@ -606,7 +607,7 @@ class _KeptRows:
 def _keep_kernel(kr: KernelRows, n: int) -> np.ndarray | None:
     """The training kernel as a Fortran array when it is kept (see :data:`KEEP_KERNEL_BYTES`)
     and ``α`` is a function of it; else ``None``."""
-    if 8 * n * n > KEEP_KERNEL_BYTES or alpha_from_kernel(kr.kernel, np.ones(1), 1.0) is None:
+    if 8 * n * n > KEEP_KERNEL_BYTES or kr.kernel not in ALPHA_FROM_K:
         return None
     K = np.empty((n, n), order="F")
     _fill_kernel(K, kr, 0.0)
