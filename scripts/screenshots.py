@@ -84,6 +84,79 @@ _INSPECT = r"""
 """
 
 
+#: JavaScript run in a page that has loaded MathJax: fetches each page of ``urls``, parses it
+#: into a detached document and runs MathJax's own pipeline on it up to the TeX input
+#: (``findMath().compile()``: the site's configuration decides what is a formula, the TeX
+#: parser reports what it cannot read), without the CHTML output, which is the slow part of
+#: typesetting and is the same code on every page (the four pages of :func:`pages` are
+#: typeset in full). Per page it reports the formulas found, those MathJax turned into an
+#: error or an unknown macro (with their TeX), ``.math`` elements with no formula found in them, delimiters left
+#: in the text outside every formula found, and whether the page loads MathJax itself.
+_COMPILE_FORMULAS = r"""
+(async (urls) => {
+  const mj = window.MathJax;
+  await mj.startup.promise;
+  const skip = "script, style, pre, code, textarea, .highlight";
+  const delim = /\\\(|\\\)|\\\[|\\\]|\$\$/;
+  const out = {};
+  for (const url of urls) {
+    const response = await fetch(url);
+    const doc = new DOMParser().parseFromString(await response.text(), "text/html");
+    const md = mj.startup.getDocument(doc);
+    // an extension loaded on demand (\\textcolor, ...) makes MathJax throw a retry
+    await mj._.util.Retries.handleRetriesFor(() => md.findMath().compile());
+    const covered = new Map();
+    const cover = (node, a, b) => {
+      if (!covered.has(node)) covered.set(node, []);
+      covered.get(node).push([a, b]);
+    };
+    const holders = new Set();
+    const errors = [];
+    let found = 0;
+    for (const item of md.math) {
+      found++;
+      let bad = false;
+      item.root.walkTree(node => {
+        if (node.isKind("merror")) bad = true;  // a TeX error (unbalanced braces, ...)
+        else if (node.isKind("mtext") && node.attributes.get("mathcolor") === "red") {
+          // the noundefined extension shows an unknown macro as its name in red
+          const t = node.childNodes.map(c => (c.getText ? c.getText() : "")).join("");
+          if (t.startsWith("\\")) bad = true;
+        }
+      });
+      if (bad) errors.push(item.math.slice(0, 120));
+      const s = item.start, e = item.end;
+      if (s.node === e.node) cover(s.node, s.n, e.n);
+      else {
+        cover(s.node, s.n, Infinity);
+        cover(e.node, 0, e.n);
+        const w = doc.createTreeWalker(doc.body, NodeFilter.SHOW_TEXT);
+        w.currentNode = s.node;
+        for (let t = w.nextNode(); t && t !== e.node; t = w.nextNode()) cover(t, 0, Infinity);
+      }
+      for (let el = s.node.parentElement; el; el = el.parentElement) holders.add(el);
+    }
+    const raw = [];
+    const walker = doc.createTreeWalker(doc.body, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      if (n.parentElement && n.parentElement.closest(skip)) continue;
+      let t = n.textContent;
+      const spans = (covered.get(n) || []).sort((x, y) => y[0] - x[0]);
+      for (const [a, b] of spans) t = t.slice(0, a) + " " + t.slice(Math.min(b, t.length));
+      if (delim.test(t)) raw.push(t.trim().slice(0, 120));
+    }
+    out[url] = {
+      found: found, errors: errors, raw_tex: raw,
+      math_spans: doc.querySelectorAll(".math").length,
+      untypeset: Array.from(doc.querySelectorAll(".math")).filter(e => !holders.has(e)).length,
+      loads_mathjax: !!doc.querySelector('script[src*="mathjax/tex-chtml.js"]'),
+    };
+  }
+  return JSON.stringify(out);
+})
+"""
+
+
 def find_chromium() -> str | None:
     """Path of a Chromium binary (Debian's ``chromium``), or None."""
     for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
@@ -246,6 +319,12 @@ class Browser:
         self._send("Page.navigate", {"url": url}, session=True)
         self._wait_event("Page.loadEventFired")
         return json.loads(self.evaluate(_INSPECT))
+
+    def compile_formulas(self, urls: list[str]) -> dict[str, dict]:
+        """Every formula of the pages ``urls`` through MathJax's TeX input, from the page
+        open now (which must load MathJax): ``url -> {found, errors, raw_tex, math_spans,
+        untypeset, loads_mathjax}`` (see ``_COMPILE_FORMULAS``)."""
+        return json.loads(self.evaluate(_COMPILE_FORMULAS + "(%s)" % json.dumps(list(urls))))
 
     def html(self) -> str:
         """The current DOM (after scripts ran) as HTML text."""

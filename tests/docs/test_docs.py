@@ -276,23 +276,83 @@ def test_browser_screenshots_show_a_page(browser_pages, name):
     assert lo_hi[1] - lo_hi[0] > 100, f"the screenshot of {name} is blank"
 
 
-def test_browser_every_formula_of_the_site_typesets(site):
-    """All pages with formulas (API stubs aside): MathJax typesets each one, without error."""
+def _formula_pages(html: Path) -> list[str]:
+    return [p.relative_to(html).as_posix() for p in sorted(html.rglob("*.html"))
+            if not {"_static", "_modules", "generated"} & set(p.relative_to(html).parts)
+            and 'class="math' in p.read_text(encoding="utf-8")]
+
+
+def _formula_problems(html: Path, pages: list[str]) -> dict[str, list[str]]:
+    """``page -> what is wrong with its formulas`` (empty lists for good pages), from
+    MathJax's own finder and TeX parser run on every page in one browser session."""
     shots = _load_screenshots()
     if shots.find_chromium() is None:
         _skip_or_fail("chromium is not installed (Debian: apt-get install chromium)")
-    pages = [p.relative_to(site.html).as_posix() for p in sorted(site.html.rglob("*.html"))
-             if not {"_static", "_modules", "generated"} & set(p.relative_to(site.html).parts)
-             and 'class="math' in p.read_text(encoding="utf-8")]
-    assert pages, "no page with a formula"
-    bad = []
-    with shots.serve(site.html) as base, shots.Browser(1280, 900) as browser:
-        for rel in pages:
-            info = browser.open(base + rel)
-            if info["untypeset"] or info["mjx_errors"] or info["raw_tex"] or not info["mjx"]:
-                bad.append(f"{rel}: {info['untypeset']} not typeset, {info['mjx_errors']} "
-                           f"MathJax errors, raw TeX {info['raw_tex'][:3]}")
+    with shots.serve(html) as base, shots.Browser(1280, 900) as browser:
+        host = browser.open(base + "index.html")
+        assert host["mathjax"], "MathJax did not load on index.html"
+        found = browser.compile_formulas([base + rel for rel in pages])
+    problems = {}
+    for rel in pages:
+        info, bad = found[base + rel], []
+        if not info["loads_mathjax"]:
+            bad.append("the page does not load MathJax")
+        if not info["found"]:
+            bad.append("MathJax finds no formula in it")
+        if info["untypeset"]:
+            bad.append(f"{info['untypeset']} of {info['math_spans']} .math elements hold no "
+                       "formula MathJax can read")
+        bad += [f"MathJax error or unknown macro: {tex}" for tex in info["errors"]]
+        bad += [f"raw TeX in the text: {raw}" for raw in info["raw_tex"]]
+        problems[rel] = bad
+    return problems
+
+
+def test_browser_every_formula_of_the_site_typesets(site):
+    """All pages with formulas (API stubs aside): each loads MathJax, and MathJax, with the
+    site's configuration, finds every formula and parses it without an error or an unknown
+    macro, leaving no delimiter in the text. The TeX input is run on every page; the CHTML
+    output (the same code on every page, and most of the time) is exercised in full on the
+    four pages of ``test_browser_typesets_the_formulas``."""
+    pages = _formula_pages(site.html)
+    assert len(pages) >= 20, f"only {len(pages)} pages with formulas: {pages}"
+    problems = _formula_problems(site.html, pages)
+    bad = [f"{rel}: " + "; ".join(msgs) for rel, msgs in problems.items() if msgs]
     assert not bad, "formulas that do not render:\n" + "\n".join(bad)
+
+
+def test_the_formula_check_finds_each_kind_of_broken_formula(site, tmp_path):
+    """The check above on a page with one formula of each broken kind (and a fine one that
+    loads a MathJax extension on demand): each is named."""
+    page = (site.html / "theory" / "quotient.html").read_text(encoding="utf-8")
+    math = '<span class="math notranslate nohighlight">{}</span>'
+    broken = ("<p>stray \\( in the text "
+              + " ".join(math.format(t) for t in (r"\(\nosuchmacro x\)", r"\(x^{^}\)",
+                                                  r"\(\frac{1}{\)", "no TeX at all",
+                                                  r"\(\textcolor{red}{y}\)"))
+              + "</p>")
+    assert page.count("<p>") > 0
+    (tmp_path / "theory").mkdir()
+    (tmp_path / "_static").symlink_to(site.html / "_static", target_is_directory=True)
+    (tmp_path / "index.html").write_text((site.html / "index.html").read_text("utf-8"), "utf-8")
+    (tmp_path / "theory" / "good.html").write_text(page, encoding="utf-8")
+    (tmp_path / "theory" / "broken.html").write_text(page.replace("<p>", broken, 1), "utf-8")
+    unloaded = re.sub(r'<script[^>]*mathjax/tex-chtml\.js[^>]*></script>', "", page)
+    assert unloaded != page
+    (tmp_path / "theory" / "unloaded.html").write_text(unloaded, encoding="utf-8")
+    problems = _formula_problems(tmp_path, ["theory/good.html", "theory/broken.html",
+                                            "theory/unloaded.html"])
+    assert problems["theory/good.html"] == []
+    assert problems["theory/unloaded.html"] == ["the page does not load MathJax"]
+    found = problems["theory/broken.html"]
+    assert found == [
+        "2 of " + str(page.count('class="math') + 5) + " .math elements hold no formula "
+        "MathJax can read",
+        r"MathJax error or unknown macro: \nosuchmacro x",
+        r"MathJax error or unknown macro: x^{^}",
+        r"raw TeX in the text: stray \( in the text",
+        r"raw TeX in the text: \(\frac{1}{\)",
+    ], found
 
 
 # --------------------------------------------------------------------------- the tour
