@@ -394,6 +394,32 @@ def test_search_index_titles_are_plain_text(site):
     assert "quadnet_search_text.js" not in (site.html / "index.html").read_text(encoding="utf-8")
 
 
+def test_search_texts_by_regular_expressions_equal_the_html_parsers(site):
+    """The page texts of ``quadnet_search_text.js`` are cut by regular expressions: on the
+    pages with formulas (the ones with most markup) and on a page made to hold every part it
+    drops, they are exactly what the HTML parser keeps."""
+    sys.path.insert(0, str(DOCS / "_ext"))
+    try:
+        import quadnet_plaintitles as plain
+    finally:
+        sys.path.remove(str(DOCS / "_ext"))
+
+    def parsed(page):
+        parser = plain._MainText()
+        parser.feed(page)
+        return "".join(parser.parts)
+
+    made = ('<html><body><nav>left out</nav><main class="x" role="main"><h1>A &amp; B'
+            '<a class="headerlink" href="#a">#</a></h1><script>var x = "<p>";</script>'
+            '<style>p {color: red}</style><p>x &lt; y<br/>&#8776; z</p></main>'
+            '<footer>left out</footer></body></html>')
+    assert plain.main_text(made) == parsed(made) == "A & Bx < y≈ z"
+    pages = _formula_pages(site.html)
+    for rel in pages:
+        page = (site.html / rel).read_text(encoding="utf-8")
+        assert plain.main_text(page) == parsed(page), rel
+
+
 _SEARCH_RESULTS = r"""
 (async () => {
   const until = Date.now() + 60000;
