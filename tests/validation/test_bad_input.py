@@ -27,6 +27,7 @@ import io
 import re
 import signal
 import warnings
+import dataclasses
 from dataclasses import dataclass, field, is_dataclass
 from typing import Any, Callable
 
@@ -998,29 +999,91 @@ def test_every_refusal_starts_with_its_callables_name():
     assert missing == {}, "\n".join(f"{k}: {v}" for k, v in sorted(missing.items()))
 
 
-@pytest.mark.parametrize("key, arg, bad", _CASES)
-def test_bad_argument(key, arg, bad):
+def _bad_argument_failure(key: str, arg: str, bad: BadValue) -> str | None:
+    """What is wrong with calling ``key`` with the bad value ``bad`` of ``arg`` (None if the
+    call is refused as it must be, or, for a value that must be accepted, runs)."""
     spec = SPECS[key]
     kwargs = dict(spec.kwargs)
     kwargs[arg] = bad.value
     if not bad.error:               # a variant that must be accepted
-        _call(spec, kwargs)
-        return
+        try:
+            _call(spec, kwargs)
+        except Exception as exc:  # noqa: BLE001
+            return f"refused a value that must be accepted: {type(exc).__name__}: {exc}"
+        return None
     try:
         out = _call(spec, kwargs)
         if not bad.refused:
-            return
+            return None
     except bad.error as exc:
         msg = str(exc)
-        assert _names_argument(msg, arg, spec, bad), (
-            f"{type(exc).__name__} does not match {bad.match!r}: {msg}")
-        return
+        if not _names_argument(msg, arg, spec, bad):
+            return f"{type(exc).__name__} does not match {bad.match!r}: {msg}"
+        return None
     except _Timeout:
-        pytest.fail(f"{key}({arg}=bad) ran past 20 s instead of raising")
+        return "ran past 20 s instead of raising"
     except Exception as exc:  # noqa: BLE001
-        pytest.fail(f"{key}({arg}=bad) raised {type(exc).__name__}, not "
-                    f"{' or '.join(e.__name__ for e in bad.error)}: {exc}")
-    pytest.fail(f"{key}({arg}=bad) returned {out!r:.200} instead of raising")
+        return (f"raised {type(exc).__name__}, not "
+                f"{' or '.join(e.__name__ for e in bad.error)}: {exc}")
+    return f"returned {out!r:.200} instead of raising"
+
+
+def _argument_groups() -> list:
+    """The cases of ``_CASES`` grouped by callable and argument: one test each. (One test per
+    bad value made ~7,800 tests whose pytest bookkeeping cost ten times their calls.)"""
+    groups: dict[tuple[str, str], list[BadValue]] = {}
+    for case in _CASES:
+        key, arg, bad = case.values
+        groups.setdefault((key, arg), []).append(bad)
+    return [pytest.param(key, arg, bads, id=f"{key}:{arg}")
+            for (key, arg), bads in groups.items()]
+
+
+@pytest.mark.parametrize("key, arg, bads", _argument_groups())
+def test_bad_argument(key, arg, bads):
+    """Every bad value of ``arg`` (labels: the table entry's own bad values, ``perturb-*`` of
+    the valid value, ``ok-*`` variants that must be accepted, hand-written ``extra*``) is
+    refused with a ``TypeError``/``ValueError`` naming ``arg``; every failing value is named."""
+    failures = {}
+    for bad in bads:
+        case_id = f"{key}:{arg}:{bad.label}"
+        problem = _bad_argument_failure(key, arg, bad)
+        if problem is not None and case_id not in KNOWN_FAILURES:
+            failures[case_id] = problem
+    assert not failures, (f"{len(failures)} of {len(bads)} values of {arg!r}:\n"
+                          + "\n".join(f"{k}: {v}" for k, v in failures.items()))
+
+
+def test_the_bad_argument_cases_are_grouped_without_loss():
+    groups = _argument_groups()
+    flat = [(k, a, b.label) for g in groups for k, a, bads in [g.values] for b in bads]
+    assert sorted(flat) == sorted((c.values[0], c.values[1], c.values[2].label)
+                                  for c in _CASES)
+    assert len(set(flat)) == len(flat) == len(_CASES) > 5000
+
+
+def test_a_bad_value_that_is_accepted_is_named(monkeypatch):
+    """The check itself: a callable that stops refusing a bad value (or refuses an accepted
+    one, or names the wrong argument) makes ``_bad_argument_failure`` say so."""
+    case = next(c for c in _CASES if c.values[2].error and c.values[2].refused)
+    key, arg, bad = case.values
+    real = SPECS[key]
+    monkeypatch.setitem(SPECS, key, dataclasses.replace(real, fn=lambda **kw: 42))
+    assert _bad_argument_failure(key, arg, bad) == "returned 42 instead of raising"
+
+    def wrong_name(**kw):
+        raise bad.error[0]("something is wrong")
+    monkeypatch.setitem(SPECS, key, dataclasses.replace(real, fn=wrong_name))
+    assert _bad_argument_failure(key, arg, bad).startswith(
+        f"{bad.error[0].__name__} does not match {bad.match!r}: something is wrong")
+
+    def wrong_type(**kw):
+        raise RuntimeError("boom")
+    monkeypatch.setitem(SPECS, key, dataclasses.replace(real, fn=wrong_type))
+    assert _bad_argument_failure(key, arg, bad).startswith("raised RuntimeError, not ")
+    ok = BadValue("ok-x", 1, (), "", refused=False)
+    assert _bad_argument_failure(key, arg, ok) == (
+        "refused a value that must be accepted: RuntimeError: boom")
 
 
 # ------------------------------------------------- regression tests of the known failures
