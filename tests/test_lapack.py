@@ -136,6 +136,12 @@ def test_direct_solver_at_the_crash_size_exits_cleanly():
     """n = 16,000 Gaussian-kernel direct solve, default BLAS threads, in a child process (the
     size at which threaded dpotrf segfaults on AVX-512 AMD machines)."""
     code = textwrap.dedent("""
+        import resource
+        # under an address-space limit, so that a memory blow-up fails here instead of taking
+        # the machine down (peak RSS measured: 2.2 GB; the one n x n array is 2.05 GB)
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        cap = 6 * 2**30 if hard == resource.RLIM_INFINITY else min(6 * 2**30, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
         import numpy as np
         from quadnet.features import fit_kernel_machine, sparse_parity
         d = sparse_parity(50, 4, 16000, n_test=200, seed=5)
