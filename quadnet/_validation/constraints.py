@@ -43,8 +43,10 @@ __all__ = [
     "IsCallable",
     "Optional",
     "Options",
+    "R_LE_D",
     "Real",
     "Relation",
+    "rank_at_most_dimension",
     "Seed",
     "Sequence",
     "Symmetric",
@@ -713,3 +715,25 @@ class Relation:
 
     def describe(self) -> str:
         return self.description
+
+
+def rank_at_most_dimension(args: dict) -> str | None:
+    """The check of :data:`R_LE_D`: ``None`` when ``r <= d``, else the message. ``d`` is an
+    argument or, for a method of an object of dimension ``d``, the ``d`` of ``self``.
+
+    Examples
+    --------
+    >>> rank_at_most_dimension({"r": 4, "d": 3})
+    'r must satisfy 1 <= r <= d, got r = 4 > d = 3'
+    >>> rank_at_most_dimension({"r": 3, "d": 3}) is None
+    True
+    """
+    r = args["r"]
+    d = args["d"] if "d" in args else args["self"].d
+    return None if r <= d else f"r must satisfy 1 <= r <= d, got r = {r} > d = {d}"
+
+
+#: The relation ``r <= d`` of a rank and a dimension: one check and one message for every
+#: callable that takes both (a callable with ``d`` from ``self`` builds its own ``Relation``
+#: on :func:`rank_at_most_dimension`).
+R_LE_D = Relation(("r", "d"), rank_at_most_dimension, "``r <= d``")

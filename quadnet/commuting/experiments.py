@@ -26,6 +26,7 @@ from scipy.optimize import linprog
 
 from quadnet._linalg import sym
 from quadnet._validation import (
+    R_LE_D,
     Array,
     Boolean,
     Converted,
@@ -76,10 +77,6 @@ MAX_NEWTON_ITER = 10**4
 MAX_STEPS = 10**8
 
 
-def _r_le_d(args) -> str | None:
-    return None if args["r"] <= args["d"] else f"r must be <= {args['d']}, got {args['r']}"
-
-
 def _y_per_row(key: str):
     def check(args) -> str | None:
         m = args[key].shape[0]
@@ -110,7 +107,7 @@ def _rel(a, b) -> float:
 
 
 @validate_params({"seed": _SEED, "d": Integer(2), "m": Integer(1), "r": Integer(1)},
-                 relations=[Relation(("r", "d"), _r_le_d, "``r <= d``")])
+                 relations=[R_LE_D])
 def gaussian_symmetric_instance(seed, d: int = 5, m: int = 6, r: int = 1) -> MeasurementLoss:
     r"""``A_i = (G_i + G_i^T)/2`` with Gaussian ``G_i``, ``y_i = <A_i, Z Z^T>``, ``Z`` Gaussian ``d x r``.
 
@@ -242,7 +239,7 @@ def limit_distances(loss, d: int, eps_grid, *, m: int | None = None, glrl_eps: f
 
 # ------------------------------------------------------------------------- (b) counterexamples
 @validate_params({"seeds": Array(ndim=1), "d": Integer(2), "m": Integer(1), "r": Integer(1)},
-                 relations=[Relation(("r", "d"), _r_le_d, "``r <= d``")])
+                 relations=[R_LE_D])
 def counterexample_search(seeds, *, d: int = 5, m: int = 6, r: int = 1) -> list[dict]:
     """GLRL trace vs minimum trace on :func:`gaussian_symmetric_instance` for each seed.
 

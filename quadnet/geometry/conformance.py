@@ -37,6 +37,7 @@ from quadnet._validation import (
     Symmetric,
     as_array,
     memory_guard,
+    rank_at_most_dimension,
     validate_params,
 )
 from quadnet.geometry.manifold import bures_wasserstein, lyapunov_skew
@@ -794,9 +795,10 @@ _OPTIMISERS = ("TrustRegions", "SteepestDescent", "ConjugateGradient")
 
 
 def _loss_d_r(args) -> str | None:
-    loss, d, r = args["loss"], args["d"], args["r"]
-    if r > d:
-        return f"r must be <= {d}, got {r}"
+    loss, d = args["loss"], args["d"]
+    wrong_rank = rank_at_most_dimension(args)
+    if wrong_rank:
+        return wrong_rank
     if loss.d is not None and loss.d != d:
         return f"d = {d} but the loss is for {loss.d} x {loss.d} predictors"
     return None

@@ -34,11 +34,11 @@ import math
 import numpy as np
 from pymanopt.manifolds.manifold import Manifold
 
-from quadnet._validation import (RANK_RTOL, Array, Bind, Boolean, Converted, Factor, Integer,
-                                 Optional, Real, Relation, Seed, Symmetric, as_array, as_factor,
-                                 as_matrix, as_rng,
-                                 as_symmetric, declare_params, name_method, named_call,
-                                 nested, validate_params)
+from quadnet._validation import (R_LE_D, RANK_RTOL, Array, Bind, Boolean, Converted, Factor,
+                                 Integer, Optional, Real, Relation, Seed, Symmetric, as_array,
+                                 as_factor, as_matrix, as_rng, as_symmetric, declare_params,
+                                 name_method, named_call, nested, rank_at_most_dimension,
+                                 validate_params)
 import quadnet.geometry._kernels as _k
 from quadnet.geometry._kernels import horizontal_dim, vertical_dim
 
@@ -95,13 +95,8 @@ def _finite_real(a: np.ndarray) -> bool:
     return bool(np.isfinite(a).all())
 
 
-def _r_at_most_d(a):
-    if a["r"] > a["d"]:
-        return f"r must satisfy 1 <= r <= d, got r = {a['r']} > d = {a['d']}"
-    return None
-
-
-_R_LE_D = Relation(("d", "r"), _r_at_most_d, "``r <= d``")
+_r_at_most_d = rank_at_most_dimension  # the one r <= d check (quadnet._validation)
+_R_LE_D = R_LE_D
 
 
 def _k_at_most_r(a):

@@ -20,7 +20,7 @@ import warnings
 
 import numpy as np
 
-from quadnet._validation import (Integer, Optional, Options, Real, Relation, as_int,
+from quadnet._validation import (R_LE_D, Integer, Optional, Options, Real, Relation, as_int,
                                  as_positive, memory_guard, validate_params)
 from quadnet.commuting.algebra import random_commuting_instance
 from quadnet.commuting.bregman import bregman_projection, min_trace_solution
@@ -48,10 +48,6 @@ __all__ = [
 MAX_ETA_SCALE = 10.0
 
 
-def _r_at_most_d(args) -> str | None:
-    return None if args["r"] <= args["d"] else f"r must be at most d = {args['d']}, got {args['r']}"
-
-
 def _quotient_gd_bytes(args) -> float:
     # T = U* U*^T, the residual U U^T - T and the SVD of T (for ||T||_2): a few d x d arrays
     d, r = args["d"], args["r"]
@@ -61,7 +57,7 @@ def _quotient_gd_bytes(args) -> float:
 @validate_params({"d": Integer(1), "r": Integer(1),
                   "eta_scale": Real(0, MAX_ETA_SCALE, closed="right"), "trial": Integer(0),
                   "steps": Integer(1), "seed": Integer(0)},
-                 relations=[Relation(("r", "d"), _r_at_most_d, "``r <= d``"),
+                 relations=[R_LE_D,
                             memory_guard(("d", "r"), _quotient_gd_bytes,
                                          "the target T and the iterates (d x d float64)")])
 def quotient_gd_cell(d: int, r: int, eta_scale: float, trial: int, steps: int,
@@ -93,10 +89,6 @@ def quotient_gd_cell(d: int, r: int, eta_scale: float, trial: int, steps: int,
     return {"eta": eta, "final_loss": float(traj.loss[-1]), "rel_dist": rel, "diverged": False}
 
 
-def _r_le_d(args) -> str | None:
-    return None if args["r"] <= args["d"] else f"r must be <= {args['d']}, got {args['r']}"
-
-
 #: The memory guard of the sensing instance a cell draws (that of ``GaussianSensing.random``,
 #: whose own checks a validated cell skips).
 _SENSING_MEMORY = GaussianSensing.random.__quadnet_relations__[1]
@@ -111,7 +103,7 @@ _SIZES = {"d": Integer(1), "r": Integer(1)}
 @validate_params(_SIZES | {"m": Integer(1), "trial": Integer(0), "init": _INIT,
                            "method": _METHOD, "seed": Integer(0),
                            "restarts": recover.__quadnet_constraints__["restarts"]},
-                 relations=[Relation(("r", "d"), _r_le_d, "``r <= d``"), _SENSING_MEMORY])
+                 relations=[R_LE_D, _SENSING_MEMORY])
 def phase_transition_cell(d: int, r: int, m: int, trial: int, init: str = "spectral",
                           method: str = "lbfgs", seed: int = 0, *, restarts: int = 0) -> dict:
     """One trial of the phase-transition sweep; a pure function of its arguments.
@@ -233,7 +225,7 @@ register_sweep(Sweep(
 
 @validate_params(_SIZES | {"ratio": Real(0, None, closed="neither"), "trial": Integer(0),
                            "init": _INIT, "method": _METHOD, "seed": Integer(0)},
-                 relations=[Relation(("r", "d"), _r_le_d, "``r <= d``")])
+                 relations=[R_LE_D])
 def recovery_sweep_cell(d: int, r: int, ratio: float, trial: int, init: str, method: str,
                   seed: int) -> dict[str, Scalar]:
     """One trial of the sensing phase transition (quadnet theory §4) with ``m = round(ratio n_h)``

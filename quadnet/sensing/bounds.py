@@ -46,7 +46,7 @@ import math
 from dataclasses import dataclass
 
 from quadnet._docstrings import fill
-from quadnet._validation import Integer, Real, Relation, validate_params
+from quadnet._validation import R_LE_D, Integer, Real, validate_params
 
 #: Largest dimension the bounds accept: ``d (d+2) (d+4) (d+6)`` stays a float64 (``~1e48``).
 D_MAX = 10**12
@@ -58,12 +58,7 @@ _DOC = {"failure_probability": """failure_probability : float, default 0.1
     ``p`` in ``(0, 1)``: the guarantee holds with probability ``>= 1 - p`` over the design."""}
 
 
-def _r_le_d(args) -> str | None:
-    r, d = args["r"], args["d"]
-    return None if r <= d else f"r must satisfy 1 <= r <= d, got r = {r} > d = {d}"
-
-
-_R_LE_D = Relation(("r", "d"), _r_le_d, "``r <= d``")
+_R_LE_D = R_LE_D  # the one r <= d relation (quadnet._validation)
 
 __all__ = [
     "SampleBound",

@@ -45,6 +45,7 @@ from quadnet._validation import (
     Options,
     Real,
     Relation,
+    rank_at_most_dimension,
     Seed,
     as_directions,
     declare_params,
@@ -259,9 +260,7 @@ def _one_y_per_row(args) -> str | None:
     return None
 
 
-def _r_le_d(args) -> str | None:
-    r, d = args["r"], args["d"] if "d" in args else args["self"].d
-    return None if r <= d else f"r must satisfy 1 <= r <= d, got r = {r} > d = {d}"
+_r_le_d = rank_at_most_dimension  # the one r <= d check (quadnet._validation)
 
 
 def _random_bytes(args) -> float:

@@ -287,7 +287,7 @@ def test_failing_cell_names_the_cell_and_keeps_finished_ones(tmp_path):
     bad = Sweep("bad", "", "quadnet.harness.cells:quotient_gd_cell",
                 quick={"d": (3,), "r": (1, 2, 4), "eta_scale": (0.2,), "trial": (0,),
                        "steps": (10,)}, full={})
-    with pytest.raises(SweepCellError, match=r"cell 2 \{'d': 3, 'r': 4.*r must be at most"):
+    with pytest.raises(SweepCellError, match=r"cell 2 \{'d': 3, 'r': 4.*r must satisfy 1 <= r <= d, got r = 4 > d = 3"):
         # one task holds all three cells: the two good ones are still saved
         run_sweep(bad, tmp_path / "s", quick=True, progress=False, workers=0, chunk=3)
     assert sorted(p.name for p in (tmp_path / "s" / "cells").glob("0*.json")) == \
@@ -543,7 +543,7 @@ _GD = {"d": 4, "r": 1, "eta_scale": 0.5, "trial": 0, "steps": 3, "seed": 0}
 @pytest.mark.parametrize("kwargs, error, match", [
     ({"eta_scale": 1e300}, ValueError, r"eta_scale must be a finite real number in \(0, 10\]"),
     ({"eta_scale": 0.0}, ValueError, r"eta_scale must be a finite real number in \(0, 10\]"),
-    ({"r": 5}, ValueError, r"r must be at most d = 4, got 5"),
+    ({"r": 5}, ValueError, r"r must satisfy 1 <= r <= d, got r = 5 > d = 4"),
     ({"d": 10**9}, MemoryError, r"d = 1000000000, r = 1: the target T .* needs about"),
     ({"d": 10**12}, ValueError, r"d = 1000000000000, r = 1: .* GiB"),
     ({"steps": 0}, ValueError, r"steps must be >= 1, got 0"),
