@@ -155,27 +155,50 @@ def _elementwise_threads() -> int:
     return max(1, min(threads or 1, os.cpu_count() or 1))
 
 
+#: Entries of a Gram block that the elementwise formula works on at a time (512 KB of
+#: float64): a chunk stays in the core's cache through the formula's five or six passes
+#: (scale, the two norms, the clip, the ``exp``; the ``α``) instead of each pass streaming the
+#: whole block from memory. Each entry goes through the same operations, so the result is the
+#: same bits. Measured on 500 x 16,000 blocks (one and two threads, 2026-12-03): the Gaussian
+#: formula 0.7-0.85 of the time, the Laplace one 0.56-0.78, ``exp_inner`` (two passes) the same.
+_CHUNK_ENTRIES = 2**16
+
+
+def _from_gram_rows(kernel: str, G: np.ndarray, zz: np.ndarray | None, xx: np.ndarray | None,
+                    L: float, alpha: np.ndarray | None, rows: slice) -> None:
+    """:func:`_from_gram` on the rows ``rows`` of ``G`` (overwritten by ``K``) and of ``alpha``
+    (written, if given), a cache-sized chunk of rows at a time."""
+    step = max(1, _CHUNK_ENTRIES // max(1, G.shape[1]))
+    want_alpha = alpha is not None
+    for s in range(rows.start, rows.stop, step):
+        sub = slice(s, min(rows.stop, s + step))
+        K_r, a_r = _from_gram(kernel, G[sub], None if zz is None else zz[sub], xx, L,
+                              want_alpha)
+        if not np.shares_memory(K_r, G):  # the Laplace formula returns a fresh array
+            G[sub] = K_r
+        if want_alpha:
+            alpha[sub] = a_r
+
+
 def _from_gram_threaded(kernel: str, G: np.ndarray, zz: np.ndarray | None,
                         xx: np.ndarray | None, L: float, want_alpha: bool
                         ) -> tuple[np.ndarray, np.ndarray | None]:
-    """:func:`_from_gram` on row chunks of a large block, one chunk per thread."""
+    """:func:`_from_gram` on a block of any size: row ranges on as many threads as the BLAS
+    pool has (large blocks), each in cache-sized chunks (:data:`_CHUNK_ENTRIES`)."""
+    if G.size <= _CHUNK_ENTRIES:
+        return _from_gram(kernel, G, zz, xx, L, want_alpha)
+    alpha = np.empty_like(G) if want_alpha else None
     workers = _elementwise_threads() if G.size >= _THREAD_MIN_ENTRIES else 1
     if workers < 2 or G.shape[0] < 2 * workers:
-        return _from_gram(kernel, G, zz, xx, L, want_alpha)
+        _from_gram_rows(kernel, G, zz, xx, L, alpha, slice(0, G.shape[0]))
+        return G, alpha
     global _POOL
     if _POOL is None or _POOL._max_workers < workers:
         _POOL = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="quadnet-kernel")
-    alpha = np.empty_like(G) if want_alpha else None
     cuts = np.linspace(0, G.shape[0], workers + 1).astype(int)
 
     def work(i: int) -> None:
-        rows = slice(int(cuts[i]), int(cuts[i + 1]))
-        K_r, a_r = _from_gram(kernel, G[rows], None if zz is None else zz[rows], xx, L,
-                              want_alpha)
-        if not np.shares_memory(K_r, G):  # the Laplace formula returns a fresh array
-            G[rows] = K_r
-        if want_alpha:
-            alpha[rows] = a_r
+        _from_gram_rows(kernel, G, zz, xx, L, alpha, slice(int(cuts[i]), int(cuts[i + 1])))
 
     for _ in _POOL.map(work, range(workers)):
         pass

@@ -341,8 +341,9 @@ def test_bad_input():
 
 @pytest.mark.parametrize("kernel", ["gaussian", "laplace", "exp_inner", "quadratic"])
 def test_threaded_kernel_rows_are_bit_identical_to_one_thread(kernel, default_blas_threads):
-    """Large blocks split the elementwise formula over threads; every entry goes through the
-    same operations, so K and alpha equal the one-thread values exactly (not to a tolerance).
+    """Large blocks split the elementwise formula over threads and into cache-sized chunks of
+    rows; every entry goes through the same operations, so K and alpha equal the values of
+    the whole block at once exactly (not to a tolerance).
     Both routes get the same Gram block: the BLAS product itself may round differently with
     another thread count (OpenBLAS's single-thread small-matrix kernels), which is not the
     claim. The whole row block is then compared across thread counts to rounding level."""
@@ -363,8 +364,11 @@ def test_threaded_kernel_rows_are_bit_identical_to_one_thread(kernel, default_bl
     zz, xs = (xx[:rows], xx) if translation else (None, None)
     with threadpool_limits(limits=2, user_api="blas"):
         K2, a2 = _from_gram_threaded(kernel, G.copy(), zz, xs, 2.0, True)
-    K1, a1 = _from_gram(kernel, G.copy(), zz, xs, 2.0, True)
+    with single_threaded():  # one thread, still in cache-sized chunks of rows
+        K3, a3 = _from_gram_threaded(kernel, G.copy(), zz, xs, 2.0, True)
+    K1, a1 = _from_gram(kernel, G.copy(), zz, xs, 2.0, True)   # the whole block at once
     assert np.array_equal(K1, K2) and np.array_equal(a1, a2)
+    assert np.array_equal(K1, K3) and np.array_equal(a1, a3)
     assert np.all(np.isfinite(K2)) and np.all(np.isfinite(a2))
     kr = KernelRows(kernel, X, M, 2.0)
     with threadpool_limits(limits=2, user_api="blas"):
