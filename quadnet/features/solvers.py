@@ -310,7 +310,7 @@ def kernel_memory_estimate(n: int, d: int, c: int, solver: str = "direct", *,
     if agop:
         est += 8 * min(n * c * d, _AX_MAX) + 8 * (b // n + 1) * c * d
     if solver == "direct":  # K, and its kept copy for n <= 2,896 (KEEP_KERNEL_BYTES)
-        return int(est + 8 * n * n * (2 if 8 * n * n <= KEEP_KERNEL_BYTES else 1))
+        return int(est + 8 * n * n * (2 if _kernel_kept(n) else 1))
     k = min(n, _default_rank(n) if rank is None else int(rank))
     return int(est + 8 * n * k + 8 * k * k + (4 * n * n if storage == "float32" else 0))
 
@@ -591,6 +591,13 @@ def _solve_factored(cf: np.ndarray, Y: np.ndarray) -> np.ndarray:
 KEEP_KERNEL_BYTES = 64 * 2**20
 
 
+def _kernel_kept(n: int) -> bool:
+    """Whether the direct solver's copy of an ``n x n`` ``K`` fits :data:`KEEP_KERNEL_BYTES`
+    (it is then kept for the kernels of ``ALPHA_FROM_K``; the memory estimate counts it for
+    every kernel)."""
+    return 8 * n * n <= KEEP_KERNEL_BYTES
+
+
 class _KeptRows:
     """Row blocks of a kept training kernel ``K`` (symmetric, Fortran-ordered), with ``α``
     from :func:`~quadnet.features.kernels.alpha_from_kernel`; the interface of
@@ -607,7 +614,7 @@ class _KeptRows:
 def _keep_kernel(kr: KernelRows, n: int) -> np.ndarray | None:
     """The training kernel as a Fortran array when it is kept (see :data:`KEEP_KERNEL_BYTES`)
     and ``α`` is a function of it; else ``None``."""
-    if 8 * n * n > KEEP_KERNEL_BYTES or kr.kernel not in ALPHA_FROM_K:
+    if not _kernel_kept(n) or kr.kernel not in ALPHA_FROM_K:
         return None
     K = np.empty((n, n), order="F")
     _fill_kernel(K, kr, 0.0)
